@@ -1,0 +1,94 @@
+#pragma once
+// The one value type that flows through every stage: readers produce it, the engine, the
+// workspace and the views consume it. Plain data, cheap to move, no Qt object.
+
+#include <QByteArray>
+#include <QList>
+#include <QPair>
+#include <QString>
+#include <QStringView>
+
+#include <optional>
+
+namespace ts {
+
+// Response headers of interest. Names are stored lower-case so lookups are exact and cheap;
+// the list is short (a handful of throttle headers), so a linear scan beats a hash.
+class HttpHeaders
+{
+public:
+    void set(const QString &name, const QString &value);
+    // lowerName must already be lower-case.
+    [[nodiscard]] QString value(QStringView lowerName) const;
+    [[nodiscard]] bool contains(QStringView lowerName) const;
+    [[nodiscard]] const QList<QPair<QString, QString>> &items() const { return m_items; }
+    [[nodiscard]] bool isEmpty() const { return m_items.isEmpty(); }
+    void remove(QStringView lowerName);
+    bool operator==(const HttpHeaders &other) const = default;
+
+private:
+    QList<QPair<QString, QString>> m_items;
+};
+
+enum class EventType : quint8 { Request, Breaker, Annotation };
+
+struct RequestEvent
+{
+    EventType type = EventType::Request;
+    qint64 tsMs = 0; // when the request was sent, ms since the Unix epoch (UTC)
+
+    QString identity; // empty = unknown
+    QString app;
+    QString tenant;
+    QString service;  // empty = infer from URL host
+    QString category; // empty = classify by policy URL rules
+    QString method;
+    QString url;
+    int status = 0; // 0 = no response (failed request, not a throttle)
+    QString errorCode;
+    QString retryAfter; // exactly as received
+    HttpHeaders headers;
+    QString body;
+    double durationMs = -1; // < 0 = unknown
+    QString requestId;
+    QString batchId;     // set on each sub-response of a $batch
+    int batchIndex = -1; // position inside its batch, -1 = none
+    bool batchEnvelope = false;
+    int attempt = -1; // 0 first try, 1.. retries, -1 unknown
+    QString operationId;
+    QString lane;        // "foreground" / "background" / empty
+    double credits = -1; // explicit cost, < 0 = none
+    QString serviceBusNamespace;
+    QString entity;
+
+    // type == Breaker
+    QString breakerScope;
+    QString breakerState;
+    // type == Annotation
+    QString text;
+
+    // Unknown keys of the source record, kept verbatim as a compact JSON object ("{...}"),
+    // empty when there were none.
+    QByteArray extraJson;
+
+    // Provenance: where this event came from.
+    QString source;     // file path, "-" for stdin, "http", "demo", ...
+    qint64 line = 0;    // 1-based line (or record index) in the source, 0 = n/a
+    qint64 offset = -1; // byte offset of the record in the source, -1 = n/a
+
+    [[nodiscard]] bool isRequest() const { return type == EventType::Request && !batchEnvelope; }
+};
+
+// A record that could not be read. Reported as "FILE:LINE: reason".
+struct MalformedRecord
+{
+    QString source;
+    qint64 line = 0;
+    QString reason;
+    [[nodiscard]] QString toString() const;
+};
+
+QString eventTypeName(EventType type);
+std::optional<EventType> eventTypeFromName(QStringView name);
+
+} // namespace ts

@@ -1,0 +1,113 @@
+#pragma once
+// What the services say about throttling, parsed from one event: pure functions, no state.
+// Every dialect listed in shared/spec/throttle-models.md is understood here and nowhere else.
+
+#include "core/requestevent.h"
+
+#include <QList>
+#include <QString>
+#include <QStringList>
+#include <QStringView>
+
+#include <optional>
+
+namespace ts::signals {
+
+// ---- Retry advice -------------------------------------------------------------------------
+
+// A Retry-After value: delta-seconds, decimal seconds ("2.128", Graph), or an HTTP-date
+// (IMF-fixdate, RFC 850, asctime). Returns the delay in ms relative to responseMs (an HTTP-date
+// is turned into a delay against responseMs; a date in the past gives 0).
+std::optional<qint64> parseRetryAfterDelayMs(QStringView value, qint64 responseMs);
+// retry-after-ms / x-ms-retry-after-ms: milliseconds (may be decimal).
+std::optional<qint64> parseRetryAfterMsHeader(QStringView value);
+// Fabric: "Request is blocked by the upstream service until: 9/2/2025 5:21:55 PM (UTC)".
+// Returns the instant (ms since epoch, UTC).
+std::optional<qint64> parseBlockedUntilMs(QStringView text);
+// Service Bus: "... Please wait 2 seconds and try again." Returns the delay in ms.
+std::optional<qint64> parsePleaseWaitDelayMs(QStringView text);
+
+// ---- Error codes -------------------------------------------------------------------------
+
+struct ErrorCodes
+{
+    QString primary;    // the code an operator groups by (see errorCodeOf)
+    QStringList inner;  // nested codes, outermost first (Graph innerError, OneNote 20166, ...)
+};
+// From the body text alone: Fabric {"errorCode":…}, Graph {"error":{"code":…,"innerError":{"code":…}}},
+// SharePoint activityLimitReached / throttledRequest, Service Bus "Error code: 50009".
+ErrorCodes errorCodesFromBody(QStringView body);
+// The event's code: the errorCode field, else header x-ms-public-api-error-code, else the body.
+QString errorCodeOf(const RequestEvent &event);
+
+// ---- Graph throttle headers ----------------------------------------------------------------
+
+struct ThrottleScope
+{
+    QString scope;  // Tenant_Application | Tenant | Application | User | (other text as given)
+    QString limit;  // Read | Write | ReadWrite | empty
+    QString appId;
+    QString id;     // tenant / user / resource id
+    // Application-wide scopes (Application, Tenant_Application, Tenant) stop every user of the
+    // app; User stops only that user.
+    [[nodiscard]] bool isApplicationWide() const;
+};
+// "<Scope>/<Limit>/<AppId>/<Id>" or the short forms "User" / "Application".
+std::optional<ThrottleScope> parseThrottleScope(QStringView value);
+// x-ms-throttle-limit-percentage as a fraction (0.8 means 80 %); values given as percents
+// ("85" or "85%") are normalised to fractions.
+std::optional<double> parseLimitPercentage(QStringView value);
+
+// ---- Generic rate-limit headers ------------------------------------------------------------
+
+struct RateLimitInfo
+{
+    std::optional<double> limit;
+    std::optional<double> remaining;
+    std::optional<qint64> resetAtMs;
+    std::optional<double> windowSeconds;
+    QString policyName;
+    [[nodiscard]] bool isEmpty() const { return !limit && !remaining && !resetAtMs && !windowSeconds; }
+};
+// IETF structured fields RateLimit ("default";r=50;t=30) and RateLimit-Policy ("default";q=100;w=60),
+// older RateLimit-Limit / -Remaining / -Reset, legacy X-RateLimit-* (Reset as epoch seconds or
+// delta seconds). responseMs turns relative resets into instants.
+RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs);
+
+struct ArmRemaining
+{
+    QString name; // "subscription-reads", or the name of a "Name;count" list entry
+    qint64 remaining = 0;
+};
+// x-ms-ratelimit-remaining-* incl. the "Name;count,Name;count" list form.
+QList<ArmRemaining> parseArmRemaining(const HttpHeaders &headers);
+
+// ---- Everything about one event ------------------------------------------------------------
+
+enum class ThrottleKind : quint8 { None, RateLimit, Capacity, ServerBusy };
+QString throttleKindName(ThrottleKind kind); // "rate-limit" | "capacity" | "server-busy" | "none"
+
+struct ThrottleSignals
+{
+    bool throttled = false;
+    ThrottleKind kind = ThrottleKind::None;
+    bool retryable = true;
+    QString errorCode;                   // errorCodeOf(event)
+    std::optional<qint64> retryAtMs;     // earliest advised instant to send again, any source
+    std::optional<double> limitPercentage;
+    std::optional<ThrottleScope> scope;
+    QString throttleInformation;         // x-ms-throttle-information
+    std::optional<double> resourceUnits; // x-ms-resource-unit
+    RateLimitInfo rateLimit;
+    QList<ArmRemaining> armRemaining;
+};
+
+// The instant the response arrived: ts + durationMs when known, else ts.
+qint64 responseTimeMs(const RequestEvent &event);
+// Whether a response signals throttling: 429; 430 (Fabric Spark capacity); 503 when the service
+// says it is throttling (ServerBusy, 50009, Retry-After present, SharePoint). Cheap for 2xx.
+bool isThrottle(const RequestEvent &event);
+// Full extraction. Cheap when the event carries no headers/body (the common 2xx case).
+ThrottleSignals extract(const RequestEvent &event);
+
+} // namespace ts::signals
