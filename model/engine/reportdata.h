@@ -88,4 +88,42 @@ struct ReportData
     std::optional<qint64> lastMs;
 };
 
+// The time series behind one ScopeSummary (same index in DashboardSnapshot::report.scopes),
+// for the bucket view and the replay scrubber: usage(t) is a step function, constant from
+// usageT[i] until usageT[i+1]; fill = usage / capacity.
+struct ScopeSeries
+{
+    std::vector<qint64> usageT;
+    std::vector<double> usage;
+    // Header-observed limit percentage (fraction) at the instants the service reported it.
+    std::vector<qint64> observedPctT;
+    std::vector<double> observedPct;
+    // Reconstructed limit percentage (fraction of the most restrictive limit) at the same
+    // instants as usage, for a side-by-side plot with the observed one.
+    std::vector<double> reconstructedPct;
+    std::vector<qint64> observedThrottleT;  // when the service answered 429 (or equivalent)
+    std::vector<qint64> predictedThrottleT; // when the model says the service would reject
+    // [start, end) intervals in which a Retry-After / blocked-until told the client to wait.
+    std::vector<std::pair<qint64, qint64>> retryAfterIntervals;
+};
+
+// Throttles per time bin, split by error code: the stacked bar chart of the Throttles view.
+struct ThrottleBin
+{
+    qint64 startMs = 0;
+    QMap<QString, qint64> byErrorCode;
+};
+
+// Everything the dashboard shows, as one immutable value handed from the worker to the GUI
+// thread (~10 Hz while live). generation increases with every snapshot so stale ones can be
+// dropped.
+struct DashboardSnapshot
+{
+    quint64 generation = 0;
+    ReportData report;
+    std::vector<ScopeSeries> series; // parallel to report.scopes
+    std::vector<ThrottleBin> throttleBins;
+    qint64 binMs = 1000;
+};
+
 } // namespace ts
