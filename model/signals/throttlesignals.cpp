@@ -834,17 +834,14 @@ ErrorCodes errorCodesFromBody(QStringView body)
         for (const QString &code : std::as_const(walker.detailCodes))
             structured.append(code);
     }
-    for (qsizetype i = 1; i < structured.size(); ++i)
-        appendUnique(result.inner, structured[i]);
-
-    // Codes mentioned in free text (messages, non-JSON bodies).
-    QString textCode;
+    // Codes mentioned in free text (messages, non-JSON bodies), after the structured ones.
     QStringList textCodes;
     if (const QString sb = serviceBusTextCode(body); !sb.isEmpty() && !isGenericCode(sb))
         appendUnique(textCodes, sb);
     static constexpr std::array<QLatin1StringView, 5> words = {
         "activityLimitReached"_L1, "throttledRequest"_L1, "20166"_L1, "ServerBusy"_L1,
         "server-busy"_L1};
+    bool amqpServerBusy = false;
     for (const auto &word : words) {
         const qsizetype at = findWord(body, word);
         if (at < 0)
@@ -852,18 +849,22 @@ ErrorCodes errorCodesFromBody(QStringView body)
         if (word == "server-busy"_L1) {
             // AMQP condition com.microsoft:server-busy; the operator groups it as ServerBusy.
             appendUnique(textCodes, QStringLiteral("ServerBusy"));
-            if (at >= 14 && body.sliced(at - 14, 14).compare("com.microsoft:"_L1, Qt::CaseInsensitive) == 0)
-                appendUnique(result.inner, QStringLiteral("com.microsoft:server-busy"));
+            amqpServerBusy = at >= 14
+                && body.sliced(at - 14, 14).compare("com.microsoft:"_L1, Qt::CaseInsensitive) == 0;
         } else {
             appendUnique(textCodes, word.toString());
         }
     }
+    QStringList all = structured; // outermost first
     for (const QString &code : std::as_const(textCodes)) {
-        if (!structured.contains(code, Qt::CaseInsensitive))
-            appendUnique(result.inner, code);
+        if (!all.contains(code, Qt::CaseInsensitive))
+            all.append(code);
     }
-    if (!textCodes.isEmpty())
-        textCode = textCodes.first();
+    for (qsizetype i = 1; i < all.size(); ++i)
+        appendUnique(result.inner, all[i]);
+    if (amqpServerBusy)
+        appendUnique(result.inner, QStringLiteral("com.microsoft:server-busy"));
+    const QString textCode = textCodes.isEmpty() ? QString() : textCodes.first();
 
     for (const QString &code : std::as_const(structured)) {
         if (!isGenericCode(code)) {
