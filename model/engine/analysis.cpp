@@ -62,4 +62,11 @@ ReportData Analysis::report() const
     return data;
 }
 
+DashboardSnapshot Analysis::snapshot() const
+{
+    DashboardSnapshot snapshot;
+    snapshot.report = report();
+    return snapshot;
+}
+
 } // namespace ts

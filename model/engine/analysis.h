@@ -30,6 +30,8 @@ public:
     static constexpr int kMalformedSamples = 20;
 
     [[nodiscard]] ReportData report() const;
+    // Everything the dashboard shows: the report plus per-scope series and throttle bins.
+    [[nodiscard]] DashboardSnapshot snapshot() const;
 
 private:
     qint64 m_events = 0;
