@@ -1,5 +1,7 @@
 #include "breakertracker.h"
 
+#include "engine/alertcommon.h"
+
 #include <QStringView>
 
 #include <algorithm>
@@ -35,18 +37,6 @@ QString appOf(const RequestEvent &event, const throttle::ThrottleSignals &sig)
 QString orUnknown(const QString &text)
 {
     return text.isEmpty() ? QStringLiteral("unknown") : text;
-}
-
-// The highest "fraction of a limit used" the service reported on this response, if any.
-std::optional<double> reportedFraction(const throttle::ThrottleSignals &sig)
-{
-    std::optional<double> fraction = sig.limitPercentage;
-    const auto &rateLimit = sig.rateLimit;
-    if (rateLimit.limit && rateLimit.remaining && *rateLimit.limit > 0) {
-        const double used = 1.0 - *rateLimit.remaining / *rateLimit.limit;
-        fraction = fraction ? std::max(*fraction, used) : used;
-    }
-    return fraction;
 }
 
 QString seconds(qint64 ms)
@@ -232,8 +222,7 @@ void BreakerTracker::passRequest(int index, const RequestEvent &event, bool thro
 void BreakerTracker::trip(int index, const RequestEvent &event,
                           const throttle::ThrottleSignals &sig)
 {
-    const qint64 responseMs =
-            event.tsMs + (event.durationMs > 0 ? qint64(event.durationMs) : qint64(0));
+    const qint64 responseMs = responseArrivalMs(event);
     qint64 cooldownMs = m_parameters.baseCooldownMs;
     if (sig.retryAtMs)
         cooldownMs = std::max(cooldownMs, *sig.retryAtMs - responseMs);
@@ -276,7 +265,7 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     if (!event.isRequest())
         return;
 
-    const std::optional<double> fraction = reportedFraction(sig);
+    const std::optional<double> fraction = reportedLimitFraction(sig);
     const bool nearLimit = fraction && *fraction >= m_parameters.softOpenAt;
     // Fast path: nothing is open or soft-open, and this response neither trips nor softens a
     // breaker. This is most traffic of a healthy log.
