@@ -118,7 +118,19 @@ int runReport(const QStringList &args)
               << Qt::endl;
         return kExitUsage;
     }
-    Analysis analysis;
+    PolicySet policies;
+    if (parsed.policies.isEmpty()) {
+        policies = PolicySet::builtin();
+    } else {
+        for (const QString &policy : std::as_const(parsed.policies)) {
+            QString error;
+            if (!policies.load(policy, &error)) {
+                err() << "throttlescope: --policy " << policy << ": " << error << Qt::endl;
+                return kExitUsage;
+            }
+        }
+    }
+    Analysis analysis(std::move(policies));
     MalformedPrinter printer(analysis);
     int readable = 0;
     for (const QString &file : std::as_const(parsed.files)) {

@@ -1,11 +1,25 @@
 #include "engine/analysis.h"
 
+#include "engine/alertdetector.h"
+#include "engine/breakertracker.h"
+#include "engine/throttleengine.h"
 #include "signals/throttlesignals.h"
+
+#include <algorithm>
 
 namespace ts {
 
-Analysis::Analysis() = default;
+Analysis::Analysis(PolicySet policies)
+    : m_engine(std::make_unique<ThrottleEngine>(std::move(policies))),
+      m_breakers(std::make_unique<BreakerTracker>()), m_alerts(std::make_unique<AlertDetector>())
+{}
+
 Analysis::~Analysis() = default;
+
+const PolicySet &Analysis::policies() const
+{
+    return m_engine->policies();
+}
 
 void Analysis::onEvent(RequestEvent &&event)
 {
@@ -18,19 +32,19 @@ void Analysis::add(const RequestEvent &event)
         m_firstMs = event.tsMs;
     if (!m_lastMs || event.tsMs > *m_lastMs)
         m_lastMs = event.tsMs;
+    m_engine->add(event);
+    // Breakers and detectors see every event (logged breaker transitions, $batch envelopes);
+    // only request events carry throttle signals. extract() is cheap for a plain 2xx.
+    const throttle::ThrottleSignals signal =
+        event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
+    m_breakers->add(event, signal);
+    m_alerts->add(event, signal);
     // A $batch envelope is not a request of its own: its sub-responses are (report-json.md).
     if (!event.isRequest())
         return;
     ++m_events;
     if (event.status >= 0 && event.status < int(m_byStatus.size()))
         ++m_byStatus[size_t(event.status)];
-    if (event.status < 400 || !throttle::isThrottle(event))
-        return;
-    const throttle::ThrottleSignals signal = throttle::extract(event);
-    ++m_throttles;
-    ++m_throttlesByCode[signal.errorCode.isEmpty() ? QStringLiteral("none") : signal.errorCode];
-    ++m_throttlesByScope[signal.scope ? signal.scope->scope : QStringLiteral("none")];
-    ++m_throttlesByKind[throttle::throttleKindName(signal.kind)];
 }
 
 void Analysis::onMalformed(MalformedRecord &&record)
@@ -40,32 +54,39 @@ void Analysis::onMalformed(MalformedRecord &&record)
         m_malformedSamples.append(std::move(record));
 }
 
-ReportData Analysis::report() const
+void Analysis::fill(DashboardSnapshot &snapshot) const
 {
-    ReportData data;
+    ReportData &data = snapshot.report;
     data.events = m_events;
     data.malformed = m_malformed;
     for (size_t status = 0; status < m_byStatus.size(); ++status) {
         if (m_byStatus[status])
             data.byStatus.insert(int(status), m_byStatus[status]);
     }
-    data.throttles.total = m_throttles;
-    for (auto it = m_throttlesByCode.cbegin(); it != m_throttlesByCode.cend(); ++it)
-        data.throttles.byErrorCode.insert(it.key(), it.value());
-    for (auto it = m_throttlesByScope.cbegin(); it != m_throttlesByScope.cend(); ++it)
-        data.throttles.byScope.insert(it.key(), it.value());
-    for (auto it = m_throttlesByKind.cbegin(); it != m_throttlesByKind.cend(); ++it)
-        data.throttles.byKind.insert(it.key(), it.value());
     data.malformedSamples = m_malformedSamples;
+    // Scopes, series, the throttle taxonomy and near-limit alerts come from the engine.
+    m_engine->fillSnapshot(&snapshot);
     data.firstMs = m_firstMs;
     data.lastMs = m_lastMs;
-    return data;
+    const qint64 endMs = m_lastMs.value_or(0);
+    data.breakers = m_breakers->summaries(endMs);
+    data.breakerTransitions = m_breakers->transitions();
+    data.alerts += m_alerts->alerts();
+    std::stable_sort(data.alerts.begin(), data.alerts.end(),
+                     [](const Alert &a, const Alert &b) { return a.atMs < b.atMs; });
+}
+
+ReportData Analysis::report() const
+{
+    DashboardSnapshot snapshot;
+    fill(snapshot);
+    return std::move(snapshot.report);
 }
 
 DashboardSnapshot Analysis::snapshot() const
 {
     DashboardSnapshot snapshot;
-    snapshot.report = report();
+    fill(snapshot);
     return snapshot;
 }
 
