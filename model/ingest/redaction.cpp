@@ -285,17 +285,53 @@ private:
             while (e > v && isBlank(at(e - 1)))
                 --e;
         } else {
-            while (e < n) {
-                const char16_t c = at(e);
-                if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u'&' || c == u','
-                    || c == u'<' || c == u'>' || c == u'}' || c == u']' || c == u')'
-                    || c == u'\\' || c == u'#')
-                    break;
-                ++e;
+            e = wordEnd(v);
+            // "token: SharedAccessSignature sr=..&sig=..", "x: Bearer abc": the scheme word
+            // is followed by the credential itself, which goes too.
+            if (e < n && isBlank(at(e))
+                && (isWord(v, e, "bearer") || isWord(v, e, "basic")
+                    || isWord(v, e, "sharedaccesssignature"))) {
+                qsizetype t = e;
+                while (t < n && isBlank(at(t)))
+                    ++t;
+                if (t < n && credentialEnd(t) > t)
+                    e = credentialEnd(t);
             }
         }
         mask(v, e);
         return e;
+    }
+
+    qsizetype wordEnd(qsizetype e) const
+    {
+        while (e < n) {
+            const char16_t c = at(e);
+            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u'&' || c == u','
+                || c == u'<' || c == u'>' || c == u'}' || c == u']' || c == u')' || c == u'\\'
+                || c == u'#')
+                break;
+            ++e;
+        }
+        return e;
+    }
+
+    // End of a credential after an auth scheme: SAS tokens contain '&' and '=', so only
+    // whitespace, quotes and list separators end it.
+    qsizetype credentialEnd(qsizetype p) const
+    {
+        while (p < n) {
+            const char16_t c = at(p);
+            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u',' || c == u'<'
+                || c == u'\\')
+                break;
+            ++p;
+        }
+        return p;
+    }
+
+    bool isWord(qsizetype begin, qsizetype end, std::string_view word) const
+    {
+        return end - begin == qsizetype(word.size()) && equalsAsciiCi(s, n, begin, word);
     }
 
     // eyJ<base64url>.<base64url>.<base64url or empty>: a JWT (JSON header, hence "eyJ").
@@ -351,13 +387,7 @@ private:
         while (p < n && isBlank(at(p)))
             ++p;
         const qsizetype begin = p;
-        while (p < n) {
-            const char16_t c = at(p);
-            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u',' || c == u'<'
-                || c == u'\\')
-                break;
-            ++p;
-        }
+        p = credentialEnd(p);
         mask(begin, p);
         return p;
     }
@@ -461,7 +491,8 @@ QByteArray applyRanges(const QByteArray &bytes, const std::vector<Range> &ranges
 
 const char16_t *utf16(const QString &text)
 {
-    return reinterpret_cast<const char16_t *>(text.utf16());
+    // constData(), not utf16(): utf16() detaches literal-backed strings to terminate them.
+    return reinterpret_cast<const char16_t *>(text.constData());
 }
 
 bool looksLikeUrl(const QString &value)
