@@ -100,7 +100,8 @@ constexpr std::array kSecretTextKeys = {
     "password"sv, "passwd"sv, "pwd"sv, "secret"sv, "apikey"sv, "api_key"sv, "api-key"sv,
     "x-api-key"sv, "subscription-key"sv, "subscription_key"sv, "ocp-apim-subscription-key"sv,
     "x-functions-key"sv, "authorization"sv, "proxy-authorization"sv, "cookie"sv,
-    "set-cookie"sv, "x-auth-token"sv, "x-amz-security-token"sv, "x-goog-api-key"sv};
+    "set-cookie"sv, "x-auth-token"sv, "x-amz-security-token"sv, "x-goog-api-key"sv,
+    "x-amz-signature"sv, "x-goog-signature"sv};
 // Longest and shortest entries: anything outside is rejected before the set is walked.
 constexpr size_t kShortestSecretKey = 3;
 constexpr size_t kLongestSecretKey = 25;
@@ -182,6 +183,7 @@ struct Range
 {
     qsizetype begin;
     qsizetype end;
+    bool quote = false; // write "REDACTED" with quotes (a JSON number / literal was masked)
 };
 
 // ---- the free-text scanner ---------------------------------------------------------------
@@ -232,10 +234,10 @@ private:
 
     char16_t at(qsizetype i) const { return i >= 0 && i < n ? unit(s[i]) : char16_t(0); }
 
-    void mask(qsizetype begin, qsizetype end)
+    void mask(qsizetype begin, qsizetype end, bool quote = false)
     {
         if (end > begin && !isAlreadyRedacted(s, begin, end))
-            ranges.push_back({begin, end});
+            ranges.push_back({begin, end, quote});
     }
 
     // `key = value`, `"key": "value"`, `Key: value`, `\"key\":\"value\"` (JSON inside JSON).
@@ -244,6 +246,7 @@ private:
         qsizetype k = sep - 1;
         while (k >= 0 && isBlank(at(k)))
             --k;
+        const bool jsonKey = at(sep) == u':' && at(k) == u'"';
         if (at(k) == u'"' || at(k) == u'\'') {
             --k;
             if (at(k) == u'\\')
@@ -302,6 +305,15 @@ private:
         if (first == u'{' || first == u'[')
             return v; // structured value: its own keys are scanned
         qsizetype e = v;
+        if (jsonKey) {
+            // A JSON number or literal: a numeric PIN is a secret, null/true/false are not. The
+            // mask is written as a JSON string so extraJson stays valid JSON.
+            e = wordEnd(v);
+            if (isWord(v, e, "null") || isWord(v, e, "true") || isWord(v, e, "false"))
+                return e;
+            mask(v, e, true);
+            return e;
+        }
         if (lineValued) {
             while (e < n) {
                 const char16_t c = at(e);
@@ -495,7 +507,11 @@ QString applyRanges(const QString &text, const std::vector<Range> &ranges)
     const QStringView view(text);
     for (const Range &r : ranges) {
         out.append(view.sliced(pos, r.begin - pos));
+        if (r.quote)
+            out.append(u'"');
         out.append(kRedacted);
+        if (r.quote)
+            out.append(u'"');
         pos = r.end;
     }
     out.append(view.sliced(pos));
@@ -509,7 +525,11 @@ QByteArray applyRanges(const QByteArray &bytes, const std::vector<Range> &ranges
     qsizetype pos = 0;
     for (const Range &r : ranges) {
         out.append(bytes.constData() + pos, r.begin - pos);
+        if (r.quote)
+            out.append('"');
         out.append(kRedacted.data(), kRedacted.size());
+        if (r.quote)
+            out.append('"');
         pos = r.end;
     }
     out.append(bytes.constData() + pos, bytes.size() - pos);

@@ -159,30 +159,41 @@ std::optional<qint64> parseScaledCeil(QStringView text, int decimals)
     return integer * scale + fraction + (roundUp ? 1 : 0);
 }
 
-// A plain non-negative decimal as a double ("0.85", "85", "1e3" is rejected). Used for ratios
-// and counts where exactness does not matter.
+// A plain non-negative decimal as a double ("0.85", "85"; "1e3", signs, "inf" are rejected).
+// Digits are gathered as an integer and divided once, so "0.85" is the double nearest 0.85
+// (summing 8*0.1 + 5*0.01 is not).
 std::optional<double> parseDecimal(QStringView text)
 {
     const QStringView v = trim(text);
     qsizetype i = 0;
-    double value = 0;
+    quint64 mantissa = 0;
+    int significant = 0;
+    int exponent = 0; // value = mantissa * 10^exponent
     bool any = false;
-    while (i < v.size() && isDigit(v[i])) {
-        value = value * 10 + (v[i].unicode() - u'0');
+    auto addDigit = [&](int digit, bool fractional) {
         any = true;
-        ++i;
-    }
+        if (significant < 18) {
+            mantissa = mantissa * 10 + quint64(digit);
+            if (mantissa != 0)
+                ++significant;
+            if (fractional)
+                --exponent;
+        } else if (!fractional) {
+            ++exponent; // integer digits beyond precision still scale the value
+        }
+    };
+    while (i < v.size() && isDigit(v[i]))
+        addDigit(v[i++].unicode() - u'0', false);
     if (i < v.size() && v[i] == u'.') {
         ++i;
-        double scale = 0.1;
-        while (i < v.size() && isDigit(v[i])) {
-            value += (v[i].unicode() - u'0') * scale;
-            scale /= 10;
-            any = true;
-            ++i;
-        }
+        while (i < v.size() && isDigit(v[i]))
+            addDigit(v[i++].unicode() - u'0', true);
     }
-    if (!any || i != v.size() || !std::isfinite(value))
+    if (!any || i != v.size())
+        return std::nullopt;
+    const double value = exponent >= 0 ? double(mantissa) * std::pow(10.0, exponent)
+                                        : double(mantissa) / std::pow(10.0, -exponent);
+    if (!std::isfinite(value))
         return std::nullopt;
     return value;
 }
@@ -214,7 +225,7 @@ int monthFromName(QStringView name)
     static constexpr std::array<QLatin1StringView, 12> months = {
         "jan"_L1, "feb"_L1, "mar"_L1, "apr"_L1, "may"_L1, "jun"_L1,
         "jul"_L1, "aug"_L1, "sep"_L1, "oct"_L1, "nov"_L1, "dec"_L1};
-    if (name.size() < 3)
+    if (name.size() != 3)
         return 0;
     for (int m = 0; m < 12; ++m) {
         if (equalsCi(name.first(3), months[size_t(m)]))
@@ -878,6 +889,7 @@ ErrorCodes errorCodesFromBody(QStringView body)
             structured.append(walker.rootCode);
         for (const QString &code : std::as_const(walker.detailCodes))
             structured.append(code);
+        result.isRetriable = walker.isRetriable;
     }
     // Codes mentioned in free text (messages, non-JSON bodies), after the structured ones.
     QStringList textCodes;
@@ -1348,6 +1360,13 @@ ThrottleSignals extract(const RequestEvent &event)
             result.kind = ThrottleKind::ServerBusy;
         } else {
             result.kind = ThrottleKind::RateLimit;
+        }
+        // Fabric's ErrorResponse may say so explicitly; a "false" is believed, a "true" does
+        // not lift capacity throttling (waiting the advised time rarely helps there).
+        if (!event.body.isEmpty() && containsCi(event.body, "isRetriable"_L1)) {
+            const ErrorCodes codes = errorCodesFromBody(event.body);
+            if (codes.isRetriable.has_value() && !*codes.isRetriable)
+                result.retryable = false;
         }
     }
 

@@ -199,7 +199,12 @@ private slots:
             << u"{\"raw\":\"{\\\"access_token\\\":\\\"REDACTED\\\",\\\"x\\\":1}\"}"_qs;
         QTest::newRow("dotted-key") << u"properties.password=abc"_qs << u"properties.password=REDACTED"_qs;
         QTest::newRow("cookie-line") << u"Cookie: session=abc; csrftoken=def\nNext: 1"_qs << u"Cookie: REDACTED\nNext: 1"_qs;
-        QTest::newRow("numeric-password") << u"{\"password\": 123456}"_qs << u"{\"password\": REDACTED}"_qs;
+        QTest::newRow("numeric-password-stays-json") << u"{\"password\": 123456, \"n\":1}"_qs
+                                                     << u"{\"password\": \"REDACTED\", \"n\":1}"_qs;
+        QTest::newRow("null-password-kept") << u"{\"password\":null,\"secret\": false}"_qs
+                                            << u"{\"password\":null,\"secret\": false}"_qs;
+        QTest::newRow("aws-signature") << u"X-Amz-Signature=abcdef0123&X-Amz-Date=20260218"_qs
+                                       << u"X-Amz-Signature=REDACTED&X-Amz-Date=20260218"_qs;
         QTest::newRow("unicode-around") << u"\u041f\u0430\u0440\u043e\u043b\u044c password=\u0441\u0435\u043a\u0440\u0435\u0442 \u2713"_qs
                                         << u"\u041f\u0430\u0440\u043e\u043b\u044c password=REDACTED \u2713"_qs;
         QTest::newRow("truncated-json-string") << u"{\"access_token\":\"abcdef"_qs << u"{\"access_token\":\"REDACTED"_qs;
@@ -293,7 +298,8 @@ private slots:
         const QString jwt = aliceJwt();
         const QByteArray extra = "{\"authorization\":\"Bearer " + jwt.toLatin1()
             + "\",\"cookie\":\"session=abc; other=def\",\"set-cookie\":\"x=y; Path=/\","
-              "\"x-api-key\":\"k123\",\"foo\":\"bar\",\"n\":5,\"nested\":{\"password\":\"pw\"}}";
+              "\"x-api-key\":\"k123\",\"foo\":\"bar\",\"n\":5,\"nested\":{\"password\":\"pw\"},"
+              "\"pin\":{\"token\":98765}}";
         const QByteArray out = redactBytes(extra);
         const QJsonObject obj = QJsonDocument::fromJson(out).object();
         QVERIFY2(!obj.isEmpty(), out.constData()); // still valid JSON
@@ -304,6 +310,7 @@ private slots:
         QCOMPARE(obj.value(u"nested").toObject().value(u"password").toString(), u"REDACTED"_qs);
         QCOMPARE(obj.value(u"foo").toString(), u"bar"_qs);
         QCOMPARE(obj.value(u"n").toInt(), 5);
+        QCOMPARE(obj.value(u"pin").toObject().value(u"token").toString(), u"REDACTED"_qs);
         const QByteArray clean = "{\"foo\":\"bar\",\"lane\":\"background\"}";
         QVERIFY(redactBytes(clean).constData() == clean.constData());
     }
