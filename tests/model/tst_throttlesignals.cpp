@@ -251,6 +251,7 @@ private slots:
         QTest::newRow("feb-29-non-leap") << u"Sun, 29 Feb 2015 07:28:00 GMT"_qs << date << kAbsent;
         QTest::newRow("bad-hour") << u"Wed, 21 Oct 2015 25:28:00 GMT"_qs << date << kAbsent;
         QTest::newRow("bad-month") << u"Wed, 21 Foo 2015 07:28:00 GMT"_qs << date << kAbsent;
+        QTest::newRow("month-prefix-not-enough") << u"Wed, 21 Octopus 2015 07:28:00 GMT"_qs << date << kAbsent;
         QTest::newRow("foreign-zone") << u"Wed, 21 Oct 2015 07:28:00 PST"_qs << date << kAbsent;
         QTest::newRow("offset-zone") << u"Wed, 21 Oct 2015 07:28:00 +0200"_qs << date << kAbsent;
         QTest::newRow("truncated-date") << u"Wed, 21 Oct 2015 07:2"_qs << date << kAbsent;
@@ -713,6 +714,12 @@ private slots:
         QTest::newRow("503-amqp") << 503 << QString() << QStringList() << u"com.microsoft:server-busy"_qs << QString() << true << u"server-busy"_qs << true;
         QTest::newRow("503-sharepoint") << 503 << QString() << QStringList()
                                         << u"{\"error\":{\"code\":\"activityLimitReached\"}}"_qs << QString() << true << u"server-busy"_qs << true;
+        QTest::newRow("429-fabric-not-retriable") << 429 << QString() << QStringList()
+                                                  << u"{\"errorCode\":\"RequestBlocked\",\"isRetriable\":false}"_qs << u"55"_qs << true << u"rate-limit"_qs << false;
+        QTest::newRow("429-fabric-retriable") << 429 << QString() << QStringList()
+                                              << u"{\"errorCode\":\"RequestBlocked\",\"isRetriable\": true}"_qs << u"55"_qs << true << u"rate-limit"_qs << true;
+        QTest::newRow("429-capacity-retriable-true-stays-false") << 429 << QString() << QStringList()
+                                                                 << u"{\"errorCode\":\"CapacityLimitExceeded\",\"isRetriable\":true}"_qs << QString() << true << u"capacity"_qs << false;
         QTest::newRow("503-unrelated-code") << 503 << u"MaintenanceMode"_qs << QStringList() << QString() << QString() << false << u"none"_qs << true;
     }
     void classify()
