@@ -79,6 +79,18 @@ bool startsWithCi(QStringView a, QLatin1StringView b)
     return a.size() >= b.size() && equalsCi(a.first(b.size()), b);
 }
 
+// Whether `prefix` (any case) is a prefix of the ASCII word.
+bool startsWithCi(QLatin1StringView word, QStringView prefix)
+{
+    if (prefix.size() > word.size())
+        return false;
+    for (qsizetype i = 0; i < prefix.size(); ++i) {
+        if (asciiLower(prefix[i].unicode()) != asciiLower(word[i].unicode()))
+            return false;
+    }
+    return true;
+}
+
 qsizetype indexOfCi(QStringView s, QLatin1StringView needle, qsizetype from = 0)
 {
     const qsizetype m = needle.size();
@@ -781,6 +793,7 @@ std::optional<qint64> parseBlockedUntilMs(QStringView text)
             continue;
         skipSpaces(text, pos);
         // AM/PM is what .NET's invariant-ish US format writes; a 24-hour clock is accepted too.
+        bool twelveHour = false;
         if (pos + 1 < text.size() && (text[pos + 1] == u'M' || text[pos + 1] == u'm')
             && (pos + 2 >= text.size() || !isAsciiAlpha(text[pos + 2]))) {
             const QChar ap = text[pos];
@@ -792,16 +805,29 @@ std::optional<qint64> parseBlockedUntilMs(QStringView text)
                 continue;
             h = (h % 12) + (pm ? 12 : 0);
             pos += 2;
+            twelveHour = true;
+        }
+        // A body cut right after the seconds (or inside "PM") may have lost its AM/PM: a
+        // 12-hour-looking time followed by nothing or by a letter is ambiguous, not trusted.
+        if (!twelveHour && h >= 1 && h <= 12) {
+            const QStringView rest = trim(text.sliced(pos));
+            if (rest.isEmpty() || isAsciiAlpha(rest[0]))
+                continue;
         }
         // Only UTC is ever written by the service; another explicit zone is not guessed at.
         skipSpaces(text, pos);
         if (pos < text.size() && text[pos] == u'(') {
             const qsizetype close = text.indexOf(u')', pos);
-            if (close < 0)
-                continue;
-            const QStringView zone = trim(text.sliced(pos + 1, close - pos - 1));
-            if (!equalsCi(zone, "UTC"_L1) && !equalsCi(zone, "GMT"_L1))
-                continue;
+            if (close < 0) {
+                // Cut inside the zone: "(", "(U", "(UT" still announce UTC.
+                const QStringView partial = trim(text.sliced(pos + 1));
+                if (partial.size() > 3 || (!startsWithCi("UTC"_L1, partial) && !startsWithCi("GMT"_L1, partial)))
+                    continue;
+            } else {
+                const QStringView zone = trim(text.sliced(pos + 1, close - pos - 1));
+                if (!equalsCi(zone, "UTC"_L1) && !equalsCi(zone, "GMT"_L1))
+                    continue;
+            }
         }
         if (const auto ms = civilToMs(year, month, day, h, m, sec))
             return ms;

@@ -11,6 +11,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRandomGenerator>
 #include <QTest>
 
 #include <cmath>
@@ -316,6 +317,11 @@ private slots:
         QTest::newRow("bad-day") << prefix + u"2/30/2025 5:21:55 PM (UTC)"_qs << kAbsent;
         QTest::newRow("two-digit-year") << prefix + u"9/2/25 5:21:55 PM (UTC)"_qs << kAbsent;
         QTest::newRow("truncated") << prefix + u"9/2/2025 5:2"_qs << kAbsent;
+        QTest::newRow("truncated-before-pm") << prefix + u"9/2/2025 5:21:55"_qs << kAbsent;
+        QTest::newRow("truncated-before-pm-space") << prefix + u"9/2/2025 5:21:55 "_qs << kAbsent;
+        QTest::newRow("truncated-in-zone") << prefix + u"9/2/2025 5:21:55 PM (UT"_qs << Q_INT64_C(1756833715000);
+        QTest::newRow("truncated-in-other-zone") << prefix + u"9/2/2025 5:21:55 PM (PS"_qs << kAbsent;
+        QTest::newRow("truncated-24h-unambiguous") << prefix + u"9/2/2025 17:21:55"_qs << Q_INT64_C(1756833715000);
         QTest::newRow("no-until") << u"Request is blocked by the upstream service"_qs << kAbsent;
         QTest::newRow("empty") << QString() << kAbsent;
     }
@@ -865,6 +871,95 @@ private slots:
         QCOMPARE(throttleKindName(ThrottleKind::RateLimit), u"rate-limit"_qs);
         QCOMPARE(throttleKindName(ThrottleKind::Capacity), u"capacity"_qs);
         QCOMPARE(throttleKindName(ThrottleKind::ServerBusy), u"server-busy"_qs);
+    }
+
+    void fabricIsRetriable()
+    {
+        QCOMPARE(errorCodesFromBody(u"{\"errorCode\":\"CapacityLimitExceeded\",\"isRetriable\":false}").isRetriable,
+                 std::optional<bool>(false));
+        QCOMPARE(errorCodesFromBody(u"{\"errorCode\":\"X\",\"isRetriable\":true}").isRetriable,
+                 std::optional<bool>(true));
+        QVERIFY(!errorCodesFromBody(u"{\"errorCode\":\"X\"}").isRetriable.has_value());
+        // Only Fabric's top-level field counts, not a nested one.
+        QVERIFY(!errorCodesFromBody(u"{\"a\":{\"isRetriable\":false}}").isRetriable.has_value());
+    }
+
+    // Every prefix of the real bodies (a logger truncating at any byte): never a crash, never a
+    // wrong code or instant; the code is found as soon as it is complete.
+    void truncatedRealBodies()
+    {
+        const QString fabric =
+            u"{\"requestId\": \"44f7c278-3c6c-4d94-9649-60b40c7ef6c9\", \"errorCode\": \"RequestBlocked\", \"message\": \"Request is blocked by the upstream service until: 9/2/2025 5:21:55 PM (UTC)\"}"_qs;
+        const qint64 until = Q_INT64_C(1756833715000);
+        const qsizetype codeComplete = fabric.indexOf(u"RequestBlocked\""_qs) + 15;
+        const qsizetype untilComplete = fabric.indexOf(u" PM"_qs) + 3;
+        for (qsizetype n = 0; n <= fabric.size(); ++n) {
+            const QStringView prefix = QStringView(fabric).first(n);
+            const ErrorCodes codes = errorCodesFromBody(prefix);
+            if (n >= codeComplete)
+                QCOMPARE(codes.primary, u"RequestBlocked"_qs);
+            else
+                QVERIFY2(codes.primary.isEmpty(), qPrintable(codes.primary));
+            const auto blocked = parseBlockedUntilMs(prefix);
+            if (n >= untilComplete)
+                QCOMPARE(orAbsent(blocked), until);
+            else
+                QVERIFY2(!blocked, qPrintable(prefix.toString()));
+            RequestEvent event;
+            event.tsMs = kT;
+            event.status = 429;
+            event.body = prefix.toString();
+            const ThrottleSignals s = extract(event);
+            QVERIFY(s.throttled);
+            QVERIFY(!s.retryAtMs || *s.retryAtMs == until);
+        }
+        const QString graph =
+            u"{\"error\":{\"code\":\"TooManyRequests\",\"innerError\":{\"code\":\"20166\",\"date\":\"2020-08-18T12:51:51\"},\"message\":\"Please retry again later.\"}}"_qs;
+        for (qsizetype n = 0; n <= graph.size(); ++n) {
+            const ErrorCodes codes = errorCodesFromBody(QStringView(graph).first(n));
+            QVERIFY2(codes.primary.isEmpty() || codes.primary == u"TooManyRequests"_qs
+                         || codes.primary == u"20166"_qs,
+                     qPrintable(codes.primary));
+            if (n == graph.size())
+                QCOMPARE(codes.primary, u"20166"_qs);
+        }
+    }
+
+    // Random garbage through every parser: no crash, results inside their documented ranges.
+    void garbageIsHarmless()
+    {
+        static const QString alphabet =
+            u"0123456789.,;:=-+/ \t\"{}[]\\aAeEpPmMsTuUnNtilwW%()\u00e9\u65e5\U0001F600"_qs;
+        QRandomGenerator rng(20260218);
+        const qint64 maxMs = Q_INT64_C(366) * 24 * 3600 * 1000;
+        for (int round = 0; round < 3000; ++round) {
+            QString text;
+            const int length = rng.bounded(60);
+            for (int i = 0; i < length; ++i)
+                text.append(alphabet[rng.bounded(int(alphabet.size()))]);
+            if (const auto d = parseRetryAfterDelayMs(text, kT))
+                QVERIFY(*d >= 0 && *d <= maxMs);
+            if (const auto d = parseRetryAfterMsHeader(text))
+                QVERIFY(*d >= 0 && *d <= maxMs);
+            if (const auto d = parsePleaseWaitDelayMs(text))
+                QVERIFY(*d >= 0 && *d <= maxMs);
+            if (const auto p = parseLimitPercentage(text))
+                QVERIFY(*p >= 0);
+            (void)parseBlockedUntilMs(text);
+            (void)parseThrottleScope(text);
+            (void)errorCodesFromBody(text);
+            RequestEvent event;
+            event.tsMs = kT;
+            event.status = int(rng.bounded(4)) == 0 ? 503 : 429;
+            event.body = text;
+            event.retryAfter = text;
+            event.headers = headersOf({u"RateLimit"_qs, text, u"RateLimit-Policy"_qs, text,
+                                       u"x-ms-throttle-scope"_qs, text,
+                                       u"x-ms-ratelimit-remaining-resource"_qs, text,
+                                       u"X-RateLimit-Reset"_qs, text});
+            const ThrottleSignals s = extract(event);
+            QVERIFY(!s.retryAtMs || *s.retryAtMs >= kT);
+        }
     }
 
     // ---- real samples -------------------------------------------------------------------
