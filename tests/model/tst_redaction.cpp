@@ -283,6 +283,47 @@ private slots:
         }
     }
 
+    // Random garbage built from the characters the scanner reacts to: no crash, the byte and
+    // UTF-16 scanners agree, and a second pass changes nothing.
+    void garbageIsHarmless()
+    {
+        static const QString alphabet =
+            u"=:;&\"'\\ \t\r\n{}[]#?@/.-_%eyJBbearerSsigtokenpasswordcookie123\u00e9\u65e5"_qs;
+        QRandomGenerator rng(4242);
+        for (int round = 0; round < 5000; ++round) {
+            QString text;
+            const int length = rng.bounded(80);
+            for (int i = 0; i < length; ++i)
+                text.append(alphabet[rng.bounded(int(alphabet.size()))]);
+            const QString once = redactText(text);
+            QCOMPARE(redactText(once), once);
+            QCOMPARE(QString::fromUtf8(redactBytes(text.toUtf8())), once);
+            const QString url = redactUrl(text);
+            QCOMPARE(redactUrl(url), url);
+        }
+    }
+
+    // Every prefix of a secret-bearing text: no prefix leaks more than the part of the secret
+    // already cut off by the truncation would show, i.e. none of it.
+    void truncatedSecretsNeverLeak()
+    {
+        const QString secret = u"Zx9Qv7Lm3Np5Rt8Wk2Yh"_qs;
+        const QStringList templates = {
+            u"{\"access_token\":\"%1\",\"x\":1}"_qs, u"Authorization: Bearer %1\r\n"_qs,
+            u"https://h/b?sv=1&sig=%1&se=2"_qs, u"AccountKey=%1;EndpointSuffix=x"_qs,
+            u"SharedAccessSignature sr=a&sig=%1&skn=k"_qs};
+        for (const QString &templ : templates) {
+            const QString full = templ.arg(secret);
+            const qsizetype at = full.indexOf(secret);
+            for (qsizetype n = at + 4; n <= full.size(); ++n) {
+                const qsizetype visible = std::min<qsizetype>(n - at, secret.size());
+                const QString leaked = secret.left(visible);
+                const QString out = redactText(full.left(n));
+                QVERIFY2(!out.contains(leaked), qPrintable(out));
+            }
+        }
+    }
+
     void jwtAnywhereIsMasked()
     {
         const QString jwt = aliceJwt();
