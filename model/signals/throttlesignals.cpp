@@ -103,8 +103,7 @@ qsizetype indexOfCi(QStringView s, QLatin1StringView needle, qsizetype from = 0)
         if (d[i] != first && d[i] != firstUpper)
             continue;
         qsizetype k = 1;
-        while (k < m
-               && asciiLower(d[i + k]) == asciiLower(char16_t(needle[k].unicode())))
+        while (k < m && asciiLower(d[i + k]) == asciiLower(char16_t(needle[k].unicode())))
             ++k;
         if (k == m)
             return i;
@@ -204,7 +203,7 @@ std::optional<double> parseDecimal(QStringView text)
     if (!any || i != v.size())
         return std::nullopt;
     const double value = exponent >= 0 ? double(mantissa) * std::pow(10.0, exponent)
-                                        : double(mantissa) / std::pow(10.0, -exponent);
+                                       : double(mantissa) / std::pow(10.0, -exponent);
     if (!std::isfinite(value))
         return std::nullopt;
     return value;
@@ -281,10 +280,11 @@ bool readTime(QStringView s, qsizetype &pos, int &h, int &m, int &sec)
 
 std::optional<qint64> civilToMs(int year, int month, int day, int h, int m, int sec)
 {
-    if (year < 1970 || year > 9999 || month < 1 || month > 12 || day < 1 || h > 23 || m > 59
-        || sec > 60)
+    if (year < 1970 || year > 9999 || month < 1 || month > 12 || day < 1 || h > 23 || m > 59 ||
+        sec > 60)
         return std::nullopt;
-    static constexpr std::array<int, 12> monthDays = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    static constexpr std::array<int, 12> monthDays = {31, 29, 31, 30, 31, 30,
+                                                      31, 31, 30, 31, 30, 31};
     const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     if (day > monthDays[size_t(month - 1)] || (month == 2 && day == 29 && !leap))
         return std::nullopt;
@@ -297,9 +297,9 @@ std::optional<qint64> civilToMs(int year, int month, int day, int h, int m, int 
 bool acceptZone(QStringView rest)
 {
     const QStringView zone = trim(rest);
-    return zone.isEmpty() || equalsCi(zone, "GMT"_L1) || equalsCi(zone, "UTC"_L1)
-        || equalsCi(zone, "UT"_L1) || equalsCi(zone, "Z"_L1) || zone == u"+0000"
-        || zone == u"-0000";
+    return zone.isEmpty() || equalsCi(zone, "GMT"_L1) || equalsCi(zone, "UTC"_L1) ||
+           equalsCi(zone, "UT"_L1) || equalsCi(zone, "Z"_L1) || zone == u"+0000" ||
+           zone == u"-0000";
 }
 
 // IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT",
@@ -387,8 +387,10 @@ bool isGenericCode(QStringView code)
     if (code.size() == 3 && isDigit(code[0]) && isDigit(code[1]) && isDigit(code[2]))
         return true; // an HTTP status echoed as a code ("429")
     static constexpr std::array<QLatin1StringView, 7> generic = {
-        "TooManyRequests"_L1, "ServiceUnavailable"_L1, "generalException"_L1, "UnknownError"_L1,
-        "InternalServerError"_L1, "Throttled"_L1, "TooManyRequestsException"_L1};
+        "TooManyRequests"_L1,         "ServiceUnavailable"_L1,
+        "generalException"_L1,        "UnknownError"_L1,
+        "InternalServerError"_L1,     "Throttled"_L1,
+        "TooManyRequestsException"_L1};
     for (const auto &g : generic) {
         if (equalsCi(code, g))
             return true;
@@ -402,12 +404,12 @@ bool isGenericCode(QStringView code)
 class ErrorJsonWalker
 {
 public:
-    explicit ErrorJsonWalker(QStringView text) : m_s(text) { }
+    explicit ErrorJsonWalker(QStringView text) : m_s(text) {}
 
-    QString fabricCode;         // top-level "errorCode"
-    QString rootCode;           // top-level "code" (some APIs put it there)
-    QStringList errorChain;     // error.code, error.innerError.code, ... outermost first
-    QStringList detailCodes;    // moreDetails[].errorCode, error.details[].code
+    QString fabricCode;      // top-level "errorCode"
+    QString rootCode;        // top-level "code" (some APIs put it there)
+    QStringList errorChain;  // error.code, error.innerError.code, ... outermost first
+    QStringList detailCodes; // moreDetails[].errorCode, error.details[].code
     std::optional<bool> isRetriable;
 
     void run()
@@ -464,11 +466,21 @@ private:
             }
             const QChar e = raw[++i];
             switch (e.unicode()) {
-            case u'n': out.append(u'\n'); break;
-            case u't': out.append(u'\t'); break;
-            case u'r': out.append(u'\r'); break;
-            case u'b': out.append(u'\b'); break;
-            case u'f': out.append(u'\f'); break;
+            case u'n':
+                out.append(u'\n');
+                break;
+            case u't':
+                out.append(u'\t');
+                break;
+            case u'r':
+                out.append(u'\r');
+                break;
+            case u'b':
+                out.append(u'\b');
+                break;
+            case u'f':
+                out.append(u'\f');
+                break;
             case u'u':
                 if (i + 4 < raw.size()) {
                     bool ok = false;
@@ -479,7 +491,9 @@ private:
                     }
                 }
                 break;
-            default: out.append(e); break;
+            default:
+                out.append(e);
+                break;
             }
         }
         return out;
@@ -538,13 +552,12 @@ private:
 
     Role childRole(Role parent, QStringView key) const
     {
-        if (parent == Role::Root
-            && (equalsCi(key, "error"_L1) || equalsCi(key, "odata.error"_L1)))
+        if (parent == Role::Root && (equalsCi(key, "error"_L1) || equalsCi(key, "odata.error"_L1)))
             return Role::Error;
         if (parent == Role::Error && equalsCi(key, "innerError"_L1))
             return Role::Error; // Graph nests innerError (also spelled innererror) any depth
-        if ((parent == Role::Root && equalsCi(key, "moreDetails"_L1))
-            || (parent == Role::Error && equalsCi(key, "details"_L1)))
+        if ((parent == Role::Root && equalsCi(key, "moreDetails"_L1)) ||
+            (parent == Role::Error && equalsCi(key, "details"_L1)))
             return Role::Details;
         return Role::Other;
     }
@@ -664,8 +677,8 @@ qsizetype findWord(QStringView s, QLatin1StringView word)
 // Service Bus "Error code: 50009", "Error code : 50009", "ErrorCode=50009", "SubCode=50009".
 QString serviceBusTextCode(QStringView s)
 {
-    static constexpr std::array<QLatin1StringView, 3> markers = {
-        "error code"_L1, "errorcode"_L1, "subcode"_L1};
+    static constexpr std::array<QLatin1StringView, 3> markers = {"error code"_L1, "errorcode"_L1,
+                                                                 "subcode"_L1};
     for (const auto &marker : markers) {
         qsizetype from = 0;
         while (true) {
@@ -699,8 +712,8 @@ void appendUnique(QStringList &list, const QString &code)
 
 bool isCapacityCode(QStringView code)
 {
-    return equalsCi(code, "CapacityLimitExceeded"_L1)
-        || equalsCi(code, "TooManyRequestsForCapacity"_L1);
+    return equalsCi(code, "CapacityLimitExceeded"_L1) ||
+           equalsCi(code, "TooManyRequestsForCapacity"_L1);
 }
 
 bool isServerBusyCode(QStringView code)
@@ -719,9 +732,9 @@ bool isSharePointThrottleCode(QStringView code)
 
 bool isThrottleEvidenceCode(QStringView code)
 {
-    return isServerBusyCode(code) || isSharePointThrottleCode(code) || isCapacityCode(code)
-        || equalsCi(code, "TooManyRequests"_L1) || equalsCi(code, "RequestBlocked"_L1)
-        || code == u"20166";
+    return isServerBusyCode(code) || isSharePointThrottleCode(code) || isCapacityCode(code) ||
+           equalsCi(code, "TooManyRequests"_L1) || equalsCi(code, "RequestBlocked"_L1) ||
+           code == u"20166";
 }
 
 qint64 addClamped(qint64 base, qint64 delta)
@@ -794,8 +807,8 @@ std::optional<qint64> parseBlockedUntilMs(QStringView text)
         skipSpaces(text, pos);
         // AM/PM is what .NET's invariant-ish US format writes; a 24-hour clock is accepted too.
         bool twelveHour = false;
-        if (pos + 1 < text.size() && (text[pos + 1] == u'M' || text[pos + 1] == u'm')
-            && (pos + 2 >= text.size() || !isAsciiAlpha(text[pos + 2]))) {
+        if (pos + 1 < text.size() && (text[pos + 1] == u'M' || text[pos + 1] == u'm') &&
+            (pos + 2 >= text.size() || !isAsciiAlpha(text[pos + 2]))) {
             const QChar ap = text[pos];
             const bool am = ap == u'A' || ap == u'a';
             const bool pm = ap == u'P' || ap == u'p';
@@ -821,7 +834,8 @@ std::optional<qint64> parseBlockedUntilMs(QStringView text)
             if (close < 0) {
                 // Cut inside the zone: "(", "(U", "(UT" still announce UTC.
                 const QStringView partial = trim(text.sliced(pos + 1));
-                if (partial.size() > 3 || (!startsWithCi("UTC"_L1, partial) && !startsWithCi("GMT"_L1, partial)))
+                if (partial.size() > 3 ||
+                    (!startsWithCi("UTC"_L1, partial) && !startsWithCi("GMT"_L1, partial)))
                     continue;
             } else {
                 const QStringView zone = trim(text.sliced(pos + 1, close - pos - 1));
@@ -856,14 +870,12 @@ std::optional<qint64> parsePleaseWaitDelayMs(QStringView text)
         skipSpaces(text, pos);
         const QStringView rest = text.sliced(pos);
         int scaleDecimals = -1;
-        if (startsWithCi(rest, "second"_L1)
-            || (startsWithCi(rest, "sec"_L1)
-                && (rest.size() == 3 || !isAsciiAlpha(rest[3])))
-            || (rest.startsWith(u's') && (rest.size() == 1 || !isAsciiAlpha(rest[1]))))
+        if (startsWithCi(rest, "second"_L1) ||
+            (startsWithCi(rest, "sec"_L1) && (rest.size() == 3 || !isAsciiAlpha(rest[3]))) ||
+            (rest.startsWith(u's') && (rest.size() == 1 || !isAsciiAlpha(rest[1]))))
             scaleDecimals = 3;
-        else if (startsWithCi(rest, "millisecond"_L1)
-                 || (startsWithCi(rest, "ms"_L1)
-                     && (rest.size() == 2 || !isAsciiAlpha(rest[2]))))
+        else if (startsWithCi(rest, "millisecond"_L1) ||
+                 (startsWithCi(rest, "ms"_L1) && (rest.size() == 2 || !isAsciiAlpha(rest[2]))))
             scaleDecimals = 0;
         else if (startsWithCi(rest, "minute"_L1)) {
             const auto seconds = parseScaledCeil(number, 3);
@@ -921,9 +933,9 @@ ErrorCodes errorCodesFromBody(QStringView body)
     QStringList textCodes;
     if (const QString sb = serviceBusTextCode(body); !sb.isEmpty() && !isGenericCode(sb))
         appendUnique(textCodes, sb);
-    static constexpr std::array<QLatin1StringView, 5> words = {
-        "activityLimitReached"_L1, "throttledRequest"_L1, "20166"_L1, "ServerBusy"_L1,
-        "server-busy"_L1};
+    static constexpr std::array<QLatin1StringView, 5> words = {"activityLimitReached"_L1,
+                                                               "throttledRequest"_L1, "20166"_L1,
+                                                               "ServerBusy"_L1, "server-busy"_L1};
     bool amqpServerBusy = false;
     for (const auto &word : words) {
         const qsizetype at = findWord(body, word);
@@ -932,8 +944,7 @@ ErrorCodes errorCodesFromBody(QStringView body)
         if (word == "server-busy"_L1) {
             // AMQP condition com.microsoft:server-busy; the operator groups it as ServerBusy.
             appendUnique(textCodes, QStringLiteral("ServerBusy"));
-            amqpServerBusy = at >= 14
-                && equalsCi(body.sliced(at - 14, 14), "com.microsoft:"_L1);
+            amqpServerBusy = at >= 14 && equalsCi(body.sliced(at - 14, 14), "com.microsoft:"_L1);
         } else {
             appendUnique(textCodes, word.toString());
         }
@@ -978,7 +989,8 @@ QString errorCodeOf(const RequestEvent &event)
     }
     if (!event.body.isEmpty()) {
         ErrorCodes codes = errorCodesFromBody(event.body);
-        if (!codes.primary.isEmpty() && (!isGenericCode(codes.primary) || (field.isEmpty() && header.isEmpty())))
+        if (!codes.primary.isEmpty() &&
+            (!isGenericCode(codes.primary) || (field.isEmpty() && header.isEmpty())))
             return codes.primary;
     }
     return !field.isEmpty() ? field : header;
@@ -1015,8 +1027,8 @@ std::optional<ThrottleScope> parseThrottleScope(QStringView value)
     QStringView rest = v.sliced(s1 + 1);
     const qsizetype s2 = rest.indexOf(u'/');
     const QStringView limitPart = trim(s2 < 0 ? rest : rest.first(s2));
-    static constexpr std::array<QLatin1StringView, 3> limits = {
-        "ReadWrite"_L1, "Read"_L1, "Write"_L1};
+    static constexpr std::array<QLatin1StringView, 3> limits = {"ReadWrite"_L1, "Read"_L1,
+                                                                "Write"_L1};
     result.limit = limitPart.toString();
     for (const auto &known : limits) {
         if (equalsCi(limitPart, known)) {
@@ -1058,8 +1070,8 @@ namespace {
 
 struct SfItem
 {
-    QStringView name;  // quoted policy name or bare token ("default", "100")
-    QStringView bare;  // for dictionary members "limit=100": key in name, value here
+    QStringView name;   // quoted policy name or bare token ("default", "100")
+    QStringView bare;   // for dictionary members "limit=100": key in name, value here
     QStringView params; // ";r=50;t=30" (without the leading ';')
 };
 
@@ -1188,7 +1200,8 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
             if (!info.limit || sameName) {
                 info.limit = quota;
                 info.windowSeconds = sfNumber(sfParam(item.params, "w"_L1));
-                if (info.policyName.isEmpty() && !isDigit(item.name.isEmpty() ? QChar() : item.name[0]))
+                if (info.policyName.isEmpty() &&
+                    !isDigit(item.name.isEmpty() ? QChar() : item.name[0]))
                     info.policyName = item.name.toString();
                 matched = sameName;
             }
@@ -1306,8 +1319,8 @@ QString throttleKindName(ThrottleKind kind)
 
 qint64 responseTimeMs(const RequestEvent &event)
 {
-    if (event.durationMs > 0 && std::isfinite(event.durationMs)
-        && event.durationMs < double(kMaxAdviceMs))
+    if (event.durationMs > 0 && std::isfinite(event.durationMs) &&
+        event.durationMs < double(kMaxAdviceMs))
         return event.tsMs + qint64(std::llround(event.durationMs));
     return event.tsMs;
 }
@@ -1320,8 +1333,8 @@ bool hasRetryAfterAdvice(const RequestEvent &event)
         return true;
     if (event.headers.isEmpty())
         return false;
-    return event.headers.contains(u"retry-after") || event.headers.contains(u"retry-after-ms")
-        || event.headers.contains(u"x-ms-retry-after-ms");
+    return event.headers.contains(u"retry-after") || event.headers.contains(u"retry-after-ms") ||
+           event.headers.contains(u"x-ms-retry-after-ms");
 }
 
 // A 503 counts as throttling only when the service says so.
@@ -1333,9 +1346,8 @@ bool serviceSaysThrottling503(const RequestEvent &event, const QString &code)
         return true;
     if (!event.body.isEmpty()) {
         const QStringView body(event.body);
-        if (containsCi(body, "throttl"_L1)
-            || containsCi(body, "server-busy"_L1)
-            || findWord(body, "ServerBusy"_L1) >= 0)
+        if (containsCi(body, "throttl"_L1) || containsCi(body, "server-busy"_L1) ||
+            findWord(body, "ServerBusy"_L1) >= 0)
             return true;
     }
     return false;
@@ -1361,8 +1373,8 @@ ThrottleSignals extract(const RequestEvent &event)
     ThrottleSignals result;
     const bool throttleStatus = event.status == 429 || event.status == 430 || event.status == 503;
     // Hot path: a plain success with nothing attached costs these comparisons and no allocation.
-    if (!throttleStatus && event.headers.isEmpty() && event.retryAfter.isEmpty()
-        && event.body.isEmpty()) {
+    if (!throttleStatus && event.headers.isEmpty() && event.retryAfter.isEmpty() &&
+        event.body.isEmpty()) {
         result.errorCode = event.errorCode;
         return result;
     }
@@ -1430,8 +1442,8 @@ ThrottleSignals extract(const RequestEvent &event)
                 result.resourceUnits = parseDecimal(value);
             } else if (name.startsWith("x-ms-ratelimit-remaining-"_L1)) {
                 anyArm = true;
-            } else if (name.startsWith("ratelimit"_L1) || name.startsWith("x-ratelimit"_L1)
-                       || name.startsWith("x-rate-limit"_L1)) {
+            } else if (name.startsWith("ratelimit"_L1) || name.startsWith("x-ratelimit"_L1) ||
+                       name.startsWith("x-rate-limit"_L1)) {
                 anyRateLimit = true;
             }
         }
