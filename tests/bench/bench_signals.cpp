@@ -1,6 +1,6 @@
 // Cost of throttle-signal extraction and redaction per event, for the report's 1M lines/s
 // budget. Prints ns/event for the cases that dominate real logs.
-//   build/dev/tests/bench/bench_signals [iterations]
+//   build/dev/tests/bench/bench_signals [iterations] [name filter]
 
 #include "ingest/redaction.h"
 #include "signals/throttlesignals.h"
@@ -26,8 +26,12 @@ qint64 threadCpuNs()
 
 // Wall time and this thread's CPU time: on a shared, loaded machine the CPU figure is the one
 // that says what the code costs.
+QByteArray g_filter; // optional second argument: only cases whose name contains it
+
 template <typename Fn> void measure(const char *name, qint64 iterations, Fn &&fn)
 {
+    if (!g_filter.isEmpty() && !QByteArray(name).contains(g_filter))
+        return;
     for (qint64 i = 0; i < iterations / 10; ++i) // warm-up
         fn();
     QElapsedTimer timer;
@@ -47,6 +51,7 @@ int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     const qint64 iterations = argc > 1 ? QByteArray(argv[1]).toLongLong() : 2'000'000;
+    g_filter = argc > 2 ? QByteArray(argv[2]) : QByteArray();
 
     RequestEvent plain;
     plain.tsMs = 1771454649512;
