@@ -245,6 +245,8 @@ std::vector<CompiledCondition> compileConditions(const QList<FieldCondition> &co
 
 struct ThrottleEngine::Impl
 {
+    using Verdict = ThrottleEngine::Verdict;
+
     Options options;
     PolicySet policySet;
     std::vector<CompiledPolicy> policies;
@@ -468,10 +470,12 @@ struct ThrottleEngine::Impl
         alerts.append(alert);
     }
 
-    void process(const RequestEvent &event)
+    Verdict process(const RequestEvent &event)
     {
+        Verdict verdict;
         if (!event.isRequest())
-            return;
+            return verdict;
+        verdict.request = true;
         ++requestEvents;
         const qint64 t0 = event.tsMs;
         if (!firstMs || t0 < *firstMs)
@@ -481,6 +485,7 @@ struct ThrottleEngine::Impl
 
         // What the service said.
         const bool throttled = throttle::isThrottle(event);
+        verdict.observedThrottled = throttled;
         throttle::ThrottleSignals sig;
         std::optional<double> observedPct;
         if (throttled) {
@@ -500,7 +505,7 @@ struct ThrottleEngine::Impl
         const int policyIndex = selectPolicy(event, service);
         if (policyIndex < 0) {
             ++unmatchedEvents;
-            return;
+            return verdict;
         }
         CompiledPolicy &policy = policies[size_t(policyIndex)];
         const QStringView category = classify(policy, event);
@@ -543,7 +548,9 @@ struct ThrottleEngine::Impl
         if (late)
             ++lateEvents;
         if (count == 0)
-            return;
+            return verdict;
+        verdict.matched = true;
+        verdict.predictedThrottled = anyExhausted;
         for (int i = 0; i < count; ++i) {
             const int indexInPolicy = limits[size_t(buckets[size_t(charges[size_t(i)].bucket)].limit)]
                                           .indexInPolicy;
@@ -639,6 +646,7 @@ struct ThrottleEngine::Impl
                 }
             }
         }
+        return verdict;
     }
 
     // Limits of the same policy that charged the same events, transitively.
@@ -772,9 +780,9 @@ const PolicySet &ThrottleEngine::policies() const
     return d->policySet;
 }
 
-void ThrottleEngine::add(const RequestEvent &event)
+ThrottleEngine::Verdict ThrottleEngine::add(const RequestEvent &event)
 {
-    d->process(event);
+    return d->process(event);
 }
 
 void ThrottleEngine::addBatch(std::span<const RequestEvent> events)
