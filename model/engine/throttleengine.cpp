@@ -206,6 +206,12 @@ private:
 struct Series
 {
     qint64 resolutionMs = 1000;
+    // The bin being filled lives here, not in the vectors: consecutive events of a bucket land
+    // in the same bin, and updating three scalars inside the bucket avoids touching the tails
+    // of three vectors per event (cache misses with hundreds of buckets).
+    qint64 currentBin = kNoTime;
+    double currentUsage = 0;
+    double currentPct = 0;
     std::vector<qint64> t;
     std::vector<double> usage;
     std::vector<double> pct;
@@ -218,20 +224,46 @@ struct Series
     void record(qint64 at, double value, double fill, size_t cap)
     {
         const qint64 bin = limiter::floorDiv(at, resolutionMs) * resolutionMs;
-        if (!t.empty() && t.back() == bin) {
-            usage.back() = std::max(usage.back(), value);
-            pct.back() = std::max(pct.back(), fill);
+        if (bin == currentBin) {
+            currentUsage = std::max(currentUsage, value);
+            currentPct = std::max(currentPct, fill);
             return;
         }
-        t.push_back(bin);
-        usage.push_back(value);
-        pct.push_back(fill);
+        flush(cap);
+        currentBin = bin;
+        currentUsage = value;
+        currentPct = fill;
+    }
+
+    void flush(size_t cap)
+    {
+        if (currentBin == kNoTime)
+            return;
+        append(t, usage, pct, currentBin, currentUsage, currentPct, resolutionMs);
+        currentBin = kNoTime;
         if (t.size() > cap)
             coarsen();
     }
 
+    static void append(std::vector<qint64> &times, std::vector<double> &values,
+                       std::vector<double> &pcts, qint64 bin, double value, double fill,
+                       qint64 resolution)
+    {
+        bin = limiter::floorDiv(bin, resolution) * resolution;
+        if (!times.empty() && times.back() == bin) {
+            values.back() = std::max(values.back(), value);
+            pcts.back() = std::max(pcts.back(), fill);
+            return;
+        }
+        times.push_back(bin);
+        values.push_back(value);
+        pcts.push_back(fill);
+    }
+
     [[nodiscard]] qint64 nextBinStart() const
     {
+        if (currentBin != kNoTime)
+            return currentBin + resolutionMs;
         return t.empty() ? kNoTime : t.back() + resolutionMs;
     }
 
@@ -259,11 +291,10 @@ struct Series
 
 struct Bucket
 {
+    // Hot fields first: every event of the bucket touches these.
     int limit = -1; // index into Impl::limits
-    QString key; // the key entry's parts joined with '+'
-    QString service;
-    limiter::State state;
     qint64 lastT = kNoTime;
+    limiter::State state;
 
     qint64 requests = 0;
     qint64 predicted = 0;
@@ -284,6 +315,8 @@ struct Bucket
     qint64 lastHighMs = kNoTime;
 
     Series series;
+    QString key; // the key entry's parts joined with '+'
+    QString service;
 };
 
 // One limit's view of the event being processed.
@@ -690,7 +723,7 @@ struct ThrottleEngine::Impl
         const qint64 endMs = event.durationMs >= 0 ? responseMs : t0;
 
         double maxFill = 0;
-        std::array<double, kMaxLimits> usageBefore{};
+        std::array<double, kMaxLimits> usageBefore; // only [0, count) is used
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];
             Bucket &bucket = buckets[size_t(c.bucket)];
@@ -874,6 +907,10 @@ struct ThrottleEngine::Impl
         out.usageT = s.t;
         out.usage = s.usage;
         out.reconstructedPct = s.pct;
+        if (s.currentBin != kNoTime) {
+            Series::append(out.usageT, out.usage, out.reconstructedPct, s.currentBin,
+                           s.currentUsage, s.currentPct, s.resolutionMs);
+        }
         out.observedPctT = s.observedPctT;
         out.observedPct = s.observedPct;
         out.observedThrottleT = s.observedThrottles.items();
