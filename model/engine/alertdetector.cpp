@@ -51,8 +51,24 @@ const QString &ownerOf(const RequestEvent &event)
 quint64 operationKey(const RequestEvent &event)
 {
     if (!event.operationId.isEmpty())
-        return qHashMulti(0x6f70, event.operationId);
-    return qHashMulti(0x7369, event.identity, event.method, event.url);
+        return fastTextHash(event.operationId, 0x6f70);
+    return fastTextHash(event.url,
+                        fastTextHash(event.method, fastTextHash(event.identity, 0x7369)));
+}
+
+quint64 clientHash(const QString &client)
+{
+    return fastTextHash(client, 0xc1);
+}
+
+quint64 appHash(const QString &app)
+{
+    return fastTextHash(app, 0xa9);
+}
+
+quint64 callerHash(const QString &service, const QString &identity)
+{
+    return combineHashes(fastTextHash(service, 0x5e), fastTextHash(identity, 0x1d));
 }
 
 qint64 floorDiv(qint64 value, qint64 divisor)
@@ -128,14 +144,17 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
     if (now < m_latestRetryAtMs)
         checkRetryAfter(event);
 
-    // Storm bookkeeping: only for clients that retry, get throttled, or have a window open.
-    if (retry || sig.throttled || m_openStormWindows > 0) {
+    // Storm and lane bookkeeping, per client: only for clients that retry, get throttled,
+    // tag lanes, or while some storm window is open.
+    const bool lanes = !event.lane.isEmpty();
+    if (retry || sig.throttled || lanes || m_openStormWindows > 0) {
         const QString &client = clientOf(event);
-        auto it = m_storms.find(client);
-        if (it == m_storms.end() && (retry || sig.throttled))
-            it = m_storms.insert(client, StormState{});
-        if (it != m_storms.end()) {
-            StormState &storm = it.value();
+        const quint64 clientKey = clientHash(client);
+        auto it = m_clients.find(clientKey);
+        if (it == m_clients.end() && (retry || sig.throttled || lanes))
+            it = m_clients.insert(clientKey, ClientState{client, {}, {}});
+        if (it != m_clients.end()) {
+            StormState &storm = it->storm;
             if (storm.windowStartMs != kNever
                 && now >= storm.windowStartMs + m_parameters.stormWindowMs) {
                 closeStormWindow(client, storm, m_alerts);
@@ -158,6 +177,8 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
             }
             if (sig.throttled)
                 storm.lastThrottleMs = now;
+            if (lanes)
+                recordLane(client, it->lane, event, sig.throttled, retry);
         }
     }
 
@@ -220,8 +241,6 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         recordNearLimit(event, *fraction,
                         sig.limitPercentage && *sig.limitPercentage >= m_parameters.nearLimitAt);
     }
-    if (!event.lane.isEmpty())
-        recordLane(event, sig.throttled, retry);
 }
 
 void AlertDetector::finish(qint64 endMs)
@@ -284,14 +303,14 @@ void AlertDetector::checkRetryAfter(const RequestEvent &event)
 {
     // One violation per request, even when both its app and its own scope are blocked.
     if (!event.app.isEmpty()) {
-        const auto it = m_appAdvice.find(event.app);
+        const auto it = m_appAdvice.find(appHash(event.app));
         if (it != m_appAdvice.end() && event.tsMs > it->knownAtMs
             && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
             checkAdvice(it.value(), event);
             return;
         }
     }
-    const auto it = m_callerAdvice.find(CallerKey{event.service, event.identity});
+    const auto it = m_callerAdvice.find(callerHash(event.service, event.identity));
     if (it != m_callerAdvice.end() && event.tsMs > it->knownAtMs
         && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
         checkAdvice(it.value(), event);
@@ -331,13 +350,13 @@ void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::Thro
     const QString &app = (event.app.isEmpty() && sig.scope) ? sig.scope->appId : event.app;
     Advice *advice = nullptr;
     if (sig.scope && sig.scope->isApplicationWide() && !app.isEmpty()) {
-        advice = &m_appAdvice[app];
+        advice = &m_appAdvice[appHash(app)];
         if (advice->label.isEmpty()) {
             advice->label = QStringLiteral("app %1 (application-wide throttle)").arg(app);
             advice->key = app;
         }
     } else {
-        advice = &m_callerAdvice[CallerKey{event.service, event.identity}];
+        advice = &m_callerAdvice[callerHash(event.service, event.identity)];
         if (advice->label.isEmpty()) {
             advice->label = QStringLiteral("%1 on %2").arg(orUnknown(event.identity),
                                                            orUnknown(event.service));
@@ -409,7 +428,7 @@ void AlertDetector::recordNearLimit(const RequestEvent &event, double fraction,
                                     bool fromPercentageHeader)
 {
     const QString &key = ownerOf(event);
-    Episode &episode = m_nearLimit[key];
+    Episode &episode = m_nearLimit[fastTextHash(key, 0x1d)];
     if (episode.alertIndex < 0 || event.tsMs - episode.lastMs > m_parameters.nearLimitEpisodeGapMs) {
         if (episode.alertIndex >= 0) {
             m_alerts[episode.alertIndex].detail =
@@ -417,6 +436,7 @@ void AlertDetector::recordNearLimit(const RequestEvent &event, double fraction,
                                     episode.firstMs, episode.lastMs);
         }
         episode = Episode{};
+        episode.key = key;
         episode.firstMs = event.tsMs;
         episode.alertIndex = int(m_alerts.size());
         m_alerts.append(Alert{kNearLimit, kWarning, event.tsMs, key, QString()});
@@ -431,15 +451,17 @@ void AlertDetector::recordNearLimit(const RequestEvent &event, double fraction,
 
 // ---- lanes ---------------------------------------------------------------------------------
 
-void AlertDetector::recordLane(const RequestEvent &event, bool throttled, bool retry)
+void AlertDetector::recordLane(const QString &client, LaneState &lane, const RequestEvent &event,
+                               bool throttled, bool retry)
 {
-    const bool background = event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
+    // Exact spelling first: the case-insensitive compare is the slow path.
+    const bool background = event.lane == u"background"
+                            || event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
     const bool foreground = !background
-                            && event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0;
+                            && (event.lane == u"foreground"
+                                || event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0);
     if (!background && !foreground)
         return;
-    const QString &client = clientOf(event);
-    LaneState &lane = m_lanes[client];
     const qint64 window = floorDiv(event.tsMs, std::max<qint64>(1, m_parameters.laneWindowMs));
     if (lane.windowIndex != window) {
         if (lane.windowIndex != kNever)
@@ -628,16 +650,14 @@ QList<Alert> AlertDetector::alerts() const
     const qint64 asOfMs = std::max(m_lastEventMs, m_endMs);
 
     // Judge the windows still open on copies.
-    for (auto it = m_storms.cbegin(); it != m_storms.cend(); ++it) {
-        if (it->windowStartMs != kNever) {
-            StormState copy = it.value();
-            closeStormWindow(it.key(), copy, out);
+    for (auto it = m_clients.cbegin(); it != m_clients.cend(); ++it) {
+        if (it->storm.windowStartMs != kNever) {
+            StormState copy = it->storm;
+            closeStormWindow(it->name, copy, out);
         }
-    }
-    for (auto it = m_lanes.cbegin(); it != m_lanes.cend(); ++it) {
-        if (it->windowIndex != kNever) {
-            LaneState copy = it.value();
-            closeLaneWindow(it.key(), copy, out);
+        if (it->lane.windowIndex != kNever) {
+            LaneState copy = it->lane;
+            closeLaneWindow(it->name, copy, out);
         }
     }
     // Episodes still going on: their sentences are written now, not per event.
@@ -664,7 +684,7 @@ QList<Alert> AlertDetector::alerts() const
         const Episode &episode = it.value();
         if (episode.alertIndex >= 0) {
             out[episode.alertIndex].detail =
-                    nearLimitDetail(it.key(), episode.count, episode.peak, episode.byCode,
+                    nearLimitDetail(episode.key, episode.count, episode.peak, episode.byCode,
                                     episode.firstMs, episode.lastMs);
         }
     }

@@ -21,6 +21,10 @@ bool equalsIgnoringCase(const QString &text, QLatin1StringView word)
 // Services that answer with x-ms-throttle-scope and have app and user limits.
 bool isGraphFamily(const QString &service)
 {
+    // Length first: most events are not of this family and the compares are not free.
+    const qsizetype size = service.size();
+    if (size != 5 && size != 7 && size != 10)
+        return false;
     return equalsIgnoringCase(service, QLatin1StringView("graph"))
            || equalsIgnoringCase(service, QLatin1StringView("onenote"))
            || equalsIgnoringCase(service, QLatin1StringView("sharepoint"));
@@ -63,15 +67,23 @@ QString breakerStateName(BreakerState state)
 
 BreakerTracker::BreakerTracker(Parameters parameters) : m_parameters(parameters) {}
 
+BreakerTracker::Key BreakerTracker::makeKey(Kind kind, const QString &service, const QString &id)
+{
+    quint64 hash = fastTextHash(id, quint64(kind) + 1);
+    if (!service.isEmpty())
+        hash = combineHashes(hash, fastTextHash(service, 0x5e));
+    return Key{kind, service, id, hash};
+}
+
 BreakerTracker::Key BreakerTracker::callerKey(const RequestEvent &event,
                                               const throttle::ThrottleSignals &sig)
 {
     if (sig.scope || isGraphFamily(event.service))
-        return {Kind::User, {}, orUnknown(event.identity)};
+        return makeKey(Kind::User, {}, orUnknown(event.identity));
     if (equalsIgnoringCase(event.service, QLatin1StringView("servicebus"))
         && !event.serviceBusNamespace.isEmpty())
-        return {Kind::Namespace, {}, event.serviceBusNamespace};
-    return {Kind::Caller, orUnknown(event.service), orUnknown(event.identity)};
+        return makeKey(Kind::Namespace, {}, event.serviceBusNamespace);
+    return makeKey(Kind::Caller, orUnknown(event.service), orUnknown(event.identity));
 }
 
 BreakerTracker::Key BreakerTracker::tripKey(const RequestEvent &event,
@@ -80,7 +92,7 @@ BreakerTracker::Key BreakerTracker::tripKey(const RequestEvent &event,
     if (sig.scope && sig.scope->isApplicationWide()) {
         const QString app = appOf(event, sig);
         if (!app.isEmpty())
-            return {Kind::App, {}, app};
+            return makeKey(Kind::App, {}, app);
     }
     return callerKey(event, sig);
 }
@@ -108,14 +120,14 @@ QString BreakerTracker::tripScopeName(const RequestEvent &event,
 
 int BreakerTracker::findOrCreate(const Key &key)
 {
-    const auto it = m_index.constFind(key);
+    const auto it = m_index.constFind(key.hash);
     if (it != m_index.constEnd())
         return it.value();
     Reconstructed breaker;
     breaker.name = nameOf(key);
     m_breakers.push_back(std::move(breaker));
     const int index = int(m_breakers.size()) - 1;
-    m_index.insert(key, index);
+    m_index.insert(key.hash, index);
     return index;
 }
 
@@ -201,8 +213,13 @@ void BreakerTracker::passRequest(int index, const RequestEvent &event, bool thro
         // Requests sent before the throttle's response arrived could not have known.
         if (event.tsMs >= breaker.sinceMs) {
             ++breaker.blockedRequests;
-            if (breaker.blockedIdentities.size() < m_parameters.maxBlockedIdentities)
-                breaker.blockedIdentities.insert(orUnknown(event.identity));
+            const QString identity = orUnknown(event.identity);
+            const quint64 hash = fastTextHash(identity, 0x1d);
+            if (!breaker.blockedIdentityHashes.contains(hash)) {
+                breaker.blockedIdentityHashes.insert(hash);
+                if (breaker.blockedIdentities.size() < m_parameters.maxBlockedIdentities)
+                    breaker.blockedIdentities.append(identity);
+            }
         }
         break;
     case BreakerState::HalfOpen:
@@ -275,12 +292,12 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     const Key caller = callerKey(event, sig);
     const QString app = appOf(event, sig);
     int callerIndex = find(caller);
-    int appIndex = app.isEmpty() ? -1 : find(Key{Kind::App, {}, app});
+    int appIndex = app.isEmpty() ? -1 : find(makeKey(Kind::App, {}, app));
     int targetIndex = -1;
     if (sig.throttled || nearLimit) {
         const Key target = tripKey(event, sig);
         targetIndex = findOrCreate(target);
-        if (target == caller)
+        if (target.hash == caller.hash)
             callerIndex = targetIndex;
         else
             appIndex = targetIndex;
@@ -324,7 +341,7 @@ void BreakerTracker::observeFill(const RequestEvent &event, double fill, bool ap
     const throttle::ThrottleSignals none;
     Key key = callerKey(event, none);
     if (applicationWide && !event.app.isEmpty())
-        key = Key{Kind::App, {}, event.app};
+        key = makeKey(Kind::App, {}, event.app);
     const int index = findOrCreate(key);
     advanceLive(index, event.tsMs);
     softOpen(index, event.tsMs,
@@ -377,7 +394,7 @@ QList<BreakerSummary> BreakerTracker::summaries(qint64 endMs) const
         summary.finalState = breakerStateName(breaker.state);
         summary.trips = breaker.trips;
         summary.blockedRequests = breaker.blockedRequests;
-        summary.blockedIdentities = breaker.blockedIdentities.values();
+        summary.blockedIdentities = breaker.blockedIdentities;
         summary.blockedIdentities.sort();
         reconstructed.append(summary);
     }

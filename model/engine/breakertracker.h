@@ -34,6 +34,7 @@
 // bounded list of transitions.
 
 #include "core/requestevent.h"
+#include "engine/alertcommon.h"
 #include "engine/reportdata.h"
 #include "signals/throttlesignals.h"
 
@@ -41,6 +42,7 @@
 #include <QList>
 #include <QSet>
 #include <QString>
+#include <QStringList>
 
 #include <vector>
 
@@ -105,19 +107,17 @@ public:
 
 private:
     enum class Kind : quint8 { App, User, Namespace, Caller };
-    // Identifies a reconstructed breaker without building its name: hashing two shared strings
-    // is cheaper than concatenating a name for every event.
+    // Identifies a reconstructed breaker. The index is keyed by a 64-bit hash of (kind,
+    // service, id) computed once per event from short strings; the strings are only used to
+    // name a new breaker. (Two scopes would have to collide in 64 bits to be merged.)
     struct Key
     {
         Kind kind = Kind::Caller;
-        QString service; // Caller / Namespace only
+        QString service; // Caller only
         QString id;      // app, identity or namespace
-        bool operator==(const Key &other) const = default;
-        friend size_t qHash(const Key &key, size_t seed = 0)
-        {
-            return qHashMulti(seed, quint8(key.kind), key.service, key.id);
-        }
+        quint64 hash = 0;
     };
+    [[nodiscard]] static Key makeKey(Kind kind, const QString &service, const QString &id);
     struct Reconstructed
     {
         QString name;
@@ -129,7 +129,8 @@ private:
         int trips = 0;
         qint64 openMs = 0; // finished open intervals
         qint64 blockedRequests = 0;
-        QSet<QString> blockedIdentities;
+        QSet<quint64> blockedIdentityHashes; // distinct blocked identities, cheap to test
+        QStringList blockedIdentities;       // their names, at most maxBlockedIdentities
     };
     struct Logged
     {
@@ -146,7 +147,7 @@ private:
     [[nodiscard]] static Key tripKey(const RequestEvent &event,
                                      const throttle::ThrottleSignals &sig);
     [[nodiscard]] static QString nameOf(const Key &key);
-    [[nodiscard]] int find(const Key &key) const { return m_index.value(key, -1); }
+    [[nodiscard]] int find(const Key &key) const { return m_index.value(key.hash, -1); }
     int findOrCreate(const Key &key);
 
     // Pure state machine steps, shared by the live path and the read-only summaries (which
@@ -165,7 +166,7 @@ private:
 
     Parameters m_parameters;
     std::vector<Reconstructed> m_breakers;
-    QHash<Key, int> m_index;         // reconstructed breaker -> m_breakers index
+    QHash<quint64, int> m_index;     // Key::hash -> m_breakers index
     QHash<QString, Logged> m_logged; // logged scope name -> its state
     int m_notClosed = 0; // reconstructed breakers not Closed: lets quiet traffic skip all work
     QList<BreakerTransition> m_transitions;
