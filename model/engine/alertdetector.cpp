@@ -56,21 +56,6 @@ quint64 operationKey(const RequestEvent &event)
                         fastTextHash(event.method, fastTextHash(event.identity, 0x7369)));
 }
 
-quint64 clientHash(const QString &client)
-{
-    return fastTextHash(client, 0xc1);
-}
-
-quint64 appHash(const QString &app)
-{
-    return fastTextHash(app, 0xa9);
-}
-
-quint64 callerHash(const QString &service, const QString &identity)
-{
-    return combineHashes(fastTextHash(service, 0x5e), fastTextHash(identity, 0x1d));
-}
-
 qint64 floorDiv(qint64 value, qint64 divisor)
 {
     const qint64 quotient = value / divisor;
@@ -106,7 +91,53 @@ QString namesText(const QSet<QString> &names, qsizetype total)
     return text;
 }
 
+quint64 textHash(const QString &text)
+{
+    return fastTextHash(text, 0x7e);
+}
+
+void sortDistinct(std::vector<quint64> &keys)
+{
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+}
+
 } // namespace
+
+// The hashes that key the per-scope tables, each computed at most once per event and only
+// when some table needs it.
+class AlertScopeKeys
+{
+public:
+    explicit AlertScopeKeys(const RequestEvent &event) : m_event(event) {}
+
+    quint64 app()
+    {
+        if (!m_app)
+            m_app = textHash(m_event.app);
+        return *m_app;
+    }
+    quint64 identity()
+    {
+        if (!m_identity)
+            m_identity = textHash(orUnknown(m_event.identity));
+        return *m_identity;
+    }
+    // identity + service: the scope of a throttle that is not application-wide
+    quint64 caller() { return combineHashes(textHash(m_event.service), identity()); }
+    // clientOf(): the app, else the identity
+    quint64 client() { return m_event.app.isEmpty() ? identity() : app(); }
+    // ownerOf(): the identity, else the app
+    quint64 owner()
+    {
+        return (m_event.identity.isEmpty() && !m_event.app.isEmpty()) ? app() : identity();
+    }
+
+private:
+    const RequestEvent &m_event;
+    std::optional<quint64> m_app;
+    std::optional<quint64> m_identity;
+};
 
 AlertDetector::AlertDetector(Parameters parameters) : m_parameters(parameters) {}
 
@@ -141,15 +172,16 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         }
     }
 
+    AlertScopeKeys keys(event);
     if (now < m_latestRetryAtMs)
-        checkRetryAfter(event);
+        checkRetryAfter(event, keys);
 
     // Storm and lane bookkeeping, per client: only for clients that retry, get throttled,
     // tag lanes, or while some storm window is open.
     const bool lanes = !event.lane.isEmpty();
     if (retry || sig.throttled || lanes || m_openStormWindows > 0) {
         const QString &client = clientOf(event);
-        const quint64 clientKey = clientHash(client);
+        const quint64 clientKey = keys.client();
         auto it = m_clients.find(clientKey);
         if (it == m_clients.end() && (retry || sig.throttled || lanes))
             it = m_clients.insert(clientKey, ClientState{client, {}, {}});
@@ -168,10 +200,10 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
                 ++storm.windowRequests;
                 storm.windowSuccesses += success ? 1 : 0;
                 storm.windowThrottled += sig.throttled ? 1 : 0;
-                storm.windowOperations.insert(key);
+                storm.windowOperations.push_back(key);
                 if (retry) {
                     ++storm.windowRetries;
-                    storm.windowRetriedOperations.insert(key);
+                    storm.windowRetriedOperations.push_back(key);
                 }
                 storm.windowLastMs = now;
             }
@@ -232,14 +264,15 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
 
     if (sig.throttled) {
         if (sig.retryAtMs)
-            recordAdvice(event, sig);
+            recordAdvice(event, sig, keys);
         if (sig.kind == throttle::ThrottleKind::Capacity)
             recordCapacity(event, sig);
     }
     if (const auto fraction = reportedLimitFraction(sig);
         fraction && *fraction >= m_parameters.nearLimitAt) {
         recordNearLimit(event, *fraction,
-                        sig.limitPercentage && *sig.limitPercentage >= m_parameters.nearLimitAt);
+                        sig.limitPercentage && *sig.limitPercentage >= m_parameters.nearLimitAt,
+                        keys);
     }
 }
 
@@ -299,18 +332,18 @@ QString adviceDetail(qint64 violations, const QString &label, qint64 firstMs, qi
 
 } // namespace
 
-void AlertDetector::checkRetryAfter(const RequestEvent &event)
+void AlertDetector::checkRetryAfter(const RequestEvent &event, AlertScopeKeys &keys)
 {
     // One violation per request, even when both its app and its own scope are blocked.
     if (!event.app.isEmpty()) {
-        const auto it = m_appAdvice.find(appHash(event.app));
+        const auto it = m_appAdvice.find(keys.app());
         if (it != m_appAdvice.end() && event.tsMs > it->knownAtMs
             && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
             checkAdvice(it.value(), event);
             return;
         }
     }
-    const auto it = m_callerAdvice.find(callerHash(event.service, event.identity));
+    const auto it = m_callerAdvice.find(keys.caller());
     if (it != m_callerAdvice.end() && event.tsMs > it->knownAtMs
         && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
         checkAdvice(it.value(), event);
@@ -341,7 +374,8 @@ void AlertDetector::checkAdvice(Advice &advice, const RequestEvent &event)
     advice.lastViolationMs = now;
 }
 
-void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                                 AlertScopeKeys &keys)
 {
     const qint64 knownAtMs = responseArrivalMs(event);
     const qint64 retryAtMs = *sig.retryAtMs;
@@ -350,13 +384,13 @@ void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::Thro
     const QString &app = (event.app.isEmpty() && sig.scope) ? sig.scope->appId : event.app;
     Advice *advice = nullptr;
     if (sig.scope && sig.scope->isApplicationWide() && !app.isEmpty()) {
-        advice = &m_appAdvice[appHash(app)];
+        advice = &m_appAdvice[app == event.app ? keys.app() : textHash(app)];
         if (advice->label.isEmpty()) {
             advice->label = QStringLiteral("app %1 (application-wide throttle)").arg(app);
             advice->key = app;
         }
     } else {
-        advice = &m_callerAdvice[callerHash(event.service, event.identity)];
+        advice = &m_callerAdvice[keys.caller()];
         if (advice->label.isEmpty()) {
             advice->label = QStringLiteral("%1 on %2").arg(orUnknown(event.identity),
                                                            orUnknown(event.service));
@@ -425,10 +459,10 @@ void AlertDetector::recordCapacity(const RequestEvent &event, const throttle::Th
 }
 
 void AlertDetector::recordNearLimit(const RequestEvent &event, double fraction,
-                                    bool fromPercentageHeader)
+                                    bool fromPercentageHeader, AlertScopeKeys &keys)
 {
     const QString &key = ownerOf(event);
-    Episode &episode = m_nearLimit[fastTextHash(key, 0x1d)];
+    Episode &episode = m_nearLimit[keys.owner()];
     if (episode.alertIndex < 0 || event.tsMs - episode.lastMs > m_parameters.nearLimitEpisodeGapMs) {
         if (episode.alertIndex >= 0) {
             m_alerts[episode.alertIndex].detail =
@@ -523,6 +557,8 @@ void AlertDetector::closeLaneWindow(const QString &client, LaneState &lane,
 void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
                                      QList<Alert> &out) const
 {
+    sortDistinct(storm.windowRetriedOperations);
+    sortDistinct(storm.windowOperations);
     const auto retried = double(storm.windowRetriedOperations.size());
     const auto active = double(storm.windowOperations.size());
     const bool enoughOperations =
@@ -550,8 +586,12 @@ void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
         storm.episodeRequests += storm.windowRequests;
         storm.episodeThrottled += storm.windowThrottled;
         storm.episodeRetries += storm.windowRetries;
-        if (storm.episodeOperations.size() < kMaxEpisodeOperations)
-            storm.episodeOperations.unite(storm.windowRetriedOperations);
+        if (qsizetype(storm.episodeOperations.size()) < kMaxEpisodeOperations) {
+            storm.episodeOperations.insert(storm.episodeOperations.end(),
+                                           storm.windowRetriedOperations.begin(),
+                                           storm.windowRetriedOperations.end());
+            sortDistinct(storm.episodeOperations);
+        }
         storm.lastWaveEndMs = storm.windowLastMs;
         if (storm.waves >= m_parameters.stormMinWaves) {
             if (storm.alertIndex < 0) {
@@ -566,7 +606,7 @@ void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
                                    "%7 (%8 to %9). Every wave renews the throttling: one shared "
                                    "circuit breaker (all retry loops wait once) and jittered "
                                    "backoff break the spiral.")
-                            .arg(storm.episodeOperations.size())
+                            .arg(qsizetype(storm.episodeOperations.size()))
                             .arg(client)
                             .arg(storm.waves)
                             .arg(secondsText(m_parameters.stormWindowMs),

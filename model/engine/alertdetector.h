@@ -70,6 +70,8 @@
 
 namespace ts {
 
+class AlertScopeKeys; // per-event scope hashes, computed lazily (alertdetector.cpp)
+
 struct AlertParameters
 {
     // Retry identification without attempt / operationId.
@@ -158,8 +160,10 @@ private:
         qint64 windowSuccesses = 0;
         qint64 windowThrottled = 0;
         qint64 windowRetries = 0;
-        QSet<quint64> windowOperations;
-        QSet<quint64> windowRetriedOperations;
+        // Operation keys seen in the window, deduplicated when the window closes (appending is
+        // far cheaper per event than a set insert).
+        std::vector<quint64> windowOperations;
+        std::vector<quint64> windowRetriedOperations;
         // The current episode of waves.
         int waves = 0;
         qint64 episodeStartMs = 0;
@@ -167,7 +171,7 @@ private:
         qint64 episodeRequests = 0;
         qint64 episodeThrottled = 0;
         qint64 episodeRetries = 0;
-        QSet<quint64> episodeOperations;
+        std::vector<quint64> episodeOperations; // sorted, distinct
         int alertIndex = -1;
     };
 
@@ -221,12 +225,14 @@ private:
     };
 
     void sweep(qint64 nowMs);
-    void checkRetryAfter(const RequestEvent &event);
+    void checkRetryAfter(const RequestEvent &event, AlertScopeKeys &keys);
     void checkAdvice(Advice &advice, const RequestEvent &event);
-    void recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig);
+    void recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                      AlertScopeKeys &keys);
     void recordEnvelope(const RequestEvent &event);
     void recordCapacity(const RequestEvent &event, const throttle::ThrottleSignals &sig);
-    void recordNearLimit(const RequestEvent &event, double fraction, bool fromPercentageHeader);
+    void recordNearLimit(const RequestEvent &event, double fraction, bool fromPercentageHeader,
+                         AlertScopeKeys &keys);
     void recordLane(const QString &client, LaneState &lane, const RequestEvent &event,
                     bool throttled, bool retry);
 

@@ -109,15 +109,16 @@ private:
     enum class Kind : quint8 { App, User, Namespace, Caller };
     // Identifies a reconstructed breaker. The index is keyed by a 64-bit hash of (kind,
     // service, id) computed once per event from short strings; the strings are only used to
-    // name a new breaker. (Two scopes would have to collide in 64 bits to be merged.)
+    // name a new breaker. (Two scopes would have to collide in 64 bits to be merged.) The
+    // pointers refer to the event being added (or static names): a Key never outlives add().
     struct Key
     {
         Kind kind = Kind::Caller;
-        QString service; // Caller only
-        QString id;      // app, identity or namespace
+        const QString *service = nullptr; // Caller only
+        const QString *id = nullptr;      // app, identity or namespace
         quint64 hash = 0;
     };
-    [[nodiscard]] static Key makeKey(Kind kind, const QString &service, const QString &id);
+    [[nodiscard]] static Key makeKey(Kind kind, const QString *service, const QString &id);
     struct Reconstructed
     {
         QString name;
@@ -162,7 +163,9 @@ private:
 
     void passRequest(int index, const RequestEvent &event, bool throttledHere);
     void trip(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig);
-    void softOpen(int index, qint64 atMs, const QString &reason);
+    // Notes a near-limit report; true when the breaker is closed and must now soft-open (the
+    // caller formats the reason only then: near-limit reports repeat on every response).
+    bool noteNearLimit(int index, qint64 atMs);
 
     Parameters m_parameters;
     std::vector<Reconstructed> m_breakers;
