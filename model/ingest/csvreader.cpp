@@ -50,7 +50,7 @@ struct FieldInfo
     Target target;
     // Column names recognised automatically, normalised (lower case, no "[UTC]"), in priority
     // order: the first one present in the header wins.
-    std::initializer_list<const char16_t *> synonyms;
+    std::vector<std::u16string_view> synonyms;
 };
 
 const std::vector<FieldInfo> &fieldTable()
@@ -409,8 +409,9 @@ CsvMapping CsvReader::recogniseColumns(const QStringList &header)
     CsvMapping mapping;
     QList<qsizetype> taken;
     for (const FieldInfo &info : fieldTable()) {
-        for (const char16_t *synonym : info.synonyms) {
-            const qsizetype index = normalised.indexOf(QStringView(synonym));
+        for (const std::u16string_view synonym : info.synonyms) {
+            const qsizetype index =
+                normalised.indexOf(QStringView(synonym.data(), qsizetype(synonym.size())));
             if (index >= 0 && !taken.contains(index)) {
                 mapping.set(QString::fromUtf16(info.name), header.at(index).trimmed());
                 taken.append(index);
@@ -543,6 +544,10 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         for (size_t i = 0; i < fieldCount; ++i) {
             const std::string_view value = fields[i];
             const Column &column = columns[i];
+            // An empty cell says nothing: it must not overwrite what another column (or
+            // customDimensions) already gave.
+            if (ingest::trimmed(value).empty() && column.target != Target::Ts)
+                continue;
             switch (column.target) {
             case Target::Ts:
                 rawTime = value;

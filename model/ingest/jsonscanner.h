@@ -46,6 +46,8 @@ public:
     // read the index back with pinned() after scanning.
     void pin(size_t index) { m_pin = index; }
     [[nodiscard]] size_t pinned() const { return m_pin; }
+    // Goes back to the pinned index (to re-read a value whose first member was peeked at).
+    void rewindToPin() { m_pos = m_pin; }
     void unpin() { m_pin = kNoPin; }
     void advance() { ++m_pos; }
 
