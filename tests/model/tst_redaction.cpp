@@ -3,9 +3,13 @@
 
 #include "ingest/redaction.h"
 
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QRandomGenerator>
+#include <QRegularExpression>
 #include <QTest>
 
 using namespace ts;
@@ -470,6 +474,79 @@ private slots:
         QVERIFY(e.extraJson.constData() == before.extraJson.constData());
         QVERIFY(e.headers == before.headers);
         QVERIFY(e.identity.isEmpty());
+    }
+
+    // Real captures (HAR files by Chrome, Firefox, Charles, mitmproxy, Insomnia, ...): request
+    // and response headers as an importer would hand them over. Credentials go, everything else
+    // stays byte-identical.
+    void realHarCaptures_data()
+    {
+        QTest::addColumn<QString>("path");
+        const QDir dir(QStringLiteral(TS_THIRDPARTY_DIR "/har"));
+        for (const QString &file : dir.entryList({u"*.har"_qs}, QDir::Files, QDir::Name))
+            QTest::newRow(qPrintable(file)) << dir.filePath(file);
+    }
+    void realHarCaptures()
+    {
+        QFETCH(QString, path);
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QJsonArray entries = QJsonDocument::fromJson(file.readAll())
+                                       .object()
+                                       .value(u"log")
+                                       .toObject()
+                                       .value(u"entries")
+                                       .toArray();
+        const QStringList credentialHeaders = {u"authorization"_qs, u"proxy-authorization"_qs,
+                                               u"cookie"_qs, u"set-cookie"_qs};
+        int secretsSeen = 0;
+        for (const QJsonValue &entryValue : entries) {
+            const QJsonObject entry = entryValue.toObject();
+            const QJsonObject request = entry.value(u"request").toObject();
+            const QJsonObject response = entry.value(u"response").toObject();
+            RequestEvent event;
+            event.url = request.value(u"url").toString();
+            event.status = response.value(u"status").toInt();
+            QList<QPair<QString, QString>> original;
+            for (const QJsonObject &message : {request, response}) {
+                for (const QJsonValue &h : message.value(u"headers").toArray()) {
+                    const QString name = h.toObject().value(u"name").toString().toLower();
+                    const QString value = h.toObject().value(u"value").toString();
+                    if (name.isEmpty() || event.headers.contains(name))
+                        continue; // HttpHeaders keeps one value per name
+                    event.headers.set(name, value);
+                    original.append({name, value});
+                }
+            }
+            const QString originalUrl = event.url;
+            redactEvent(event);
+
+            QString everything = event.url + event.body;
+            for (const auto &[name, value] : event.headers.items())
+                everything += name + u':' + value + u'\n';
+            for (const auto &[name, value] : original) {
+                if (credentialHeaders.contains(name)) {
+                    QVERIFY2(!event.headers.contains(name), qPrintable(name));
+                    ++secretsSeen;
+                    if (value.size() >= 8 && !originalUrl.contains(value))
+                        QVERIFY2(!everything.contains(value), qPrintable(name + u": "_qs + value));
+                } else if (!isSecretHeader(name)) {
+                    QVERIFY2(event.headers.contains(name), qPrintable(name));
+                    QCOMPARE(event.headers.value(name), value);
+                }
+            }
+            // Independent oracle for the URL: secret query parameters masked, nothing else.
+            static const QRegularExpression secretParam(
+                uR"(([?&](?:api_key|apikey|api-key|key|sig|code|token|access_token|id_token|refresh_token|client_secret|password)=)[^&#]+)"_qs,
+                QRegularExpression::CaseInsensitiveOption);
+            QString expectedUrl = originalUrl;
+            expectedUrl.replace(secretParam, u"\\1REDACTED"_qs);
+            QCOMPARE(event.url, expectedUrl);
+            if (expectedUrl != originalUrl)
+                ++secretsSeen;
+        }
+        if (path.contains(u"yahoo"_qs) || path.contains(u"websocket"_qs) || path.contains(u"k6"_qs))
+            QVERIFY(secretsSeen > 0); // the captures known to carry credentials did
     }
 
     void claims_data()
