@@ -445,8 +445,22 @@ private:
         return p;
     }
 
+    // `realm="`, `error="`, `authorization_uri="`: a challenge parameter name (letters and
+    // underscores) followed by '=' and a quote, not a token.
+    bool isChallengeParameter(qsizetype begin, qsizetype end) const
+    {
+        if (end - begin < 2 || at(end - 1) != u'=' || at(end) != u'"')
+            return false;
+        for (qsizetype q = begin; q < end - 1; ++q) {
+            const char16_t c = at(q);
+            if (!((c >= u'a' && c <= u'z') || (c >= u'A' && c <= u'Z') || c == u'_'))
+                return false;
+        }
+        return true;
+    }
+
     // "Bearer <token>" (RFC 6750). A WWW-Authenticate challenge (`Bearer realm="..."`,
-    // `Bearer error="invalid_token"`) is not a token: its "word=" is followed by a quote.
+    // `Bearer error="invalid_token"`) is not a token.
     qsizetype bearer(qsizetype i)
     {
         if (!equalsAsciiCi(s, n, i, "bearer") || isAlnum(at(i - 1)) || !isBlank(at(i + 6)))
@@ -457,7 +471,7 @@ private:
         const qsizetype begin = p;
         while (p < n && isTokenChar(at(p)))
             ++p;
-        if (p - begin < 8 || at(p) == u'"')
+        if (p - begin < 8 || isChallengeParameter(begin, p))
             return i + 1;
         mask(begin, p);
         return p;

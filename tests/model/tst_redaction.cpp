@@ -201,6 +201,12 @@ private slots:
             << u"authorization: Basic dXNlcjpwYXNz"_qs << u"authorization: REDACTED"_qs;
         QTest::newRow("bearer-in-prose") << u"sent with bearer abcdefghijklmnop1234 and failed"_qs
                                          << u"sent with bearer REDACTED and failed"_qs;
+        QTest::newRow("bearer-in-json-string")
+            << u"{\"header\":\"Bearer abcdefghijklmnop1234\",\"x\":1}"_qs
+            << u"{\"header\":\"Bearer REDACTED\",\"x\":1}"_qs;
+        QTest::newRow("bearer-padded-token-in-json")
+            << u"{\"h\":\"Bearer QWxhZGRpbjpvcGVuIHNlc2FtZQ==\"}"_qs
+            << u"{\"h\":\"Bearer REDACTED\"}"_qs;
         QTest::newRow("jwt-alone")
             << u"token was "_qs + jwt + u" (expired)"_qs << u"token was REDACTED (expired)"_qs;
         QTest::newRow("jwt-unsigned")
