@@ -351,7 +351,7 @@ private:
             return e + 1;
         }
         if (first == u'{' || first == u'[')
-            return v; // structured value: its own keys are scanned
+            return maskStructured(v); // "set-cookie": ["a=1", "b=2"], "authorization": {...}
         qsizetype e = v;
         if (jsonKey) {
             // A JSON number or literal: a numeric PIN is a secret, null/true/false are not. The
@@ -387,6 +387,45 @@ private:
         }
         mask(v, e);
         return e;
+    }
+
+    // Under a secret key every string *value* of the nested array/object is masked (its keys
+    // stay, so the JSON keeps its shape). Returns the position after the closing bracket, or
+    // the end of the text when it is truncated.
+    qsizetype maskStructured(qsizetype p)
+    {
+        int depth = 0;
+        while (p < n) {
+            const char16_t c = at(p);
+            if (c == u'{' || c == u'[') {
+                ++depth;
+                ++p;
+            } else if (c == u'}' || c == u']') {
+                ++p;
+                if (--depth == 0)
+                    return p;
+            } else if (c == u'"') {
+                const qsizetype begin = p + 1;
+                qsizetype e = begin;
+                while (e < n && at(e) != u'"')
+                    e += at(e) == u'\\' ? 2 : 1;
+                e = e < n ? e : n;
+                qsizetype after = e + 1;
+                while (after < n && isWhite(at(after)))
+                    ++after;
+                if (at(after) != u':') // a value, not a key
+                    mask(begin, e);
+                p = e + 1;
+            } else if (c == u',' || c == u':' || isWhite(c)) {
+                ++p;
+            } else { // number or literal
+                const qsizetype e = wordEnd(p);
+                if (!(isWord(p, e, "null") || isWord(p, e, "true") || isWord(p, e, "false")))
+                    mask(p, e, true);
+                p = e > p ? e : p + 1;
+            }
+        }
+        return n;
     }
 
     qsizetype wordEnd(qsizetype e) const

@@ -207,6 +207,14 @@ private slots:
         QTest::newRow("bearer-padded-token-in-json")
             << u"{\"h\":\"Bearer QWxhZGRpbjpvcGVuIHNlc2FtZQ==\"}"_qs
             << u"{\"h\":\"Bearer REDACTED\"}"_qs;
+        QTest::newRow("secret-key-array")
+            << u"{\"set-cookie\": [\"a=1; Path=/\", \"b=2\"], \"x\": [\"keep\"]}"_qs
+            << u"{\"set-cookie\": [\"REDACTED\", \"REDACTED\"], \"x\": [\"keep\"]}"_qs;
+        QTest::newRow("secret-key-object")
+            << u"{\"authorization\": {\"scheme\": \"Basic\", \"parameter\": \"dXNlcjpwYXNz\", \"n\": 5, \"ok\": true}, \"y\": \"keep\"}"_qs
+            << u"{\"authorization\": {\"scheme\": \"REDACTED\", \"parameter\": \"REDACTED\", \"n\": \"REDACTED\", \"ok\": true}, \"y\": \"keep\"}"_qs;
+        QTest::newRow("secret-key-truncated-array")
+            << u"{\"cookie\": [\"abc"_qs << u"{\"cookie\": [\"REDACTED"_qs;
         QTest::newRow("jwt-alone")
             << u"token was "_qs + jwt + u" (expired)"_qs << u"token was REDACTED (expired)"_qs;
         QTest::newRow("jwt-unsigned")
