@@ -1154,6 +1154,14 @@ std::optional<double> sfNumber(QStringView v)
     return parseDecimal(t);
 }
 
+// A policy item's window: "w" (drafts >= 03), "window" (drafts 01-02).
+std::optional<double> policyWindow(const SfItem &item)
+{
+    if (auto w = sfNumber(sfParam(item.params, "w"_L1)))
+        return w;
+    return sfNumber(sfParam(item.params, "window"_L1));
+}
+
 std::optional<qint64> resetDeltaToInstant(QStringView v, qint64 responseMs)
 {
     const auto ms = secondsToMs(v);
@@ -1213,7 +1221,7 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
             const bool sameName = !info.policyName.isEmpty() && item.name == info.policyName;
             if (!info.limit || sameName) {
                 info.limit = quota;
-                info.windowSeconds = sfNumber(sfParam(item.params, "w"_L1));
+                info.windowSeconds = policyWindow(item);
                 if (info.policyName.isEmpty() &&
                     !isDigit(item.name.isEmpty() ? QChar() : item.name[0]))
                     info.policyName = item.name.toString();
@@ -1228,10 +1236,11 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
         if (!v.isEmpty())
             info.limit = leadingNumber(v);
         if (!info.windowSeconds) {
-            // "100, 100;w=60": the window of the first policy item
-            const qsizetype w = indexOfCi(v, "w="_L1, 0);
-            if (w > 0)
-                info.windowSeconds = leadingNumber(QStringView(v).sliced(w + 2));
+            // "100, 100;w=60" (draft 01-02: "10, 10;window=1"): the first policy item's window
+            forEachSfMember(v, [&](const SfItem &item) {
+                if (!info.windowSeconds)
+                    info.windowSeconds = policyWindow(item);
+            });
         }
     }
     if (!info.remaining) {
@@ -1347,7 +1356,8 @@ bool hasRetryAfterAdvice(const RequestEvent &event)
         return true;
     if (event.headers.isEmpty())
         return false;
-    return event.headers.contains(u"retry-after"_sv) || event.headers.contains(u"retry-after-ms"_sv) ||
+    return event.headers.contains(u"retry-after"_sv) ||
+           event.headers.contains(u"retry-after-ms"_sv) ||
            event.headers.contains(u"x-ms-retry-after-ms"_sv);
 }
 

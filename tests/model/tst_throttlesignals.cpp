@@ -655,6 +655,12 @@ private slots:
                            u"RateLimit-Remaining"_qs, u"99"_qs,
                            u"RateLimit-Reset"_qs,     u"59"_qs}
             << 100.0 << 99.0 << kT + 59000 << 60.0 << QString();
+        QTest::newRow("ratelimit-limit-window-draft-01")
+            << QStringList{u"RateLimit-Limit"_qs, u"10, 10;window=1, 50;window=60"_qs} << 10.0
+            << kNoDouble << kAbsent << 1.0 << QString();
+        QTest::newRow("policy-window-draft-01")
+            << QStringList{u"RateLimit-Policy"_qs, u"50;window=60"_qs} << 50.0 << kNoDouble
+            << kAbsent << 60.0 << QString();
         QTest::newRow("x-ratelimit-epoch-seconds")
             << QStringList{u"X-RateLimit-Limit"_qs,     u"5000"_qs,
                            u"X-RateLimit-Remaining"_qs, u"0"_qs,
