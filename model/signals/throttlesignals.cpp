@@ -1434,9 +1434,14 @@ ThrottleSignals extract(const RequestEvent &event)
 
     const qint64 responseMs = responseTimeMs(event);
     std::optional<qint64> retryAt;
+    // The retryAfter field is the Retry-After header as the logger saw it; the header itself
+    // is only read when the field is absent or unreadable.
+    bool retryAfterRead = false;
     if (!event.retryAfter.isEmpty()) {
-        if (const auto d = parseRetryAfterDelayMs(event.retryAfter, responseMs))
+        if (const auto d = parseRetryAfterDelayMs(event.retryAfter, responseMs)) {
             takeLatest(retryAt, addClamped(responseMs, *d));
+            retryAfterRead = true;
+        }
     }
 
     if (!event.headers.isEmpty()) {
@@ -1449,7 +1454,7 @@ ThrottleSignals extract(const RequestEvent &event)
                 continue;
             }
             if (name == u"retry-after"_sv) {
-                if (event.retryAfter.isEmpty()) { // the field is the same header, parsed above
+                if (!retryAfterRead) {
                     if (const auto d = parseRetryAfterDelayMs(value, responseMs))
                         takeLatest(retryAt, addClamped(responseMs, *d));
                 }
@@ -1478,7 +1483,10 @@ ThrottleSignals extract(const RequestEvent &event)
     }
 
     if (!event.body.isEmpty() && interesting) {
-        takeLatest(retryAt, parseBlockedUntilMs(event.body));
+        // A "blocked until" further out than any believable advice is a mangled date.
+        if (const auto until = parseBlockedUntilMs(event.body);
+            until && *until - responseMs <= kMaxAdviceMs)
+            takeLatest(retryAt, until);
         if (const auto d = parsePleaseWaitDelayMs(event.body))
             takeLatest(retryAt, addClamped(responseMs, *d));
     }
@@ -1487,6 +1495,10 @@ ThrottleSignals extract(const RequestEvent &event)
     if (result.throttled && result.rateLimit.remaining && *result.rateLimit.remaining <= 0)
         takeLatest(retryAt, result.rateLimit.resetAtMs);
 
+    // Advice pointing before the response (clock skew, a reset already passed) means "now":
+    // nobody can send again before the answer arrived.
+    if (retryAt && *retryAt < responseMs)
+        retryAt = responseMs;
     result.retryAtMs = retryAt;
     return result;
 }

@@ -886,6 +886,22 @@ private slots:
                                            << QStringList() << QString() << kT;
         QTest::newRow("garbage") << 429 << -1.0 << u"later"_qs << QStringList() << QString()
                                  << kAbsent;
+        QTest::newRow("garbage-field-falls-back-to-header")
+            << 429 << -1.0 << u"later"_qs << QStringList{u"Retry-After"_qs, u"9"_qs} << QString()
+            << kT + 9000;
+        QTest::newRow("blocked-until-in-past-means-now")
+            << 429 << -1.0 << QString() << QStringList()
+            << u"Request is blocked by the upstream service until: 9/2/2025 5:21:55 PM (UTC)"_qs
+            << kT;
+        QTest::newRow("blocked-until-centuries-away-ignored")
+            << 429 << -1.0 << u"5"_qs << QStringList()
+            << u"Request is blocked by the upstream service until: 9/2/2999 5:21:55 PM (UTC)"_qs
+            << kT + 5000;
+        QTest::newRow("reset-in-past-means-now")
+            << 429 << -1.0 << QString()
+            << QStringList{u"X-RateLimit-Remaining"_qs, u"0"_qs, u"X-RateLimit-Reset"_qs,
+                           u"1700000000"_qs}
+            << QString() << kT;
         QTest::newRow("none-onenote") << 429 << -1.0 << QString() << QStringList()
                                       << u"{\"error\":{\"code\":\"20166\"}}"_qs << kAbsent;
         QTest::newRow("exhausted-ratelimit")
@@ -1016,7 +1032,7 @@ private slots:
             else
                 QVERIFY2(!blocked, qPrintable(prefix.toString()));
             RequestEvent event;
-            event.tsMs = kT;
+            event.tsMs = kFabricDate;
             event.status = 429;
             event.body = prefix.toString();
             const ThrottleSignals s = extract(event);
