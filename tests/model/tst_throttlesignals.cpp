@@ -227,6 +227,10 @@ private slots:
         QTest::newRow("plus-sign") << u"+5"_qs << kT << kAbsent;
         QTest::newRow("exponent") << u"1e3"_qs << kT << kAbsent;
         QTest::newRow("unit-suffix") << u"120s"_qs << kT << kAbsent;
+        QTest::newRow("merged-duplicates") << u"55, 55"_qs << kT << Q_INT64_C(55000);
+        QTest::newRow("merged-different-takes-longest") << u"5,30"_qs << kT << Q_INT64_C(30000);
+        QTest::newRow("merged-with-garbage") << u"5, soon"_qs << kT << kAbsent;
+        QTest::newRow("merged-empty-member") << u"5,"_qs << kT << kAbsent;
         QTest::newRow("two-numbers") << u"5 5"_qs << kT << kAbsent;
         QTest::newRow("just-dot") << u"."_qs << kT << kAbsent;
         QTest::newRow("empty") << QString() << kT << kAbsent;
