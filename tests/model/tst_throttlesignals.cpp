@@ -3,6 +3,7 @@
 // responses). Expected values for the real samples are read from the files by this test's own
 // small readers, never copied from what the implementation printed.
 
+#include "alloccounter.h"
 #include "signals/throttlesignals.h"
 
 #include <QDateTime>
@@ -978,6 +979,38 @@ private slots:
         QVERIFY(!s.retryAtMs && !s.limitPercentage && !s.scope && !s.resourceUnits);
         QVERIFY(s.rateLimit.isEmpty() && s.armRemaining.isEmpty() &&
                 s.throttleInformation.isEmpty());
+    }
+
+    // The report calls extract() for every line: a plain success (or one carrying only the
+    // Graph soft-limit header) must not touch the heap.
+    void hotPathAllocatesNothing()
+    {
+#ifndef TS_COUNTS_ALLOCATIONS
+        QSKIP("allocation counting needs glibc malloc (not available under ASan)");
+#else
+        RequestEvent plain;
+        plain.tsMs = kT;
+        plain.status = 200;
+        plain.url = u"https://api.fabric.microsoft.com/v1/workspaces"_qs;
+        plain.errorCode = u"x"_qs;
+        RequestEvent soft = plain;
+        soft.headers.set(u"x-ms-throttle-limit-percentage"_qs, u"0.85"_qs);
+        soft.headers.set(u"x-ms-resource-unit"_qs, u"1"_qs);
+        { // the counter itself works: a fresh string does allocate
+            const long start = ts::testing::allocationCount.load();
+            const QString fresh = QString::number(1234567890123LL);
+            QVERIFY(ts::testing::allocationCount.load() > start && !fresh.isEmpty());
+        }
+        qint64 sink = 0;
+        const long before = ts::testing::allocationCount.load();
+        for (int i = 0; i < 1000; ++i) {
+            const ThrottleSignals a = extract(plain);
+            const ThrottleSignals b = extract(soft);
+            sink += a.throttled + isThrottle(plain) + qint64(b.limitPercentage.value_or(0) * 100);
+        }
+        QCOMPARE(ts::testing::allocationCount.load() - before, 0L);
+        QCOMPARE(sink, qint64(85) * 1000);
+#endif
     }
 
     void responseTime()
