@@ -805,6 +805,10 @@ private slots:
         QTest::newRow("503-serverbusy-code")
             << 503 << u"ServerBusy"_qs << QStringList() << QString() << QString() << true
             << u"server-busy"_qs << true;
+        QTest::newRow("503-storage-xml")
+            << 503 << QString() << QStringList()
+            << u"<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>ServerBusy</Code><Message>Egress is over the account limit.</Message></Error>"_qs
+            << QString() << true << u"server-busy"_qs << true;
         QTest::newRow("503-amqp") << 503 << QString() << QStringList()
                                   << u"com.microsoft:server-busy"_qs << QString() << true
                                   << u"server-busy"_qs << true;
