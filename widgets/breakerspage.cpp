@@ -117,7 +117,7 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
     m_cursor = new QCPItemStraightLine(m_plot);
-    m_cursor->setPen(QPen(palette().color(QPalette::Highlight), 1.5));
+    m_cursor->setPen(QPen(palette().color(QPalette::Text), 1.2, Qt::DashLine));
     m_cursor->setVisible(false);
     applyPalette(m_plot);
 

@@ -105,13 +105,13 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
                               Qt::NoPen);
     m_observed429->setLineStyle(QCPGraph::lsNone);
     m_observed429->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssCross, fillColor(1.0), 8));
+        QCPScatterStyle(QCPScatterStyle::ssCross, QPen(fillColor(1.0), 2), Qt::NoBrush, 10));
     m_observed429->setAdaptiveSampling(false);
     m_predicted429 = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("429 predicted"),
                                Qt::NoPen);
     m_predicted429->setLineStyle(QCPGraph::lsNone);
     m_predicted429->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssCircle, seriesColor(6), 7));
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(seriesColor(6), 2), Qt::NoBrush, 9));
     m_predicted429->setAdaptiveSampling(false);
 
     QCPAxis *pctX = m_pctRect->axis(QCPAxis::atBottom);
@@ -127,7 +127,8 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     m_cursor = new QCPItemStraightLine(m_plot);
     m_pctCursor = new QCPItemStraightLine(m_plot);
     for (QCPItemStraightLine *cursor : {m_cursor, m_pctCursor}) {
-        cursor->setPen(QPen(palette().color(QPalette::Highlight), 1.5));
+        // The replay instant: the palette's text colour, dashed, so it never reads as data.
+        cursor->setPen(QPen(palette().color(QPalette::Text), 1.2, Qt::DashLine));
         cursor->setVisible(false);
         cursor->setSelectable(false);
     }

@@ -2,6 +2,8 @@
 
 #include "core/timeparse.h"
 
+#include <QScopedValueRollback>
+
 namespace ts::models {
 
 EventsModel::EventsModel(QObject *parent) : QAbstractTableModel(parent) {}
@@ -22,10 +24,13 @@ void EventsModel::setQuery(const EventQuery &query)
 
 void EventsModel::reload()
 {
-    beginResetModel();
-    m_rows.clear();
-    m_exhausted = !m_source;
-    endResetModel();
+    {
+        const QScopedValueRollback guard(m_inChange, true);
+        beginResetModel();
+        m_rows.clear();
+        m_exhausted = !m_source;
+        endResetModel();
+    }
     m_matching = m_source ? m_source->count(m_query) : 0;
     Q_EMIT matchingCountChanged(m_matching);
     // The first page right away, so the view is not empty for an event-loop turn.
@@ -40,13 +45,17 @@ bool EventsModel::reachedLoadLimit() const
 
 bool EventsModel::canFetchMore(const QModelIndex &parent) const
 {
-    return !parent.isValid() && !m_exhausted && m_rows.size() < kMaxLoadedRows;
+    return !parent.isValid() && !m_exhausted && !m_inChange && m_rows.size() < kMaxLoadedRows;
 }
 
 void EventsModel::fetchMore(const QModelIndex &parent)
 {
+    // Views (and QAbstractItemModelTester) may ask for more from inside a rowsInserted or
+    // modelReset handler; nesting an insertion inside another is not allowed, so those calls
+    // wait for the next one.
     if (!canFetchMore(parent))
         return;
+    const QScopedValueRollback guard(m_inChange, true);
     const qint64 after = m_rows.isEmpty() ? 0 : m_rows.constLast().rowId;
     QList<EventRow> page = m_source->fetchPage(m_query, after, kPageSize);
     if (page.size() < kPageSize)

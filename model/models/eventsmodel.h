@@ -64,6 +64,7 @@ private:
     EventQuery m_query;
     QList<EventRow> m_rows;
     bool m_exhausted = true;
+    bool m_inChange = false; // inside a reset or an insertion: no nested fetchMore
     qint64 m_matching = 0;
 };
 

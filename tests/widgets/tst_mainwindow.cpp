@@ -40,6 +40,12 @@ private Q_SLOTS:
         MainWindow window;
         window.applySnapshot(ts::fixture::smallSnapshot());
         window.showPage(page);
+        if (page == u"bucket") {
+            // The scope with every kind of mark: 429s, Retry-After, observed percentages.
+            window.dashboard()->flushPendingSnapshot();
+            window.dashboard()->showBucket(0);
+            window.dashboard()->timeRange()->setReplayInstant(ts::fixture::at(150));
+        }
         QCOMPARE(window.dashboard()->currentPageName(), page);
         QTemporaryDir dir;
         QString path = dir.filePath(page + QStringLiteral(".png"));
