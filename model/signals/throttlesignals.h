@@ -11,7 +11,9 @@
 
 #include <optional>
 
-namespace ts::signals {
+// The namespace cannot be called `signals`: Qt defines `signals` as a macro (`public`) in every
+// translation unit that includes a Qt header, so `ts::signals::extract` would not compile.
+namespace ts::throttle {
 
 // ---- Retry advice -------------------------------------------------------------------------
 
@@ -33,6 +35,7 @@ struct ErrorCodes
 {
     QString primary;    // the code an operator groups by (see errorCodeOf)
     QStringList inner;  // nested codes, outermost first (Graph innerError, OneNote 20166, ...)
+    std::optional<bool> isRetriable; // Fabric ErrorResponse.isRetriable, when the body has it
 };
 // From the body text alone: Fabric {"errorCode":…}, Graph {"error":{"code":…,"innerError":{"code":…}}},
 // SharePoint activityLimitReached / throttledRequest, Service Bus "Error code: 50009".
@@ -91,6 +94,8 @@ struct ThrottleSignals
 {
     bool throttled = false;
     ThrottleKind kind = ThrottleKind::None;
+    // false: retrying on the advised schedule is not expected to help (capacity throttling, or
+    // the service said isRetriable=false); back off exponentially and shed load instead.
     bool retryable = true;
     QString errorCode;                   // errorCodeOf(event)
     std::optional<qint64> retryAtMs;     // earliest advised instant to send again, any source
@@ -110,4 +115,4 @@ bool isThrottle(const RequestEvent &event);
 // Full extraction. Cheap when the event carries no headers/body (the common 2xx case).
 ThrottleSignals extract(const RequestEvent &event);
 
-} // namespace ts::signals
+} // namespace ts::throttle
