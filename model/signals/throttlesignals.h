@@ -11,7 +11,9 @@
 
 #include <optional>
 
-namespace ts::signals {
+// The namespace cannot be called `signals`: Qt defines `signals` as a macro (`public`) in every
+// translation unit that includes a Qt header, so `ts::signals::extract` would not compile.
+namespace ts::throttle {
 
 // ---- Retry advice -------------------------------------------------------------------------
 
@@ -110,4 +112,4 @@ bool isThrottle(const RequestEvent &event);
 // Full extraction. Cheap when the event carries no headers/body (the common 2xx case).
 ThrottleSignals extract(const RequestEvent &event);
 
-} // namespace ts::signals
+} // namespace ts::throttle
