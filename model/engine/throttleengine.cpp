@@ -1,0 +1,883 @@
+#include "throttleengine.h"
+
+#include "engine/limiterstate.h"
+#include "policy/eventfields.h"
+#include "policy/textmatcher.h"
+#include "signals/throttlesignals.h"
+
+#include <QHash>
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+namespace ts {
+
+namespace {
+
+using limiter::kNoTime;
+
+constexpr int kMaxLimits = 64; // per policy, see Policy::validate()
+// Fixed windows shorter than this are not re-phased from Retry-After: a Service Bus "wait 2
+// seconds" says nothing about where a 1 s credit window starts.
+constexpr qint64 kMinLearnableWindowMs = 10'000;
+constexpr size_t kMaxRetryIntervals = 5000;
+
+struct CompiledCondition
+{
+    EventField field;
+    TextMatcher matcher;
+};
+
+struct CompiledCost
+{
+    std::vector<CompiledCondition> match;
+    double credits = 1;
+};
+
+struct CompiledLimit
+{
+    int policy = -1;
+    int indexInPolicy = -1;
+    PolicyLimit spec;
+    limiter::Params params;
+    std::vector<CompiledCondition> match;
+    std::vector<EventField> keyFields;
+    std::vector<CompiledCost> cost;
+    bool chargeThrottled = true;
+    qint64 resolutionMs = 1000;
+    // key hash -> first bucket with that hash (collisions chain through Bucket::nextSameHash)
+    QHash<size_t, int> buckets;
+    int lastBucket = -1;
+};
+
+struct CompiledPolicy
+{
+    QString name;
+    std::vector<CompiledCondition> match;
+    std::vector<std::pair<QString, TextMatcher>> categories;
+    std::vector<int> limits; // indices into Impl::limits
+    // Which limits have charged the same event: nextSafeSend of a key is the maximum over them.
+    std::array<quint64, kMaxLimits> coCharged{};
+};
+
+// Instants kept for plotting, bounded: past the cap every other one is dropped and the stride
+// doubles, so the picture keeps its shape over any length of log.
+class BoundedInstants
+{
+public:
+    void push(qint64 t, size_t cap)
+    {
+        if (++m_skip < m_stride)
+            return;
+        m_skip = 0;
+        m_items.push_back(t);
+        if (m_items.size() > cap) {
+            size_t out = 0;
+            for (size_t i = 0; i < m_items.size(); i += 2)
+                m_items[out++] = m_items[i];
+            m_items.resize(out);
+            m_stride *= 2;
+        }
+    }
+    [[nodiscard]] const std::vector<qint64> &items() const { return m_items; }
+
+private:
+    std::vector<qint64> m_items;
+    qint64 m_stride = 1;
+    qint64 m_skip = 0;
+};
+
+struct Series
+{
+    qint64 resolutionMs = 1000;
+    std::vector<qint64> t;
+    std::vector<double> usage;
+    std::vector<double> pct;
+    std::vector<qint64> observedPctT;
+    std::vector<double> observedPct;
+    BoundedInstants observedThrottles;
+    BoundedInstants predictedThrottles;
+    std::vector<std::pair<qint64, qint64>> retryAfter;
+
+    void record(qint64 at, double value, double fill, size_t cap)
+    {
+        const qint64 bin = limiter::floorDiv(at, resolutionMs) * resolutionMs;
+        if (!t.empty() && t.back() == bin) {
+            usage.back() = std::max(usage.back(), value);
+            pct.back() = std::max(pct.back(), fill);
+            return;
+        }
+        t.push_back(bin);
+        usage.push_back(value);
+        pct.push_back(fill);
+        if (t.size() > cap)
+            coarsen();
+    }
+
+    [[nodiscard]] qint64 nextBinStart() const
+    {
+        return t.empty() ? kNoTime : t.back() + resolutionMs;
+    }
+
+    void coarsen()
+    {
+        resolutionMs *= 2;
+        size_t out = 0;
+        for (size_t i = 0; i < t.size(); ++i) {
+            const qint64 bin = limiter::floorDiv(t[i], resolutionMs) * resolutionMs;
+            if (out > 0 && t[out - 1] == bin) {
+                usage[out - 1] = std::max(usage[out - 1], usage[i]);
+                pct[out - 1] = std::max(pct[out - 1], pct[i]);
+            } else {
+                t[out] = bin;
+                usage[out] = usage[i];
+                pct[out] = pct[i];
+                ++out;
+            }
+        }
+        t.resize(out);
+        usage.resize(out);
+        pct.resize(out);
+    }
+};
+
+struct Bucket
+{
+    int limit = -1; // index into Impl::limits
+    int nextSameHash = -1;
+    QStringList keyParts;
+    QString key; // keyParts joined with '+'
+    QString service;
+    limiter::State state;
+    qint64 lastT = kNoTime;
+
+    qint64 requests = 0;
+    qint64 predicted = 0;
+    qint64 observed = 0;
+    double peakUsage = 0;
+    double peakFill = 0;
+    // Exhaustion episodes: closed total plus the running [start, end).
+    qint64 atLimitMs = 0;
+    qint64 exhaustedStart = kNoTime;
+    qint64 exhaustedEnd = kNoTime;
+    // Observed throttle episodes and what they teach.
+    bool inObservedEpisode = false;
+    std::optional<double> effectiveLimit;
+    std::optional<double> observedPctMax;
+    qint64 retryUntil = kNoTime;
+    // near-limit alert coalescing
+    bool nearLimit = false;
+    qint64 lastHighMs = kNoTime;
+
+    Series series;
+};
+
+// One limit's view of the event being processed.
+struct Charge
+{
+    int bucket;
+    double cost;
+    bool hadRoom;
+};
+
+qint64 defaultResolutionMs(const PolicyLimit &limit)
+{
+    // Per second for minute-scale windows, finer where a bucket turns over within seconds.
+    double horizonSeconds = 60;
+    switch (limit.algorithm) {
+    case Algorithm::FixedWindow:
+    case Algorithm::SlidingWindow:
+    case Algorithm::Credits:
+        horizonSeconds = limit.windowSeconds;
+        break;
+    case Algorithm::TokenBucket:
+        horizonSeconds = limit.refillPerSecond > 0 ? limit.capacity / limit.refillPerSecond : 60;
+        break;
+    case Algorithm::LeakyBucket: {
+        const double rate = double(limit.nginxMilliRate()) / 1000.0;
+        horizonSeconds = rate > 0 ? std::max(1.0, limit.burst) / rate : 60;
+        break;
+    }
+    case Algorithm::Concurrency:
+        horizonSeconds = 1;
+        break;
+    case Algorithm::Observed:
+        horizonSeconds = 60;
+        break;
+    }
+    if (horizonSeconds < 2)
+        return 100;
+    if (horizonSeconds < 10)
+        return 250;
+    return 1000;
+}
+
+bool conditionsMatch(const std::vector<CompiledCondition> &conditions, const RequestEvent &event,
+                     QStringView service, QStringView category, QString *scratch)
+{
+    for (const CompiledCondition &condition : conditions) {
+        if (!condition.matcher.matches(
+                eventFieldValue(event, condition.field, service, category, scratch))) {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::vector<CompiledCondition> compileConditions(const QList<FieldCondition> &conditions)
+{
+    std::vector<CompiledCondition> compiled;
+    for (const FieldCondition &condition : conditions) {
+        CompiledCondition c;
+        // Validated when the policy was loaded; an unknown field can only come from a Policy
+        // edited in code, and then the condition never matches.
+        const auto field = eventFieldFromName(condition.field);
+        c.field = field.value_or(EventField::Service);
+        if (!field || !c.matcher.compile(condition.pattern))
+            c.matcher.compile(QStringLiteral("(?!)"));
+        compiled.push_back(std::move(c));
+    }
+    return compiled;
+}
+
+} // namespace
+
+struct ThrottleEngine::Impl
+{
+    Options options;
+    PolicySet policySet;
+    std::vector<CompiledPolicy> policies;
+    std::vector<CompiledLimit> limits;
+    std::vector<Bucket> buckets;
+
+    qint64 requestEvents = 0;
+    qint64 lateEvents = 0;
+    qint64 unmatchedEvents = 0;
+    std::optional<qint64> firstMs;
+    std::optional<qint64> lastMs;
+
+    ThrottleSummary throttles;
+    qint64 throttleBinMs = 1000;
+    std::map<qint64, QMap<QString, qint64>> throttleBins;
+    QList<Alert> alerts;
+
+    // Last policy decision, reused while consecutive events share the service and identity
+    // presence (policy matches rarely look at anything else).
+    QString scratch;
+
+    void compile(const PolicySet &set)
+    {
+        policySet = set;
+        policies.clear();
+        limits.clear();
+        buckets.clear();
+        for (const Policy &policy : set.policies()) {
+            CompiledPolicy compiled;
+            compiled.name = policy.name;
+            compiled.match = compileConditions(policy.match);
+            for (const CategoryRule &rule : policy.categories) {
+                TextMatcher matcher;
+                if (!matcher.compile(rule.urlPattern))
+                    matcher.compile(QStringLiteral("(?!)"));
+                compiled.categories.emplace_back(rule.name, std::move(matcher));
+            }
+            const int policyIndex = int(policies.size());
+            for (int i = 0; i < policy.limits.size() && i < kMaxLimits; ++i) {
+                const PolicyLimit &spec = policy.limits.at(i);
+                CompiledLimit limit;
+                limit.policy = policyIndex;
+                limit.indexInPolicy = i;
+                limit.spec = spec;
+                limit.params = limiter::Params::fromLimit(spec);
+                limit.match = compileConditions(spec.match);
+                for (const QString &field : spec.keyFields())
+                    limit.keyFields.push_back(eventFieldFromName(field).value_or(EventField::Identity));
+                for (const CostRule &rule : spec.cost)
+                    limit.cost.push_back({compileConditions(rule.match), rule.credits});
+                limit.chargeThrottled = policy.chargesThrottled(spec);
+                limit.resolutionMs = defaultResolutionMs(spec);
+                compiled.limits.push_back(int(limits.size()));
+                limits.push_back(std::move(limit));
+            }
+            policies.push_back(std::move(compiled));
+        }
+    }
+
+    void resetCounters()
+    {
+        buckets.clear();
+        for (CompiledLimit &limit : limits) {
+            limit.buckets.clear();
+            limit.lastBucket = -1;
+        }
+        for (CompiledPolicy &policy : policies)
+            policy.coCharged.fill(0);
+        requestEvents = 0;
+        lateEvents = 0;
+        unmatchedEvents = 0;
+        firstMs.reset();
+        lastMs.reset();
+        throttles = {};
+        throttleBinMs = options.throttleBinMs;
+        throttleBins.clear();
+        alerts.clear();
+    }
+
+    int selectPolicy(const RequestEvent &event, QStringView service)
+    {
+        for (int i = 0; i < int(policies.size()); ++i) {
+            const CompiledPolicy &policy = policies[size_t(i)];
+            // Policy-level matches on the category see the event's own category only.
+            if (conditionsMatch(policy.match, event, service, event.category, &scratch))
+                return i;
+        }
+        return -1;
+    }
+
+    QStringView classify(const CompiledPolicy &policy, const RequestEvent &event) const
+    {
+        if (!event.category.isEmpty())
+            return event.category;
+        const QStringView path = urlPath(event.url);
+        for (const auto &[name, matcher] : policy.categories) {
+            if (matcher.matches(path))
+                return name;
+        }
+        return {};
+    }
+
+    int bucketFor(int limitIndex, const RequestEvent &event, QStringView service,
+                  QStringView category)
+    {
+        CompiledLimit &limit = limits[size_t(limitIndex)];
+        std::array<QStringView, 4> parts;
+        const size_t n = std::min<size_t>(limit.keyFields.size(), parts.size());
+        for (size_t i = 0; i < n; ++i)
+            parts[i] = eventFieldValue(event, limit.keyFields[i], service, category, &scratch);
+
+        auto sameKey = [&](const Bucket &bucket) {
+            for (size_t i = 0; i < n; ++i) {
+                if (bucket.keyParts.at(qsizetype(i)) != parts[i])
+                    return false;
+            }
+            return true;
+        };
+        // Logs come in runs from the same caller: try the last bucket before hashing.
+        if (limit.lastBucket >= 0 && sameKey(buckets[size_t(limit.lastBucket)]))
+            return limit.lastBucket;
+
+        size_t hash = size_t(limitIndex) * 0x9E3779B97F4A7C15ULL;
+        for (size_t i = 0; i < n; ++i)
+            hash = qHash(parts[i], hash);
+        int index = limit.buckets.value(hash, -1);
+        int previous = -1;
+        while (index >= 0) {
+            if (sameKey(buckets[size_t(index)])) {
+                limit.lastBucket = index;
+                return index;
+            }
+            previous = index;
+            index = buckets[size_t(index)].nextSameHash;
+        }
+
+        Bucket bucket;
+        bucket.limit = limitIndex;
+        for (size_t i = 0; i < n; ++i)
+            bucket.keyParts.append(parts[i].toString());
+        bucket.key = bucket.keyParts.join(u'+');
+        bucket.service = service.toString();
+        bucket.series.resolutionMs = limit.resolutionMs;
+        const int created = int(buckets.size());
+        buckets.push_back(std::move(bucket));
+        if (previous >= 0)
+            buckets[size_t(previous)].nextSameHash = created;
+        else
+            limit.buckets.insert(hash, created);
+        limit.lastBucket = created;
+        return created;
+    }
+
+    double costFor(const CompiledLimit &limit, const RequestEvent &event, QStringView service,
+                   QStringView category)
+    {
+        if (limit.spec.algorithm != Algorithm::Credits && limit.spec.algorithm != Algorithm::FixedWindow
+            && limit.spec.algorithm != Algorithm::TokenBucket
+            && limit.spec.algorithm != Algorithm::SlidingWindow) {
+            return 1;
+        }
+        // The event's explicit cost wins (Service Bus batch sends, filter evaluations).
+        if (limit.spec.algorithm == Algorithm::Credits && event.credits >= 0)
+            return event.credits;
+        for (const CompiledCost &rule : limit.cost) {
+            if (conditionsMatch(rule.match, event, service, category, &scratch))
+                return rule.credits;
+        }
+        return limit.spec.defaultCost;
+    }
+
+    void recordThrottle(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+    {
+        ++throttles.total;
+        const QString code = sig.errorCode.isEmpty() ? QStringLiteral("none") : sig.errorCode;
+        ++throttles.byErrorCode[code];
+        ++throttles.byScope[sig.scope && !sig.scope->scope.isEmpty() ? sig.scope->scope
+                                                                     : QStringLiteral("none")];
+        const throttle::ThrottleKind kind = sig.kind == throttle::ThrottleKind::None
+                                                ? throttle::ThrottleKind::RateLimit
+                                                : sig.kind;
+        ++throttles.byKind[throttle::throttleKindName(kind)];
+
+        const qint64 bin = limiter::floorDiv(event.tsMs, throttleBinMs) * throttleBinMs;
+        ++throttleBins[bin][code];
+        if (throttleBins.size() > size_t(options.maxSeriesPoints)) {
+            throttleBinMs *= 2;
+            std::map<qint64, QMap<QString, qint64>> merged;
+            for (const auto &[start, counts] : throttleBins) {
+                QMap<QString, qint64> &target =
+                    merged[limiter::floorDiv(start, throttleBinMs) * throttleBinMs];
+                for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+                    target[it.key()] += it.value();
+            }
+            throttleBins = std::move(merged);
+        }
+    }
+
+    void raiseNearLimit(Bucket &bucket, const CompiledLimit &limit, qint64 t, double usage,
+                        double fill)
+    {
+        // One alert per episode: saturation that lasts (or keeps coming back within one window
+        // or refill period) is one episode, not one alert per window.
+        const qint64 gap = std::max<qint64>(limit.params.windowMs, 1000);
+        const bool newEpisode = !bucket.nearLimit || t - bucket.lastHighMs > gap;
+        bucket.nearLimit = true;
+        bucket.lastHighMs = t;
+        if (!newEpisode)
+            return;
+        Alert alert;
+        alert.kind = QStringLiteral("near-limit");
+        alert.severity = fill >= 1.0 ? QStringLiteral("critical") : QStringLiteral("warning");
+        alert.atMs = t;
+        alert.key = bucket.key;
+        alert.detail = QStringLiteral("%1 limit '%2' for %3 at %4% (%5 of %6, %7)")
+                           .arg(policies[size_t(limit.policy)].name, limit.spec.name, bucket.key)
+                           .arg(qRound(fill * 100))
+                           .arg(usage)
+                           .arg(limit.params.capacity)
+                           .arg(algorithmName(limit.spec.algorithm));
+        alerts.append(alert);
+    }
+
+    void process(const RequestEvent &event)
+    {
+        if (!event.isRequest())
+            return;
+        ++requestEvents;
+        const qint64 t0 = event.tsMs;
+        if (!firstMs || t0 < *firstMs)
+            firstMs = t0;
+        if (!lastMs || t0 > *lastMs)
+            lastMs = t0;
+
+        // What the service said.
+        const bool throttled = throttle::isThrottle(event);
+        throttle::ThrottleSignals sig;
+        std::optional<double> observedPct;
+        if (throttled) {
+            sig = throttle::extract(event);
+            recordThrottle(event, sig);
+            observedPct = sig.limitPercentage;
+        } else if (!event.headers.isEmpty()) {
+            const QString value = event.headers.value(u"x-ms-throttle-limit-percentage");
+            if (!value.isEmpty())
+                observedPct = throttle::parseLimitPercentage(value);
+        }
+
+        const QString inferred = event.service.isEmpty() ? inferServiceFromUrl(event.url)
+                                                         : QString();
+        const QStringView service = event.service.isEmpty() ? QStringView(inferred)
+                                                            : QStringView(event.service);
+        const int policyIndex = selectPolicy(event, service);
+        if (policyIndex < 0) {
+            ++unmatchedEvents;
+            return;
+        }
+        CompiledPolicy &policy = policies[size_t(policyIndex)];
+        const QStringView category = classify(policy, event);
+
+        // Which limits charge this event, and did each have room?
+        std::array<Charge, kMaxLimits> charges;
+        int count = 0;
+        quint64 mask = 0;
+        bool anyExhausted = false;
+        bool late = false;
+        for (int limitIndex : policy.limits) {
+            CompiledLimit &limit = limits[size_t(limitIndex)];
+            if (!conditionsMatch(limit.match, event, service, category, &scratch))
+                continue;
+            const int b = bucketFor(limitIndex, event, service, category);
+            Bucket &bucket = buckets[size_t(b)];
+            qint64 t = t0;
+            if (bucket.lastT != kNoTime && t < bucket.lastT) {
+                t = bucket.lastT; // late event: evaluated at the bucket's latest instant
+                late = true;
+            }
+            // A point where the usage fell back while the bucket was idle (window end, refill),
+            // so the step series drops where it really did.
+            const qint64 idleBin = bucket.series.nextBinStart();
+            if (idleBin != kNoTime && idleBin < limiter::floorDiv(t, bucket.series.resolutionMs)
+                                                    * bucket.series.resolutionMs) {
+                const double idleUsage = bucket.state.usageAt(limit.params, idleBin);
+                const double cap = limit.params.capacity;
+                bucket.series.record(idleBin, idleUsage, cap > 0 ? idleUsage / cap : 0,
+                                     size_t(options.maxSeriesPoints));
+            }
+            bucket.state.advance(limit.params, t);
+            bucket.lastT = t;
+            const double cost = costFor(limit, event, service, category);
+            const bool room = bucket.state.hasRoom(limit.params, t, cost);
+            anyExhausted = anyExhausted || !room;
+            charges[size_t(count++)] = {b, cost, room};
+            mask |= quint64(1) << limit.indexInPolicy;
+        }
+        if (late)
+            ++lateEvents;
+        if (count == 0)
+            return;
+        for (int i = 0; i < count; ++i) {
+            const int indexInPolicy = limits[size_t(buckets[size_t(charges[size_t(i)].bucket)].limit)]
+                                          .indexInPolicy;
+            policy.coCharged[size_t(indexInPolicy)] |= mask;
+        }
+
+        // The service's answer decides whether the request consumed quota; the model's own
+        // verdict decides only when the log has no answer (status 0).
+        const bool rejected = event.status == 0 ? anyExhausted : throttled;
+        const qint64 responseMs = throttle::responseTimeMs(event);
+        const qint64 endMs = event.durationMs >= 0 ? responseMs : t0;
+
+        double maxFill = 0;
+        std::array<double, kMaxLimits> usageBefore{};
+        for (int i = 0; i < count; ++i) {
+            const Charge &c = charges[size_t(i)];
+            Bucket &bucket = buckets[size_t(c.bucket)];
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            usageBefore[size_t(i)] = bucket.state.usageAt(limit.params, bucket.lastT);
+            if (!rejected || limit.chargeThrottled)
+                bucket.state.charge(limit.params, bucket.lastT, c.cost, !rejected, endMs);
+            const double usage = bucket.state.usageAt(limit.params, bucket.lastT);
+            const double cap = limit.params.capacity;
+            if (cap > 0)
+                maxFill = std::max(maxFill, usage / cap);
+        }
+
+        for (int i = 0; i < count; ++i) {
+            const Charge &c = charges[size_t(i)];
+            Bucket &bucket = buckets[size_t(c.bucket)];
+            CompiledLimit &limit = limits[size_t(bucket.limit)];
+            const qint64 t = bucket.lastT;
+            ++bucket.requests;
+            if (!c.hadRoom) {
+                ++bucket.predicted;
+                bucket.series.predictedThrottles.push(t, size_t(options.maxSeriesPoints));
+            }
+            // Attribute an observed throttle to the limits the model finds exhausted; when it
+            // finds none, the log cannot say which limit tripped, so every limit of the event
+            // shows it.
+            const bool attributed = throttled && (!anyExhausted || !c.hadRoom);
+            if (attributed) {
+                ++bucket.observed;
+                bucket.series.observedThrottles.push(t, size_t(options.maxSeriesPoints));
+                if (!bucket.inObservedEpisode && limit.spec.algorithm != Algorithm::Observed) {
+                    const double before = usageBefore[size_t(i)];
+                    bucket.effectiveLimit = std::max(bucket.effectiveLimit.value_or(0), before);
+                }
+                bucket.inObservedEpisode = true;
+                if (sig.retryAtMs && *sig.retryAtMs > responseMs) {
+                    if (bucket.series.retryAfter.size() < kMaxRetryIntervals)
+                        bucket.series.retryAfter.emplace_back(responseMs, *sig.retryAtMs);
+                    bucket.retryUntil = std::max(bucket.retryUntil, *sig.retryAtMs);
+                    const bool fixed = limit.spec.algorithm == Algorithm::FixedWindow
+                                       || limit.spec.algorithm == Algorithm::Credits;
+                    const qint64 end = bucket.state.windowEnd(limit.params);
+                    if (fixed && limit.params.windowMs >= kMinLearnableWindowMs
+                        && *sig.retryAtMs > t && *sig.retryAtMs <= t + limit.params.windowMs
+                        && end != kNoTime && std::llabs(*sig.retryAtMs - end) > 1000) {
+                        bucket.state.learnWindowEnd(limit.params, *sig.retryAtMs);
+                    }
+                }
+            } else if (!throttled) {
+                bucket.inObservedEpisode = false;
+            }
+            if (observedPct) {
+                bucket.observedPctMax = std::max(bucket.observedPctMax.value_or(0), *observedPct);
+                if (bucket.series.observedPctT.size() < size_t(options.maxSeriesPoints)) {
+                    bucket.series.observedPctT.push_back(t);
+                    bucket.series.observedPct.push_back(*observedPct);
+                }
+            }
+
+            const double usage = bucket.state.usageAt(limit.params, t);
+            const double cap = limit.params.capacity;
+            const double fill = cap > 0 ? usage / cap : 0;
+            bucket.peakUsage = std::max(bucket.peakUsage, usage);
+            bucket.peakFill = std::max(bucket.peakFill, fill);
+            bucket.series.record(t, usage, maxFill, size_t(options.maxSeriesPoints));
+            if (cap > 0 && fill >= options.nearLimitFill)
+                raiseNearLimit(bucket, limit, t, usage, fill);
+
+            // Time at the limit: the union of [exhausted, room again) intervals.
+            const qint64 room = bucket.state.roomAt(limit.params, t);
+            if (room > t) {
+                if (bucket.exhaustedStart != kNoTime && t <= bucket.exhaustedEnd) {
+                    bucket.exhaustedEnd = std::max(bucket.exhaustedEnd, room);
+                } else {
+                    if (bucket.exhaustedStart != kNoTime)
+                        bucket.atLimitMs += bucket.exhaustedEnd - bucket.exhaustedStart;
+                    bucket.exhaustedStart = t;
+                    bucket.exhaustedEnd = room;
+                }
+            }
+        }
+    }
+
+    // Limits of the same policy that charged the same events, transitively.
+    [[nodiscard]] quint64 coChargedClosure(const CompiledPolicy &policy, int indexInPolicy) const
+    {
+        quint64 mask = quint64(1) << indexInPolicy;
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (int i = 0; i < kMaxLimits; ++i) {
+                if ((mask >> i) & 1) {
+                    const quint64 next = mask | policy.coCharged[size_t(i)];
+                    if (next != mask) {
+                        mask = next;
+                        grew = true;
+                    }
+                }
+            }
+        }
+        return mask;
+    }
+
+    [[nodiscard]] QList<ScopeSummary> summaries(std::optional<qint64> atMs) const
+    {
+        QList<ScopeSummary> result;
+        result.reserve(qsizetype(buckets.size()));
+        const qint64 at = atMs.value_or(lastMs.value_or(0));
+
+        // The next safe send of a key is the latest "room again" over all co-charged limits.
+        QHash<QString, QList<int>> bucketsByKey; // "policy\nkey" -> buckets
+        for (int i = 0; i < int(buckets.size()); ++i) {
+            const Bucket &bucket = buckets[size_t(i)];
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            bucketsByKey[QString::number(limit.policy) + u'\n' + bucket.key].append(i);
+        }
+        auto blockedUntil = [&](const Bucket &bucket) {
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            qint64 until = bucket.state.roomAt(limit.params, std::max(at, bucket.lastT));
+            if (bucket.retryUntil != kNoTime)
+                until = std::max(until, bucket.retryUntil);
+            return until;
+        };
+
+        for (const Bucket &bucket : buckets) {
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            const CompiledPolicy &policy = policies[size_t(limit.policy)];
+            ScopeSummary s;
+            s.service = bucket.service;
+            s.limit = limit.spec.name;
+            s.key = bucket.key;
+            s.algorithm = algorithmName(limit.spec.algorithm);
+            s.policy = policy.name;
+            s.capacity = limit.params.capacity;
+            s.windowSeconds = (limit.spec.algorithm == Algorithm::FixedWindow
+                               || limit.spec.algorithm == Algorithm::SlidingWindow
+                               || limit.spec.algorithm == Algorithm::Credits)
+                                  ? limit.spec.windowSeconds
+                                  : 0;
+            s.requests = bucket.requests;
+            s.peakUsage = bucket.peakUsage;
+            s.peakFill = bucket.peakFill;
+            qint64 atLimit = bucket.atLimitMs;
+            if (bucket.exhaustedStart != kNoTime) {
+                const qint64 end = atMs ? std::min(bucket.exhaustedEnd, *atMs) : bucket.exhaustedEnd;
+                atLimit += std::max<qint64>(0, end - bucket.exhaustedStart);
+            }
+            s.timeAtLimitSeconds = double(atLimit) / 1000.0;
+            s.predictedThrottled = bucket.predicted;
+            s.observedThrottled = bucket.observed;
+            s.effectiveLimit = bucket.effectiveLimit;
+            s.observedLimitPercentage = bucket.observedPctMax;
+            const qint64 evalAt = std::max(at, bucket.lastT);
+            s.currentUsage = bucket.state.usageAt(limit.params, evalAt);
+            s.currentFill = s.capacity > 0 ? s.currentUsage / s.capacity : 0;
+
+            const quint64 group = coChargedClosure(policy, limit.indexInPolicy);
+            qint64 safe = kNoTime;
+            for (int other : bucketsByKey.value(QString::number(limit.policy) + u'\n' + bucket.key)) {
+                const Bucket &candidate = buckets[size_t(other)];
+                const int index = limits[size_t(candidate.limit)].indexInPolicy;
+                if (!((group >> index) & 1))
+                    continue;
+                const qint64 until = blockedUntil(candidate);
+                if (until > evalAt)
+                    safe = std::max(safe, until); // the maximum, never the minimum
+            }
+            if (safe != kNoTime)
+                s.nextSafeSendMs = safe;
+            result.append(s);
+        }
+        return result;
+    }
+
+    [[nodiscard]] ScopeSeries seriesOf(int index) const
+    {
+        ScopeSeries out;
+        if (index < 0 || index >= int(buckets.size()))
+            return out;
+        const Series &s = buckets[size_t(index)].series;
+        out.usageT = s.t;
+        out.usage = s.usage;
+        out.reconstructedPct = s.pct;
+        out.observedPctT = s.observedPctT;
+        out.observedPct = s.observedPct;
+        out.observedThrottleT = s.observedThrottles.items();
+        out.predictedThrottleT = s.predictedThrottles.items();
+        out.retryAfterIntervals = s.retryAfter;
+        return out;
+    }
+};
+
+ThrottleEngine::ThrottleEngine(PolicySet policies) : ThrottleEngine(std::move(policies), Options{})
+{
+}
+
+ThrottleEngine::ThrottleEngine(PolicySet policies, Options options) : d(std::make_unique<Impl>())
+{
+    d->options = options;
+    reset(std::move(policies));
+}
+
+ThrottleEngine::~ThrottleEngine() = default;
+
+void ThrottleEngine::reset(PolicySet policies)
+{
+    d->compile(policies);
+    d->resetCounters();
+}
+
+const PolicySet &ThrottleEngine::policies() const
+{
+    return d->policySet;
+}
+
+void ThrottleEngine::add(const RequestEvent &event)
+{
+    d->process(event);
+}
+
+void ThrottleEngine::addBatch(std::span<const RequestEvent> events)
+{
+    for (const RequestEvent &event : events)
+        d->process(event);
+}
+
+void ThrottleEngine::addBatch(const QList<RequestEvent> &events)
+{
+    for (const RequestEvent &event : events)
+        d->process(event);
+}
+
+qint64 ThrottleEngine::requestEvents() const
+{
+    return d->requestEvents;
+}
+
+qint64 ThrottleEngine::lateEvents() const
+{
+    return d->lateEvents;
+}
+
+qint64 ThrottleEngine::unmatchedEvents() const
+{
+    return d->unmatchedEvents;
+}
+
+std::optional<qint64> ThrottleEngine::firstMs() const
+{
+    return d->firstMs;
+}
+
+std::optional<qint64> ThrottleEngine::lastMs() const
+{
+    return d->lastMs;
+}
+
+QList<ScopeSummary> ThrottleEngine::scopes(std::optional<qint64> atMs) const
+{
+    return d->summaries(atMs);
+}
+
+int ThrottleEngine::scopeCount() const
+{
+    return int(d->buckets.size());
+}
+
+ScopeSeries ThrottleEngine::series(int scopeIndex) const
+{
+    return d->seriesOf(scopeIndex);
+}
+
+ThrottleSummary ThrottleEngine::throttleSummary() const
+{
+    return d->throttles;
+}
+
+std::vector<ThrottleBin> ThrottleEngine::throttleBins() const
+{
+    std::vector<ThrottleBin> bins;
+    bins.reserve(d->throttleBins.size());
+    for (const auto &[start, counts] : d->throttleBins)
+        bins.push_back({start, counts});
+    return bins;
+}
+
+qint64 ThrottleEngine::throttleBinMs() const
+{
+    return d->throttleBinMs;
+}
+
+QList<Alert> ThrottleEngine::alerts() const
+{
+    return d->alerts;
+}
+
+void ThrottleEngine::fillSnapshot(DashboardSnapshot *snapshot, std::optional<qint64> atMs) const
+{
+    snapshot->report.scopes = scopes(atMs);
+    snapshot->report.throttles = d->throttles;
+    if (d->firstMs)
+        snapshot->report.firstMs = d->firstMs;
+    if (d->lastMs)
+        snapshot->report.lastMs = d->lastMs;
+    snapshot->report.alerts.append(d->alerts);
+    snapshot->series.clear();
+    snapshot->series.reserve(d->buckets.size());
+    for (int i = 0; i < int(d->buckets.size()); ++i)
+        snapshot->series.push_back(series(i));
+    snapshot->throttleBins = throttleBins();
+    snapshot->binMs = d->throttleBinMs;
+}
+
+DashboardSnapshot ThrottleEngine::replay(const PolicySet &policies,
+                                         std::span<const RequestEvent> events)
+{
+    ThrottleEngine engine(policies);
+    engine.addBatch(events);
+    DashboardSnapshot snapshot;
+    engine.fillSnapshot(&snapshot);
+    return snapshot;
+}
+
+} // namespace ts

@@ -1,0 +1,666 @@
+#include "redaction.h"
+
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonValue>
+
+#include <array>
+#include <string_view>
+#include <vector>
+
+// Redaction is a scanner, not a set of regular expressions: it runs on every imported event, and
+// one pass over the text that collects the ranges to mask (and allocates nothing when it finds
+// none) keeps the common clean event free.
+
+namespace ts::redact {
+
+namespace {
+
+using namespace Qt::StringLiterals;
+
+// ---- character helpers (work on char16_t and on bytes) -----------------------------------
+
+constexpr char16_t lower(char16_t c)
+{
+    return (c >= u'A' && c <= u'Z') ? char16_t(c + 32) : c;
+}
+constexpr bool isAlnum(char16_t c)
+{
+    return (c >= u'0' && c <= u'9') || (c >= u'a' && c <= u'z') || (c >= u'A' && c <= u'Z');
+}
+constexpr bool isKeyChar(char16_t c)
+{
+    return isAlnum(c) || c == u'_' || c == u'-' || c == u'.';
+}
+constexpr bool isBase64UrlChar(char16_t c)
+{
+    return isAlnum(c) || c == u'_' || c == u'-';
+}
+// RFC 6750 b64token, plus '%' for tokens that were URL-encoded on the way into a log.
+constexpr bool isTokenChar(char16_t c)
+{
+    return isAlnum(c) || c == u'-' || c == u'.' || c == u'_' || c == u'~' || c == u'+'
+        || c == u'/' || c == u'=' || c == u'%';
+}
+constexpr bool isBlank(char16_t c)
+{
+    return c == u' ' || c == u'\t';
+}
+constexpr bool isWhite(char16_t c)
+{
+    return c == u' ' || c == u'\t' || c == u'\r' || c == u'\n';
+}
+
+template <typename Char> constexpr char16_t unit(Char c)
+{
+    if constexpr (sizeof(Char) == 1)
+        return char16_t(static_cast<unsigned char>(c));
+    else
+        return char16_t(c);
+}
+
+// Lower-cased ASCII name in a small fixed buffer, for set lookups without allocation. Names
+// longer than the buffer are never secret names.
+struct SmallName
+{
+    std::array<char, 40> chars{};
+    size_t size = 0;
+    bool valid = true;
+    void push(char16_t c)
+    {
+        if (size >= chars.size() || c > 0x7f) {
+            valid = false;
+            return;
+        }
+        chars[size++] = char(lower(c));
+    }
+    [[nodiscard]] std::string_view view() const { return {chars.data(), size}; }
+};
+
+bool inSet(std::string_view name, std::initializer_list<std::string_view> set)
+{
+    for (const auto &candidate : set) {
+        if (candidate == name)
+            return true;
+    }
+    return false;
+}
+
+// Keys whose value is a secret when they appear as `key=value` / `"key": "value"` /
+// `Key: value` in free text. "code" and "key" are not here (Graph bodies say "code": ...).
+bool isSecretTextKey(std::string_view name)
+{
+    return inSet(name,
+                 {"sig", "signature", "sharedaccesskey", "sharedaccesssignature", "accountkey",
+                  "client_secret", "clientsecret", "client-secret", "x-ms-client-secret",
+                  "client_assertion", "access_token", "accesstoken", "refresh_token",
+                  "refreshtoken", "id_token", "idtoken", "token", "sastoken", "sas_token",
+                  "password", "passwd", "pwd", "secret", "apikey", "api_key", "api-key",
+                  "x-api-key", "subscription-key", "subscription_key",
+                  "ocp-apim-subscription-key", "x-functions-key", "authorization",
+                  "proxy-authorization", "cookie", "set-cookie", "x-auth-token",
+                  "x-amz-security-token", "x-goog-api-key"});
+}
+
+// Keys whose value runs to the end of the line (header syntax): the value has spaces and ';'.
+bool isLineValuedKey(std::string_view name)
+{
+    return inSet(name, {"authorization", "proxy-authorization", "cookie", "set-cookie"});
+}
+
+bool isSecretUrlParam(std::string_view name)
+{
+    return inSet(name,
+                 {"sig", "signature", "x-amz-signature", "x-amz-security-token",
+                  "x-goog-signature", "code", "access_token", "refresh_token", "id_token",
+                  "client_secret", "client_assertion", "subscription-key", "subscription_key",
+                  "api-key", "api_key", "apikey", "key", "token", "sastoken", "password",
+                  "passwd", "pwd", "secret", "auth"});
+}
+
+constexpr char16_t hexValue(char16_t c)
+{
+    if (c >= u'0' && c <= u'9')
+        return char16_t(c - u'0');
+    if (c >= u'a' && c <= u'f')
+        return char16_t(c - u'a' + 10);
+    if (c >= u'A' && c <= u'F')
+        return char16_t(c - u'A' + 10);
+    return 0xff;
+}
+
+// A name as written in a URL: case-insensitive, %XX decoded ("client%5Fsecret").
+template <typename Char> SmallName urlName(const Char *s, qsizetype begin, qsizetype end)
+{
+    SmallName name;
+    for (qsizetype i = begin; i < end && name.valid; ++i) {
+        const char16_t c = unit(s[i]);
+        if (c == u'%' && i + 2 < end) {
+            const char16_t hi = hexValue(unit(s[i + 1]));
+            const char16_t lo = hexValue(unit(s[i + 2]));
+            if (hi != 0xff && lo != 0xff) {
+                name.push(char16_t(hi * 16 + lo));
+                i += 2;
+                continue;
+            }
+        }
+        name.push(c);
+    }
+    return name;
+}
+
+template <typename Char>
+bool equalsAsciiCi(const Char *s, qsizetype n, qsizetype pos, std::string_view word)
+{
+    if (pos < 0 || pos + qsizetype(word.size()) > n)
+        return false;
+    for (size_t k = 0; k < word.size(); ++k) {
+        if (lower(unit(s[pos + qsizetype(k)])) != char16_t(word[k]))
+            return false;
+    }
+    return true;
+}
+
+template <typename Char> bool isAlreadyRedacted(const Char *s, qsizetype begin, qsizetype end)
+{
+    return end - begin == 8 && equalsAsciiCi(s, end, begin, "redacted");
+}
+
+struct Range
+{
+    qsizetype begin;
+    qsizetype end;
+};
+
+// ---- the free-text scanner ---------------------------------------------------------------
+
+template <typename Char> class TextScanner
+{
+public:
+    TextScanner(const Char *data, qsizetype size) : s(data), n(size) { }
+
+    std::vector<Range> ranges; // ascending, non-overlapping
+
+    void run()
+    {
+        qsizetype i = 0;
+        while (i < n) {
+            const char16_t c = unit(s[i]);
+            qsizetype next = i + 1;
+            if (c == u'=' || c == u':')
+                next = keyValue(i);
+            else if (c == u'e')
+                next = jwt(i);
+            else if (c == u'b' || c == u'B')
+                next = bearer(i);
+            else if (c == u's' || c == u'S')
+                next = sharedAccessSignature(i);
+            i = next > i ? next : i + 1;
+        }
+    }
+
+private:
+    const Char *s;
+    qsizetype n;
+
+    char16_t at(qsizetype i) const { return i >= 0 && i < n ? unit(s[i]) : char16_t(0); }
+
+    void mask(qsizetype begin, qsizetype end)
+    {
+        if (end > begin && !isAlreadyRedacted(s, begin, end))
+            ranges.push_back({begin, end});
+    }
+
+    // `key = value`, `"key": "value"`, `Key: value`, `\"key\":\"value\"` (JSON inside JSON).
+    qsizetype keyValue(qsizetype sep)
+    {
+        qsizetype k = sep - 1;
+        while (k >= 0 && isBlank(at(k)))
+            --k;
+        if (at(k) == u'"' || at(k) == u'\'') {
+            --k;
+            if (at(k) == u'\\')
+                --k;
+        }
+        const qsizetype keyEnd = k + 1;
+        while (k >= 0 && isKeyChar(at(k)))
+            --k;
+        const qsizetype keyBegin = k + 1;
+        if (keyEnd <= keyBegin)
+            return sep + 1;
+        // The whole key, and its last dotted segment ("properties.password").
+        SmallName whole;
+        SmallName segment;
+        for (qsizetype p = keyBegin; p < keyEnd; ++p) {
+            const char16_t c = at(p);
+            whole.push(c);
+            if (c == u'.')
+                segment = SmallName();
+            else
+                segment.push(c);
+        }
+        const bool secret = (whole.valid && isSecretTextKey(whole.view()))
+            || (segment.valid && segment.size > 0 && isSecretTextKey(segment.view()));
+        if (!secret)
+            return sep + 1;
+        const bool lineValued = (whole.valid && isLineValuedKey(whole.view()))
+            || (segment.valid && isLineValuedKey(segment.view()));
+
+        qsizetype v = sep + 1;
+        if (at(sep) == u':' && at(v) == u'/' && at(v + 1) == u'/')
+            return sep + 1; // "password://" is a URL scheme, not a value
+        while (v < n && isBlank(at(v)))
+            ++v;
+        if (v >= n)
+            return n;
+        const char16_t first = at(v);
+        if (first == u'\\' && at(v + 1) == u'"') { // escaped JSON string inside a string
+            const qsizetype begin = v + 2;
+            qsizetype e = begin;
+            while (e < n && !(at(e) == u'\\' && at(e + 1) == u'"'))
+                e += at(e) == u'\\' ? 2 : 1;
+            e = e < n ? e : n;
+            mask(begin, e);
+            return e + 2;
+        }
+        if (first == u'"' || first == u'\'') {
+            const qsizetype begin = v + 1;
+            qsizetype e = begin;
+            while (e < n && at(e) != first)
+                e += (at(e) == u'\\' && first == u'"') ? 2 : 1;
+            e = e < n ? e : n;
+            mask(begin, e);
+            return e + 1;
+        }
+        if (first == u'{' || first == u'[')
+            return v; // structured value: its own keys are scanned
+        qsizetype e = v;
+        if (lineValued) {
+            while (e < n) {
+                const char16_t c = at(e);
+                if (c == u'\r' || c == u'\n' || c == u'"' || c == u'\'' || c == u'\\' || c == u'<')
+                    break;
+                ++e;
+            }
+            while (e > v && isBlank(at(e - 1)))
+                --e;
+        } else {
+            while (e < n) {
+                const char16_t c = at(e);
+                if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u'&' || c == u','
+                    || c == u'<' || c == u'>' || c == u'}' || c == u']' || c == u')'
+                    || c == u'\\' || c == u'#')
+                    break;
+                ++e;
+            }
+        }
+        mask(v, e);
+        return e;
+    }
+
+    // eyJ<base64url>.<base64url>.<base64url or empty>: a JWT (JSON header, hence "eyJ").
+    qsizetype jwt(qsizetype i)
+    {
+        if (at(i + 1) != u'y' || at(i + 2) != u'J' || isBase64UrlChar(at(i - 1)))
+            return i + 1;
+        qsizetype p = i;
+        while (p < n && isBase64UrlChar(at(p)))
+            ++p;
+        if (p - i < 10 || at(p) != u'.')
+            return i + 1;
+        const qsizetype payload = ++p;
+        while (p < n && isBase64UrlChar(at(p)))
+            ++p;
+        if (p - payload < 4)
+            return i + 1;
+        if (at(p) == u'.') {
+            ++p;
+            while (p < n && isBase64UrlChar(at(p)))
+                ++p;
+        }
+        mask(i, p);
+        return p;
+    }
+
+    // "Bearer <token>" (RFC 6750). A WWW-Authenticate challenge (`Bearer realm="..."`,
+    // `Bearer error="invalid_token"`) is not a token: its "word=" is followed by a quote.
+    qsizetype bearer(qsizetype i)
+    {
+        if (!equalsAsciiCi(s, n, i, "bearer") || isAlnum(at(i - 1)) || !isBlank(at(i + 6)))
+            return i + 1;
+        qsizetype p = i + 6;
+        while (p < n && isBlank(at(p)))
+            ++p;
+        const qsizetype begin = p;
+        while (p < n && isTokenChar(at(p)))
+            ++p;
+        if (p - begin < 8 || at(p) == u'"')
+            return i + 1;
+        mask(begin, p);
+        return p;
+    }
+
+    // "SharedAccessSignature sr=...&sig=...&se=...&skn=..." (Service Bus / Event Hubs tokens).
+    qsizetype sharedAccessSignature(qsizetype i)
+    {
+        static constexpr std::string_view word = "sharedaccesssignature";
+        if (!equalsAsciiCi(s, n, i, word) || isAlnum(at(i - 1))
+            || !isBlank(at(i + qsizetype(word.size()))))
+            return i + 1;
+        qsizetype p = i + qsizetype(word.size());
+        while (p < n && isBlank(at(p)))
+            ++p;
+        const qsizetype begin = p;
+        while (p < n) {
+            const char16_t c = at(p);
+            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u',' || c == u'<'
+                || c == u'\\')
+                break;
+            ++p;
+        }
+        mask(begin, p);
+        return p;
+    }
+};
+
+// ---- URLs ----------------------------------------------------------------------------------
+
+template <typename Char> std::vector<Range> urlRanges(const Char *s, qsizetype n)
+{
+    std::vector<Range> ranges;
+    auto at = [&](qsizetype i) { return unit(s[i]); };
+
+    // userinfo password: scheme://user:password@host
+    qsizetype authorityBegin = -1;
+    for (qsizetype i = 0; i + 2 < n; ++i) {
+        const char16_t c = at(i);
+        if (c == u':' && at(i + 1) == u'/' && at(i + 2) == u'/') {
+            authorityBegin = i + 3;
+            break;
+        }
+        if (!(isAlnum(c) || c == u'+' || c == u'-' || c == u'.'))
+            break;
+    }
+    qsizetype pathBegin = 0;
+    if (authorityBegin >= 0) {
+        qsizetype end = authorityBegin;
+        while (end < n && at(end) != u'/' && at(end) != u'?' && at(end) != u'#')
+            ++end;
+        pathBegin = end;
+        qsizetype atSign = -1;
+        for (qsizetype i = authorityBegin; i < end; ++i) {
+            if (at(i) == u'@')
+                atSign = i;
+        }
+        if (atSign > authorityBegin) {
+            for (qsizetype i = authorityBegin; i < atSign; ++i) {
+                if (at(i) == u':') {
+                    if (atSign > i + 1 && !isAlreadyRedacted(s, i + 1, atSign))
+                        ranges.push_back({i + 1, atSign});
+                    break;
+                }
+            }
+        }
+    }
+
+    // query and fragment parameters (OAuth implicit flow puts tokens in the fragment)
+    qsizetype q = pathBegin;
+    while (q < n && at(q) != u'?' && at(q) != u'#')
+        ++q;
+    qsizetype p = q;
+    while (p < n) {
+        ++p; // past '?', '&', ';' or '#'
+        const qsizetype nameBegin = p;
+        while (p < n && at(p) != u'=' && at(p) != u'&' && at(p) != u'#' && at(p) != u';')
+            ++p;
+        const qsizetype nameEnd = p;
+        if (p < n && at(p) == u'=') {
+            const qsizetype valueBegin = ++p;
+            while (p < n && at(p) != u'&' && at(p) != u'#' && at(p) != u';')
+                ++p;
+            if (p > valueBegin && !isAlreadyRedacted(s, valueBegin, p)) {
+                const SmallName name = urlName(s, nameBegin, nameEnd);
+                if (name.valid && isSecretUrlParam(name.view()))
+                    ranges.push_back({valueBegin, p});
+            }
+        }
+    }
+    return ranges;
+}
+
+// ---- output ------------------------------------------------------------------------------
+
+QString applyRanges(const QString &text, const std::vector<Range> &ranges)
+{
+    QString out;
+    out.reserve(text.size() + qsizetype(ranges.size()) * 8);
+    qsizetype pos = 0;
+    const QStringView view(text);
+    for (const Range &r : ranges) {
+        out.append(view.sliced(pos, r.begin - pos));
+        out.append(kRedacted);
+        pos = r.end;
+    }
+    out.append(view.sliced(pos));
+    return out;
+}
+
+QByteArray applyRanges(const QByteArray &bytes, const std::vector<Range> &ranges)
+{
+    QByteArray out;
+    out.reserve(bytes.size() + qsizetype(ranges.size()) * 8);
+    qsizetype pos = 0;
+    for (const Range &r : ranges) {
+        out.append(bytes.constData() + pos, r.begin - pos);
+        out.append(kRedacted.data(), kRedacted.size());
+        pos = r.end;
+    }
+    out.append(bytes.constData() + pos, bytes.size() - pos);
+    return out;
+}
+
+const char16_t *utf16(const QString &text)
+{
+    return reinterpret_cast<const char16_t *>(text.utf16());
+}
+
+bool looksLikeUrl(const QString &value)
+{
+    return value.startsWith("http://"_L1, Qt::CaseInsensitive)
+        || value.startsWith("https://"_L1, Qt::CaseInsensitive) || value.startsWith(u'/');
+}
+
+// Redacts in place; returns whether anything changed (so unchanged strings stay shared).
+bool redactTextInPlace(QString &text)
+{
+    if (text.isEmpty())
+        return false;
+    TextScanner<char16_t> scanner(utf16(text), text.size());
+    scanner.run();
+    if (scanner.ranges.empty())
+        return false;
+    text = applyRanges(text, scanner.ranges);
+    return true;
+}
+
+bool redactUrlInPlace(QString &url)
+{
+    if (url.isEmpty())
+        return false;
+    auto ranges = urlRanges(utf16(url), url.size());
+    if (ranges.empty())
+        return false;
+    url = applyRanges(url, ranges);
+    return true;
+}
+
+QString claimString(const QJsonObject &payload, QLatin1StringView key)
+{
+    const QJsonValue v = payload.value(key);
+    return v.isString() ? v.toString() : QString();
+}
+
+std::optional<QByteArray> decodeBase64Url(QStringView part)
+{
+    const QByteArray latin = part.toLatin1();
+    auto decoded = QByteArray::fromBase64Encoding(
+        latin, QByteArray::Base64UrlEncoding | QByteArray::AbortOnBase64DecodingErrors);
+    if (!decoded) // some issuers use the standard alphabet
+        decoded = QByteArray::fromBase64Encoding(latin, QByteArray::AbortOnBase64DecodingErrors);
+    if (!decoded)
+        return std::nullopt;
+    return *decoded;
+}
+
+} // namespace
+
+bool isSecretHeader(QStringView lowerName)
+{
+    static constexpr std::array<QLatin1StringView, 16> exact = {
+        "authorization"_L1, "proxy-authorization"_L1, "cookie"_L1, "set-cookie"_L1,
+        "ocp-apim-subscription-key"_L1, "api-key"_L1, "x-api-key"_L1, "x-functions-key"_L1,
+        "x-ms-client-secret"_L1, "servicebusauthorization"_L1, "x-goog-api-key"_L1,
+        "x-ms-encryption-key"_L1, "x-ms-copy-source-authorization"_L1, "x-ms-authorization-auxiliary"_L1,
+        "x-amz-security-token"_L1, "x-csrf-token"_L1};
+    for (const auto &name : exact) {
+        if (lowerName.compare(name, Qt::CaseInsensitive) == 0)
+            return true;
+    }
+    // Families: every "...authorization", "...cookie", "...secret", "...password", "...token"
+    // (x-auth-token, x-ms-token-aad-access-token, x-xsrf-token), "...api-key", SAS signatures.
+    static constexpr std::array<QLatin1StringView, 9> parts = {
+        "authorization"_L1, "cookie"_L1, "secret"_L1, "password"_L1, "token"_L1, "api-key"_L1,
+        "apikey"_L1, "subscription-key"_L1, "signature"_L1};
+    for (const auto &part : parts) {
+        if (lowerName.contains(part, Qt::CaseInsensitive))
+            return true;
+    }
+    return false;
+}
+
+bool isSecretParameterName(QStringView name)
+{
+    const SmallName small = urlName(reinterpret_cast<const char16_t *>(name.utf16()), 0, name.size());
+    return small.valid && isSecretUrlParam(small.view());
+}
+
+QString redactUrl(const QString &url)
+{
+    QString result = url;
+    redactUrlInPlace(result);
+    return result;
+}
+
+QString redactText(const QString &text)
+{
+    QString result = text;
+    redactTextInPlace(result);
+    return result;
+}
+
+QByteArray redactBytes(const QByteArray &bytes)
+{
+    if (bytes.isEmpty())
+        return bytes;
+    TextScanner<char> scanner(bytes.constData(), bytes.size());
+    scanner.run();
+    if (scanner.ranges.empty())
+        return bytes;
+    return applyRanges(bytes, scanner.ranges);
+}
+
+void redactEvent(RequestEvent &event)
+{
+    if (!event.headers.isEmpty()) {
+        const QString authorization = event.headers.value(u"authorization");
+        if (!authorization.isEmpty())
+            applyIdentityFromAuthorization(event, authorization);
+        bool needsRewrite = false;
+        for (const auto &[name, value] : event.headers.items()) {
+            if (isSecretHeader(name)) {
+                needsRewrite = true;
+                break;
+            }
+            QString probe = value;
+            if ((looksLikeUrl(probe) && redactUrlInPlace(probe)) || redactTextInPlace(probe)) {
+                needsRewrite = true;
+                break;
+            }
+        }
+        if (needsRewrite) {
+            HttpHeaders kept;
+            for (const auto &[name, value] : event.headers.items()) {
+                if (isSecretHeader(name))
+                    continue;
+                QString v = value;
+                if (looksLikeUrl(v))
+                    redactUrlInPlace(v);
+                redactTextInPlace(v);
+                kept.set(name, v);
+            }
+            event.headers = kept;
+        }
+    }
+    redactUrlInPlace(event.url);
+    redactTextInPlace(event.url);
+    redactTextInPlace(event.body);
+    redactTextInPlace(event.text);
+    if (!event.extraJson.isEmpty())
+        event.extraJson = redactBytes(event.extraJson);
+}
+
+std::optional<JwtClaims> claimsFromAuthorization(QStringView authorizationHeaderValue)
+{
+    QStringView token = authorizationHeaderValue.trimmed();
+    if (token.startsWith("bearer"_L1, Qt::CaseInsensitive) && token.size() > 6
+        && (token[6] == u' ' || token[6] == u'\t'))
+        token = token.sliced(7).trimmed();
+    const qsizetype dot1 = token.indexOf(u'.');
+    if (dot1 <= 0)
+        return std::nullopt;
+    qsizetype dot2 = token.indexOf(u'.', dot1 + 1);
+    if (dot2 < 0)
+        dot2 = token.size();
+    const QStringView payloadPart = token.sliced(dot1 + 1, dot2 - dot1 - 1);
+    if (payloadPart.isEmpty())
+        return std::nullopt;
+    const auto payloadBytes = decodeBase64Url(payloadPart);
+    if (!payloadBytes)
+        return std::nullopt;
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(*payloadBytes, &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject())
+        return std::nullopt;
+    const QJsonObject payload = doc.object();
+
+    JwtClaims claims;
+    for (const auto key : {"upn"_L1, "unique_name"_L1, "preferred_username"_L1}) {
+        claims.user = claimString(payload, key);
+        if (!claims.user.isEmpty())
+            break;
+    }
+    claims.objectId = claimString(payload, "oid"_L1);
+    claims.app = claimString(payload, "appid"_L1);
+    if (claims.app.isEmpty())
+        claims.app = claimString(payload, "azp"_L1);
+    claims.tenant = claimString(payload, "tid"_L1);
+    if (claims.user.isEmpty() && claims.objectId.isEmpty() && claims.app.isEmpty()
+        && claims.tenant.isEmpty())
+        return std::nullopt;
+    return claims;
+}
+
+void applyIdentityFromAuthorization(RequestEvent &event, QStringView authorizationValue)
+{
+    const auto claims = claimsFromAuthorization(authorizationValue);
+    if (!claims)
+        return;
+    if (event.identity.isEmpty())
+        event.identity = !claims->user.isEmpty() ? claims->user : claims->objectId;
+    if (event.app.isEmpty())
+        event.app = claims->app;
+    if (event.tenant.isEmpty())
+        event.tenant = claims->tenant;
+}
+
+} // namespace ts::redact
