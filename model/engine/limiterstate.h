@@ -118,8 +118,9 @@ struct State
     bool nodeExists = false;
     qint64 excess = 0;
     qint64 lastMs = 0;
-    // concurrency: end instants of requests in flight (min-heap)
+    // concurrency: end instants of requests in flight (min-heap), and of the accepted ones
     std::vector<qint64> inFlight;
+    std::vector<qint64> acceptedInFlight;
 
     // ---- evolution without a request (expiry, refill) --------------------------------------
 
@@ -161,9 +162,11 @@ struct State
             lastRefill = std::max(lastRefill, t);
             break;
         case Algorithm::Concurrency:
-            while (!inFlight.empty() && inFlight.front() <= t) {
-                std::pop_heap(inFlight.begin(), inFlight.end(), std::greater<>());
-                inFlight.pop_back();
+            for (std::vector<qint64> *heap : {&inFlight, &acceptedInFlight}) {
+                while (!heap->empty() && heap->front() <= t) {
+                    std::pop_heap(heap->begin(), heap->end(), std::greater<>());
+                    heap->pop_back();
+                }
             }
             break;
         case Algorithm::LeakyBucket: // evaluated lazily, exactly as nginx does
@@ -233,6 +236,10 @@ struct State
         case Algorithm::Concurrency:
             inFlight.push_back(std::max(endMs, t));
             std::push_heap(inFlight.begin(), inFlight.end(), std::greater<>());
+            if (accepted) {
+                acceptedInFlight.push_back(std::max(endMs, t));
+                std::push_heap(acceptedInFlight.begin(), acceptedInFlight.end(), std::greater<>());
+            }
             break;
         case Algorithm::Observed:
             break;
@@ -273,7 +280,7 @@ struct State
         }
         case Algorithm::Concurrency: {
             qint64 count = 0;
-            for (qint64 end : inFlight)
+            for (qint64 end : acceptedInFlight)
                 count += end > t ? 1 : 0;
             return double(count);
         }

@@ -77,10 +77,14 @@ struct SmallName
     [[nodiscard]] std::string_view view() const { return {chars.data(), size}; }
 };
 
-bool inSet(std::string_view name, std::initializer_list<std::string_view> set)
+using namespace std::string_view_literals;
+
+// Name sets are constexpr arrays: an initializer_list of string literals would run strlen on
+// every entry at every lookup (it showed up as 25 % of a profile).
+template <size_t N> bool inSet(std::string_view name, const std::array<std::string_view, N> &set)
 {
     for (const auto &candidate : set) {
-        if (candidate == name)
+        if (candidate.size() == name.size() && candidate == name)
             return true;
     }
     return false;
@@ -88,34 +92,43 @@ bool inSet(std::string_view name, std::initializer_list<std::string_view> set)
 
 // Keys whose value is a secret when they appear as `key=value` / `"key": "value"` /
 // `Key: value` in free text. "code" and "key" are not here (Graph bodies say "code": ...).
+constexpr std::array kSecretTextKeys = {
+    "sig"sv, "signature"sv, "sharedaccesskey"sv, "sharedaccesssignature"sv, "accountkey"sv,
+    "client_secret"sv, "clientsecret"sv, "client-secret"sv, "x-ms-client-secret"sv,
+    "client_assertion"sv, "access_token"sv, "accesstoken"sv, "refresh_token"sv,
+    "refreshtoken"sv, "id_token"sv, "idtoken"sv, "token"sv, "sastoken"sv, "sas_token"sv,
+    "password"sv, "passwd"sv, "pwd"sv, "secret"sv, "apikey"sv, "api_key"sv, "api-key"sv,
+    "x-api-key"sv, "subscription-key"sv, "subscription_key"sv, "ocp-apim-subscription-key"sv,
+    "x-functions-key"sv, "authorization"sv, "proxy-authorization"sv, "cookie"sv,
+    "set-cookie"sv, "x-auth-token"sv, "x-amz-security-token"sv, "x-goog-api-key"sv,
+    "x-amz-signature"sv, "x-goog-signature"sv};
+// Longest and shortest entries: anything outside is rejected before the set is walked.
+constexpr size_t kShortestSecretKey = 3;
+constexpr size_t kLongestSecretKey = 25;
+
 bool isSecretTextKey(std::string_view name)
 {
-    return inSet(name,
-                 {"sig", "signature", "sharedaccesskey", "sharedaccesssignature", "accountkey",
-                  "client_secret", "clientsecret", "client-secret", "x-ms-client-secret",
-                  "client_assertion", "access_token", "accesstoken", "refresh_token",
-                  "refreshtoken", "id_token", "idtoken", "token", "sastoken", "sas_token",
-                  "password", "passwd", "pwd", "secret", "apikey", "api_key", "api-key",
-                  "x-api-key", "subscription-key", "subscription_key",
-                  "ocp-apim-subscription-key", "x-functions-key", "authorization",
-                  "proxy-authorization", "cookie", "set-cookie", "x-auth-token",
-                  "x-amz-security-token", "x-goog-api-key"});
+    return name.size() >= kShortestSecretKey && name.size() <= kLongestSecretKey
+        && inSet(name, kSecretTextKeys);
 }
 
 // Keys whose value runs to the end of the line (header syntax): the value has spaces and ';'.
 bool isLineValuedKey(std::string_view name)
 {
-    return inSet(name, {"authorization", "proxy-authorization", "cookie", "set-cookie"});
+    static constexpr std::array keys = {"authorization"sv, "proxy-authorization"sv, "cookie"sv,
+                                        "set-cookie"sv};
+    return inSet(name, keys);
 }
 
 bool isSecretUrlParam(std::string_view name)
 {
-    return inSet(name,
-                 {"sig", "signature", "x-amz-signature", "x-amz-security-token",
-                  "x-goog-signature", "code", "access_token", "refresh_token", "id_token",
-                  "client_secret", "client_assertion", "subscription-key", "subscription_key",
-                  "api-key", "api_key", "apikey", "key", "token", "sastoken", "password",
-                  "passwd", "pwd", "secret", "auth"});
+    static constexpr std::array names = {
+        "sig"sv, "signature"sv, "x-amz-signature"sv, "x-amz-security-token"sv,
+        "x-goog-signature"sv, "code"sv, "access_token"sv, "refresh_token"sv, "id_token"sv,
+        "client_secret"sv, "client_assertion"sv, "subscription-key"sv, "subscription_key"sv,
+        "api-key"sv, "api_key"sv, "apikey"sv, "key"sv, "token"sv, "sastoken"sv, "password"sv,
+        "passwd"sv, "pwd"sv, "secret"sv, "auth"sv};
+    return name.size() >= 3 && name.size() <= 20 && inSet(name, names);
 }
 
 constexpr char16_t hexValue(char16_t c)
@@ -170,9 +183,19 @@ struct Range
 {
     qsizetype begin;
     qsizetype end;
+    bool quote = false; // write "REDACTED" with quotes (a JSON number / literal was masked)
 };
 
 // ---- the free-text scanner ---------------------------------------------------------------
+
+constexpr std::array<bool, 128> makeTriggerTable()
+{
+    std::array<bool, 128> table{};
+    for (const char c : {'=', ':', 'e', 'b', 'B', 's', 'S'})
+        table[size_t(c)] = true;
+    return table;
+}
+constexpr std::array<bool, 128> kTrigger = makeTriggerTable();
 
 template <typename Char> class TextScanner
 {
@@ -183,18 +206,24 @@ public:
 
     void run()
     {
+        // Only a few characters can start something to mask; everything else costs one table
+        // lookup. 'e', 'b' and 's' are common letters, so their second letter is checked
+        // inline before a full match is attempted.
         qsizetype i = 0;
         while (i < n) {
             const char16_t c = unit(s[i]);
             qsizetype next = i + 1;
-            if (c == u'=' || c == u':')
-                next = keyValue(i);
-            else if (c == u'e')
-                next = jwt(i);
-            else if (c == u'b' || c == u'B')
-                next = bearer(i);
-            else if (c == u's' || c == u'S')
-                next = sharedAccessSignature(i);
+            if (c < 128 && kTrigger[c]) {
+                const char16_t second = i + 1 < n ? lower(unit(s[i + 1])) : char16_t(0);
+                if (c == u'=' || c == u':')
+                    next = keyValue(i);
+                else if (c == u'e' && second == u'y')
+                    next = jwt(i);
+                else if ((c == u'b' || c == u'B') && second == u'e')
+                    next = bearer(i);
+                else if ((c == u's' || c == u'S') && second == u'h')
+                    next = sharedAccessSignature(i);
+            }
             i = next > i ? next : i + 1;
         }
     }
@@ -205,10 +234,10 @@ private:
 
     char16_t at(qsizetype i) const { return i >= 0 && i < n ? unit(s[i]) : char16_t(0); }
 
-    void mask(qsizetype begin, qsizetype end)
+    void mask(qsizetype begin, qsizetype end, bool quote = false)
     {
         if (end > begin && !isAlreadyRedacted(s, begin, end))
-            ranges.push_back({begin, end});
+            ranges.push_back({begin, end, quote});
     }
 
     // `key = value`, `"key": "value"`, `Key: value`, `\"key\":\"value\"` (JSON inside JSON).
@@ -217,6 +246,7 @@ private:
         qsizetype k = sep - 1;
         while (k >= 0 && isBlank(at(k)))
             --k;
+        const bool jsonKey = at(sep) == u':' && at(k) == u'"';
         if (at(k) == u'"' || at(k) == u'\'') {
             --k;
             if (at(k) == u'\\')
@@ -275,6 +305,15 @@ private:
         if (first == u'{' || first == u'[')
             return v; // structured value: its own keys are scanned
         qsizetype e = v;
+        if (jsonKey) {
+            // A JSON number or literal: a numeric PIN is a secret, null/true/false are not. The
+            // mask is written as a JSON string so extraJson stays valid JSON.
+            e = wordEnd(v);
+            if (isWord(v, e, "null") || isWord(v, e, "true") || isWord(v, e, "false"))
+                return e;
+            mask(v, e, true);
+            return e;
+        }
         if (lineValued) {
             while (e < n) {
                 const char16_t c = at(e);
@@ -285,17 +324,53 @@ private:
             while (e > v && isBlank(at(e - 1)))
                 --e;
         } else {
-            while (e < n) {
-                const char16_t c = at(e);
-                if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u'&' || c == u','
-                    || c == u'<' || c == u'>' || c == u'}' || c == u']' || c == u')'
-                    || c == u'\\' || c == u'#')
-                    break;
-                ++e;
+            e = wordEnd(v);
+            // "token: SharedAccessSignature sr=..&sig=..", "x: Bearer abc": the scheme word
+            // is followed by the credential itself, which goes too.
+            if (e < n && isBlank(at(e))
+                && (isWord(v, e, "bearer") || isWord(v, e, "basic")
+                    || isWord(v, e, "sharedaccesssignature"))) {
+                qsizetype t = e;
+                while (t < n && isBlank(at(t)))
+                    ++t;
+                if (t < n && credentialEnd(t) > t)
+                    e = credentialEnd(t);
             }
         }
         mask(v, e);
         return e;
+    }
+
+    qsizetype wordEnd(qsizetype e) const
+    {
+        while (e < n) {
+            const char16_t c = at(e);
+            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u'&' || c == u','
+                || c == u'<' || c == u'>' || c == u'}' || c == u']' || c == u')' || c == u'\\'
+                || c == u'#')
+                break;
+            ++e;
+        }
+        return e;
+    }
+
+    // End of a credential after an auth scheme: SAS tokens contain '&' and '=', so only
+    // whitespace, quotes and list separators end it.
+    qsizetype credentialEnd(qsizetype p) const
+    {
+        while (p < n) {
+            const char16_t c = at(p);
+            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u',' || c == u'<'
+                || c == u'\\')
+                break;
+            ++p;
+        }
+        return p;
+    }
+
+    bool isWord(qsizetype begin, qsizetype end, std::string_view word) const
+    {
+        return end - begin == qsizetype(word.size()) && equalsAsciiCi(s, n, begin, word);
     }
 
     // eyJ<base64url>.<base64url>.<base64url or empty>: a JWT (JSON header, hence "eyJ").
@@ -351,13 +426,7 @@ private:
         while (p < n && isBlank(at(p)))
             ++p;
         const qsizetype begin = p;
-        while (p < n) {
-            const char16_t c = at(p);
-            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u',' || c == u'<'
-                || c == u'\\')
-                break;
-            ++p;
-        }
+        p = credentialEnd(p);
         mask(begin, p);
         return p;
     }
@@ -420,7 +489,7 @@ template <typename Char> std::vector<Range> urlRanges(const Char *s, qsizetype n
                 ++p;
             if (p > valueBegin && !isAlreadyRedacted(s, valueBegin, p)) {
                 const SmallName name = urlName(s, nameBegin, nameEnd);
-                if (name.valid && isSecretUrlParam(name.view()))
+                if (name.valid && (isSecretUrlParam(name.view()) || isSecretTextKey(name.view())))
                     ranges.push_back({valueBegin, p});
             }
         }
@@ -438,7 +507,11 @@ QString applyRanges(const QString &text, const std::vector<Range> &ranges)
     const QStringView view(text);
     for (const Range &r : ranges) {
         out.append(view.sliced(pos, r.begin - pos));
+        if (r.quote)
+            out.append(u'"');
         out.append(kRedacted);
+        if (r.quote)
+            out.append(u'"');
         pos = r.end;
     }
     out.append(view.sliced(pos));
@@ -452,7 +525,11 @@ QByteArray applyRanges(const QByteArray &bytes, const std::vector<Range> &ranges
     qsizetype pos = 0;
     for (const Range &r : ranges) {
         out.append(bytes.constData() + pos, r.begin - pos);
+        if (r.quote)
+            out.append('"');
         out.append(kRedacted.data(), kRedacted.size());
+        if (r.quote)
+            out.append('"');
         pos = r.end;
     }
     out.append(bytes.constData() + pos, bytes.size() - pos);
@@ -461,13 +538,35 @@ QByteArray applyRanges(const QByteArray &bytes, const std::vector<Range> &ranges
 
 const char16_t *utf16(const QString &text)
 {
-    return reinterpret_cast<const char16_t *>(text.utf16());
+    // constData(), not utf16(): utf16() detaches literal-backed strings to terminate them.
+    return reinterpret_cast<const char16_t *>(text.constData());
+}
+
+// ASCII case-insensitive search without Qt's Unicode folding (which is slow per call).
+bool containsAsciiCi(QStringView haystack, QLatin1StringView needle)
+{
+    const auto *d = reinterpret_cast<const char16_t *>(haystack.utf16());
+    for (qsizetype i = 0; i + needle.size() <= haystack.size(); ++i) {
+        qsizetype k = 0;
+        while (k < needle.size()
+               && lower(d[i + k]) == lower(char16_t(needle[k].unicode())))
+            ++k;
+        if (k == needle.size())
+            return true;
+    }
+    return false;
+}
+
+bool equalsAsciiCi(QStringView a, QLatin1StringView b)
+{
+    return a.size() == b.size() && containsAsciiCi(a, b);
 }
 
 bool looksLikeUrl(const QString &value)
 {
-    return value.startsWith("http://"_L1, Qt::CaseInsensitive)
-        || value.startsWith("https://"_L1, Qt::CaseInsensitive) || value.startsWith(u'/');
+    const QStringView v(value);
+    return (v.size() >= 7 && equalsAsciiCi(v.first(7), "http://"_L1))
+        || (v.size() >= 8 && equalsAsciiCi(v.first(8), "https://"_L1)) || v.startsWith(u'/');
 }
 
 // Redacts in place; returns whether anything changed (so unchanged strings stay shared).
@@ -485,7 +584,11 @@ bool redactTextInPlace(QString &text)
 
 bool redactUrlInPlace(QString &url)
 {
-    if (url.isEmpty())
+    // Nothing to mask without a query, a fragment or a userinfo: three vectorised searches
+    // decide that for the common URL.
+    const QStringView view(url);
+    if (view.isEmpty()
+        || (!view.contains(u'?') && !view.contains(u'#') && !view.contains(u'@')))
         return false;
     auto ranges = urlRanges(utf16(url), url.size());
     if (ranges.empty())
@@ -523,7 +626,7 @@ bool isSecretHeader(QStringView lowerName)
         "x-ms-encryption-key"_L1, "x-ms-copy-source-authorization"_L1, "x-ms-authorization-auxiliary"_L1,
         "x-amz-security-token"_L1, "x-csrf-token"_L1};
     for (const auto &name : exact) {
-        if (lowerName.compare(name, Qt::CaseInsensitive) == 0)
+        if (equalsAsciiCi(lowerName, name))
             return true;
     }
     // Families: every "...authorization", "...cookie", "...secret", "...password", "...token"
@@ -532,7 +635,7 @@ bool isSecretHeader(QStringView lowerName)
         "authorization"_L1, "cookie"_L1, "secret"_L1, "password"_L1, "token"_L1, "api-key"_L1,
         "apikey"_L1, "subscription-key"_L1, "signature"_L1};
     for (const auto &part : parts) {
-        if (lowerName.contains(part, Qt::CaseInsensitive))
+        if (containsAsciiCi(lowerName, part))
             return true;
     }
     return false;
@@ -602,7 +705,10 @@ void redactEvent(RequestEvent &event)
         }
     }
     redactUrlInPlace(event.url);
-    redactTextInPlace(event.url);
+    // A URL's secrets are its parameters and userinfo (redactUrl); the only other thing worth
+    // a text scan is a JWT pasted into a path segment.
+    if (QStringView(event.url).contains(u"eyJ"))
+        redactTextInPlace(event.url);
     redactTextInPlace(event.body);
     redactTextInPlace(event.text);
     if (!event.extraJson.isEmpty())
@@ -612,7 +718,7 @@ void redactEvent(RequestEvent &event)
 std::optional<JwtClaims> claimsFromAuthorization(QStringView authorizationHeaderValue)
 {
     QStringView token = authorizationHeaderValue.trimmed();
-    if (token.startsWith("bearer"_L1, Qt::CaseInsensitive) && token.size() > 6
+    if (token.size() > 6 && equalsAsciiCi(token.first(6), "bearer"_L1)
         && (token[6] == u' ' || token[6] == u'\t'))
         token = token.sliced(7).trimmed();
     const qsizetype dot1 = token.indexOf(u'.');

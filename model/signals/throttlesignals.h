@@ -35,6 +35,7 @@ struct ErrorCodes
 {
     QString primary;    // the code an operator groups by (see errorCodeOf)
     QStringList inner;  // nested codes, outermost first (Graph innerError, OneNote 20166, ...)
+    std::optional<bool> isRetriable; // Fabric ErrorResponse.isRetriable, when the body has it
 };
 // From the body text alone: Fabric {"errorCode":…}, Graph {"error":{"code":…,"innerError":{"code":…}}},
 // SharePoint activityLimitReached / throttledRequest, Service Bus "Error code: 50009".
@@ -93,6 +94,8 @@ struct ThrottleSignals
 {
     bool throttled = false;
     ThrottleKind kind = ThrottleKind::None;
+    // false: retrying on the advised schedule is not expected to help (capacity throttling, or
+    // the service said isRetriable=false); back off exponentially and shed load instead.
     bool retryable = true;
     QString errorCode;                   // errorCodeOf(event)
     std::optional<qint64> retryAtMs;     // earliest advised instant to send again, any source
