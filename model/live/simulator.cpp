@@ -538,17 +538,24 @@ public:
         for (int w = 0; w < kWorkers; ++w) {
             if (m_workerFreeAt[size_t(w)] >= to)
                 continue;
-            // The worker takes the first task that is ready (not waiting out a Retry-After).
-            auto it = std::find_if(m_queue.begin(), m_queue.end(),
-                                   [&](int t) { return m_tasks[size_t(t)].readyAt < to; });
+            // The worker takes the first task that is ready: not waiting between polls, and its
+            // quota group not blocked (a RequestBlocked answer blocks the whole group of the
+            // identity until the advised instant, so the client holds every request for it).
+            auto it = std::find_if(m_queue.begin(), m_queue.end(), [&](int t) {
+                const Task &candidate = m_tasks[size_t(t)];
+                return candidate.readyAt < to &&
+                       m_groupBlockedUntil[int(groupOf(candidate.step))] < to;
+            });
             if (it == m_queue.end())
                 break;
             const int taskIndex = *it;
             m_queue.erase(it);
             Task &task = m_tasks[size_t(taskIndex)];
-            const qint64 at = std::min(std::max({m_workerFreeAt[size_t(w)], task.readyAt, from}) +
-                                           m_random.between(2, 40),
-                                       to - 1);
+            const qint64 at =
+                std::min(std::max({m_workerFreeAt[size_t(w)], task.readyAt,
+                                   m_groupBlockedUntil[int(groupOf(task.step))], from}) +
+                             m_random.between(2, 40),
+                         to - 1);
             task.worker = w;
             m_workerFreeAt[size_t(w)] = std::numeric_limits<qint64>::max();
             send(task, taskIndex, at, planner);
@@ -597,13 +604,18 @@ public:
             event.status = 429;
             event.durationMs = double(intent.throttledDurationMs);
             event.errorCode = u"RequestBlocked"_qs;
-            const qint64 seconds = std::max<qint64>(1, (verdict.retryAtMs - t + 999) / 1000);
+            // Retry-After counts from the moment the answer arrives; the blocked-until text names
+            // the whole second at which the window has room again.
+            const qint64 respondedAt = t + intent.throttledDurationMs;
+            const qint64 untilSecond = (verdict.retryAtMs + 999) / 1000 * 1000;
+            const qint64 seconds = std::max<qint64>(1, (untilSecond - respondedAt + 999) / 1000);
+            task.blockedUntil = respondedAt + seconds * 1000;
             event.retryAfter = QString::number(seconds);
             event.headers.set(u"x-ms-public-api-error-code"_qs, u"RequestBlocked"_qs);
             event.body = QStringLiteral("{\"requestId\":\"%1\",\"errorCode\":\"RequestBlocked\","
                                         "\"message\":\"Request is blocked by the upstream "
                                         "service until: %2 (UTC)\"}")
-                             .arg(event.requestId, fabricBlockedUntil(t + seconds * 1000));
+                             .arg(event.requestId, fabricBlockedUntil(untilSecond));
             ++task.attempt;
         }
         const qint64 done = t + qint64(event.durationMs);
@@ -612,9 +624,11 @@ public:
             return;
         // Polls wait between tries; a throttled request waits what Retry-After says.
         qint64 readyAt = done + m_random.between(50, 300);
-        if (!verdict.accepted)
-            readyAt = t + event.retryAfter.toLongLong() * 1000 + m_random.between(0, 1500);
-        else if (task.step == Step::PollItemOperation || task.step == Step::PollJob)
+        if (!verdict.accepted) {
+            readyAt = task.blockedUntil + m_random.between(0, 1500);
+            qint64 &blocked = m_groupBlockedUntil[int(groupOf(task.step))];
+            blocked = std::max(blocked, task.blockedUntil);
+        } else if (task.step == Step::PollItemOperation || task.step == Step::PollJob)
             readyAt = done + m_random.between(1000, 2500);
         task.readyAt = readyAt;
         m_queue.push_back(intent.token);
@@ -629,6 +643,22 @@ private:
         PollJob,
         Done
     };
+    enum class Group { Platform, JobScheduler, LongRunningOperations };
+    static Group groupOf(Step step)
+    {
+        switch (step) {
+        case Step::PollItemOperation:
+        case Step::ItemOperationResult:
+            return Group::LongRunningOperations;
+        case Step::RunPipeline:
+        case Step::PollJob:
+            return Group::JobScheduler;
+        case Step::CreateItem:
+        case Step::Done:
+            break;
+        }
+        return Group::Platform;
+    }
     struct Task
     {
         QString workspace;
@@ -641,6 +671,7 @@ private:
         int attempt = 0;
         int worker = -1;
         qint64 readyAt = 0;
+        qint64 blockedUntil = 0; // after a RequestBlocked: when Retry-After allows again
     };
 
     void send(Task &task, int taskIndex, qint64 at, Planner &planner)
@@ -694,6 +725,7 @@ private:
     std::vector<Task> m_tasks;
     std::deque<int> m_queue;
     std::vector<qint64> m_workerFreeAt;
+    qint64 m_groupBlockedUntil[3] = {0, 0, 0};
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -284,8 +284,9 @@ private slots:
                 QVERIFY(event.retryAfter.toInt() >= 1 && event.retryAfter.toInt() <= 60);
                 QVERIFY2(until.match(event.body).hasMatch(), qPrintable(event.body));
                 QCOMPARE(event.headers.value(u"x-ms-public-api-error-code"), u"RequestBlocked"_qs);
-                retryNotBefore.insert(event.operationId,
-                                      event.tsMs + event.retryAfter.toLongLong() * 1000);
+                // Retry-After counts from the arrival of the answer.
+                retryNotBefore.insert(event.operationId, event.tsMs + qint64(event.durationMs) +
+                                                             event.retryAfter.toLongLong() * 1000);
             }
             if (event.url.contains(u"/jobs/instances/") && event.status == 200)
                 finished.insert(event.operationId);
