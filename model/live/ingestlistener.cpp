@@ -3,6 +3,7 @@
 #include "core/timeparse.h"
 #include "inflate.h"
 #include "ingest/ndjsonreader.h"
+#include "ingest/otlpreader.h"
 
 #include <QDateTime>
 #include <QHttpServer>
@@ -304,8 +305,46 @@ QHttpServerResponse IngestListener::handleTraces(const QHttpServerRequest &reque
     std::unique_ptr<QHttpServerResponse> rejection;
     if (!admit(request, &body, &rejection))
         return std::move(*rejection);
-    return reject(501, QStringLiteral("OTLP/HTTP JSON import is not available in this build: "
-                                      "the OTLP importer (ts::parseOtlpJson) is not linked in"));
+    const QByteArray contentType = headerValue(request, "content-type").toLower();
+    if (contentType.startsWith("application/x-protobuf") ||
+        contentType.startsWith("application/protobuf")) {
+        return reject(415, QStringLiteral("OTLP protobuf is not supported: configure the exporter "
+                                          "for JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json)"));
+    }
+
+    // Counts what the importer hands over on its way to the caller's sink.
+    struct CountingSink final : IngestSink
+    {
+        explicit CountingSink(IngestSink &next) : next(next) {}
+        void onEvent(RequestEvent &&event) override
+        {
+            ++events;
+            next.onEvent(std::move(event));
+        }
+        void onMalformed(MalformedRecord &&record) override
+        {
+            ++malformed;
+            next.onMalformed(std::move(record));
+        }
+        IngestSink &next;
+        qint64 events = 0;
+        qint64 malformed = 0;
+    } counting(m_sink);
+    QString error;
+    const bool ok = parseOtlpJson(body, QStringLiteral("otlp"), counting, &error);
+    noteEvents(counting.events, counting.malformed);
+    if (!ok)
+        return reject(400, QStringLiteral("POST /v1/traces: %1").arg(error));
+    // ExportTraceServiceResponse; partialSuccess names spans that could not be used.
+    QJsonObject answer;
+    if (counting.malformed > 0) {
+        answer.insert(
+            u"partialSuccess"_qs,
+            QJsonObject{{u"rejectedSpans"_qs, counting.malformed},
+                        {u"errorMessage"_qs,
+                         QStringLiteral("%1 span(s) could not be read").arg(counting.malformed)}});
+    }
+    return jsonResponse(answer, Status::Ok);
 }
 
 QHttpServerResponse IngestListener::handleHealth(const QHttpServerRequest &request)

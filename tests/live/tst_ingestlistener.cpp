@@ -3,6 +3,7 @@
 #include "live/inflate.h"
 #include "live/ingestlistener.h"
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -404,6 +405,50 @@ private slots:
         for (const RequestEvent &event : std::as_const(sink.events))
             identities.insert(event.identity);
         QCOMPARE(identities.size(), kRequests * kLines);
+    }
+
+    // OTLP/HTTP JSON: the OpenTelemetry project's own example request, then bodies the importer
+    // must refuse.
+    void otlpTraces_data()
+    {
+        QTest::addColumn<QByteArray>("body");
+        QTest::addColumn<QByteArray>("contentType");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<int>("events");
+        QFile example(
+            QStringLiteral(TS_THIRDPARTY_DIR "/otlp/opentelemetry-proto_examples_trace.json"));
+        QVERIFY(example.open(QIODevice::ReadOnly));
+        const QByteArray json = example.readAll();
+        QTest::newRow("proto-example") << json << QByteArray("application/json") << 200 << 1;
+        QTest::newRow("empty-request")
+            << QByteArray("{\"resourceSpans\":[]}") << QByteArray("application/json") << 200 << 0;
+        QTest::newRow("not-json") << QByteArray("hello") << QByteArray("application/json") << 400
+                                  << 0;
+        QTest::newRow("protobuf") << QByteArray("\x0a\x02\x08\x01")
+                                  << QByteArray("application/x-protobuf") << 415 << 0;
+    }
+    void otlpTraces()
+    {
+        QFETCH(QByteArray, body);
+        QFETCH(QByteArray, contentType);
+        QFETCH(int, status);
+        QFETCH(int, events);
+        CollectingSink sink;
+        auto listener = startListener(sink);
+        QNetworkRequest request(url(*listener, u"/v1/traces"_qs));
+        request.setHeader(QNetworkRequest::ContentTypeHeader, contentType);
+        const Answer answer = send(m_network.post(request, body));
+        QCOMPARE(answer.status, status);
+        QCOMPARE(sink.events.size(), events);
+        if (status != 200)
+            QVERIFY(!answer.json.value(u"error").toString().isEmpty());
+        if (events == 1) {
+            const RequestEvent &span = sink.events.constFirst();
+            QCOMPARE(span.tsMs, Q_INT64_C(1544712660000));
+            QCOMPARE(span.durationMs, 1000.0);
+            QCOMPARE(span.app, u"my.service"_qs);
+            QCOMPARE(listener->health().eventsReceived, 1);
+        }
     }
 
     void healthDocument()
