@@ -140,12 +140,13 @@ inline std::shared_ptr<DashboardSnapshot> smallSnapshot()
     const QString closed = QStringLiteral("closed");
     const QString open = QStringLiteral("open");
     const QString halfOpen = QStringLiteral("half-open");
-    r.breakerTransitions = {{at(121), app, reconstructed, closed, open},
-                            {at(125), app, logged, closed, open},
-                            {at(185), app, logged, open, halfOpen},
-                            {at(190), app, reconstructed, open, closed},
-                            {at(200), app, logged, halfOpen, closed}};
-    r.breakers = {{app, logged, 3, 60, closed}, {app, reconstructed, 2, 69, closed}};
+    const QString why = QStringLiteral("fixture");
+    r.breakerTransitions = {{at(121), app, reconstructed, closed, open, why},
+                            {at(125), app, logged, closed, open, why},
+                            {at(185), app, logged, open, halfOpen, why},
+                            {at(190), app, reconstructed, open, closed, why},
+                            {at(200), app, logged, halfOpen, closed, why}};
+    r.breakers = {{app, logged, 3, 60, closed, 0, 0, {}}, {app, reconstructed, 2, 69, closed, 1, 0, {}}};
 
     r.alerts = {{QStringLiteral("near-limit"), QStringLiteral("warning"), at(115), migrator,
                  QStringLiteral("fabric/platform at 90 %")},
@@ -213,7 +214,7 @@ inline std::shared_ptr<DashboardSnapshot> largeSnapshot(int identities, int limi
         const QString to = b % 2 == 0 ? QStringLiteral("open") : QStringLiteral("closed");
         const QString from = b % 2 == 0 ? QStringLiteral("closed") : QStringLiteral("open");
         r.breakerTransitions.append({t0() + span * b / 200, QStringLiteral("app"),
-                                     QStringLiteral("reconstructed"), from, to});
+                                     QStringLiteral("reconstructed"), from, to, QString()});
     }
     for (int a = 0; a < 500; ++a)
         r.alerts.append({QStringLiteral("near-limit"), QStringLiteral("warning"),
