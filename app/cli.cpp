@@ -39,6 +39,7 @@ class MalformedPrinter final : public IngestSink
 public:
     explicit MalformedPrinter(IngestSink &next) : m_next(next) {}
     void onEvent(RequestEvent &&event) override { m_next.onEvent(std::move(event)); }
+    void onEvents(std::vector<RequestEvent> &&events) override { m_next.onEvents(std::move(events)); }
     void onMalformed(MalformedRecord &&record) override
     {
         if (++m_count <= kPrinted)

@@ -6,18 +6,110 @@
 #include "signals/throttlesignals.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
 
 namespace ts {
+
+namespace {
+// Batches smaller than this are processed inline: a thread hand-off costs more than it saves.
+constexpr size_t kMinParallelBatch = 1024;
+// Batches queued per worker before the producer waits: bounds memory on a fast reader.
+constexpr size_t kMaxQueuedBatches = 4;
+} // namespace
+
+// One consumer thread applying a function to shared, read-only batches in arrival order.
+class Analysis::Worker
+{
+public:
+    using Batch = std::shared_ptr<const std::vector<RequestEvent>>;
+    explicit Worker(std::function<void(const RequestEvent &)> apply)
+        : m_apply(std::move(apply)), m_thread([this] { run(); })
+    {}
+    ~Worker()
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stopping = true;
+        }
+        m_changed.notify_all();
+        m_thread.join();
+    }
+    void push(Batch batch)
+    {
+        std::unique_lock lock(m_mutex);
+        m_changed.wait(lock, [this] { return m_queue.size() < kMaxQueuedBatches; });
+        m_queue.push_back(std::move(batch));
+        lock.unlock();
+        m_changed.notify_all();
+    }
+    void waitIdle()
+    {
+        std::unique_lock lock(m_mutex);
+        m_changed.wait(lock, [this] { return m_queue.empty() && !m_busy; });
+    }
+
+private:
+    void run()
+    {
+        for (;;) {
+            Batch batch;
+            {
+                std::unique_lock lock(m_mutex);
+                m_changed.wait(lock, [this] { return m_stopping || !m_queue.empty(); });
+                if (m_queue.empty())
+                    return;
+                batch = std::move(m_queue.front());
+                m_queue.pop_front();
+                m_busy = true;
+            }
+            m_changed.notify_all();
+            for (const RequestEvent &event : *batch)
+                m_apply(event);
+            {
+                std::lock_guard lock(m_mutex);
+                m_busy = false;
+            }
+            m_changed.notify_all();
+        }
+    }
+
+    std::function<void(const RequestEvent &)> m_apply;
+    // Protects m_queue, m_busy and m_stopping; m_changed signals any change of them.
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    std::deque<Batch> m_queue;
+    bool m_busy = false;
+    bool m_stopping = false;
+    std::thread m_thread; // last: starts after the members it uses exist
+};
 
 Analysis::Analysis(PolicySet policies)
     : m_engine(std::make_unique<ThrottleEngine>(std::move(policies))),
       m_breakers(std::make_unique<BreakerTracker>()), m_alerts(std::make_unique<AlertDetector>())
 {}
 
-Analysis::~Analysis() = default;
+Analysis::~Analysis()
+{
+    // Workers first: they use the engine and detectors.
+    m_engineWorker.reset();
+    m_detectorWorker.reset();
+}
+
+void Analysis::drain() const
+{
+    if (m_engineWorker)
+        m_engineWorker->waitIdle();
+    if (m_detectorWorker)
+        m_detectorWorker->waitIdle();
+}
 
 const PolicySet &Analysis::policies() const
 {
+    drain();
     return m_engine->policies();
 }
 
@@ -26,25 +118,59 @@ void Analysis::onEvent(RequestEvent &&event)
     add(event);
 }
 
+void Analysis::onEvents(std::vector<RequestEvent> &&events)
+{
+    if (events.size() < kMinParallelBatch) {
+        for (const RequestEvent &event : events)
+            add(event);
+        return;
+    }
+    if (!m_engineWorker) {
+        m_engineWorker = std::make_unique<Worker>([this](const RequestEvent &e) { feedEngine(e); });
+        m_detectorWorker = std::make_unique<Worker>([this](const RequestEvent &e) { feedDetectors(e); });
+    }
+    for (const RequestEvent &event : events)
+        count(event);
+    auto batch = std::make_shared<const std::vector<RequestEvent>>(std::move(events));
+    m_engineWorker->push(batch);
+    m_detectorWorker->push(std::move(batch));
+}
+
 void Analysis::add(const RequestEvent &event)
+{
+    drain();
+    count(event);
+    feedEngine(event);
+    feedDetectors(event);
+}
+
+void Analysis::count(const RequestEvent &event)
 {
     if (!m_firstMs || event.tsMs < *m_firstMs)
         m_firstMs = event.tsMs;
     if (!m_lastMs || event.tsMs > *m_lastMs)
         m_lastMs = event.tsMs;
-    m_engine->add(event);
-    // Breakers and detectors see every event (logged breaker transitions, $batch envelopes);
-    // only request events carry throttle signals. extract() is cheap for a plain 2xx.
-    const throttle::ThrottleSignals signal =
-        event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
-    m_breakers->add(event, signal);
-    m_alerts->add(event, signal);
     // A $batch envelope is not a request of its own: its sub-responses are (report-json.md).
     if (!event.isRequest())
         return;
     ++m_events;
     if (event.status >= 0 && event.status < int(m_byStatus.size()))
         ++m_byStatus[size_t(event.status)];
+}
+
+void Analysis::feedEngine(const RequestEvent &event)
+{
+    m_engine->add(event);
+}
+
+void Analysis::feedDetectors(const RequestEvent &event)
+{
+    // Breakers and detectors see every event (logged breaker transitions, $batch envelopes);
+    // only request events carry throttle signals. extract() is cheap for a plain 2xx.
+    const throttle::ThrottleSignals signal =
+        event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
+    m_breakers->add(event, signal);
+    m_alerts->add(event, signal);
 }
 
 void Analysis::onMalformed(MalformedRecord &&record)
@@ -56,6 +182,7 @@ void Analysis::onMalformed(MalformedRecord &&record)
 
 void Analysis::fill(DashboardSnapshot &snapshot) const
 {
+    drain();
     ReportData &data = snapshot.report;
     data.events = m_events;
     data.malformed = m_malformed;

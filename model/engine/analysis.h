@@ -26,6 +26,10 @@ public:
     Analysis &operator=(const Analysis &) = delete;
 
     void onEvent(RequestEvent &&event) override;
+    // Large batches are counted here and handed to two worker threads, one running the engine,
+    // one the signal extraction, breakers and detectors, so a report uses both cores; every
+    // other call waits for them first, so results never depend on the path taken.
+    void onEvents(std::vector<RequestEvent> &&events) override;
     void onMalformed(MalformedRecord &&record) override;
     void add(const RequestEvent &event);
     // Malformed records counted elsewhere (a workspace stores them; the report shows samples).
@@ -41,6 +45,12 @@ public:
 
 private:
     void fill(DashboardSnapshot &snapshot) const;
+    void count(const RequestEvent &event);
+    void feedEngine(const RequestEvent &event);
+    void feedDetectors(const RequestEvent &event);
+    // Blocks until both workers have processed every batch handed to them.
+    void drain() const;
+    class Worker;
 
     qint64 m_events = 0;
     qint64 m_malformed = 0;
@@ -51,6 +61,8 @@ private:
     std::unique_ptr<ThrottleEngine> m_engine;
     std::unique_ptr<BreakerTracker> m_breakers;
     std::unique_ptr<AlertDetector> m_alerts;
+    std::unique_ptr<Worker> m_engineWorker;    // started on the first large batch
+    std::unique_ptr<Worker> m_detectorWorker;
 };
 
 } // namespace ts

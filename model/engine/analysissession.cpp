@@ -89,6 +89,14 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
             m_source.lastEventTsMs = event.tsMs;
             m_analysis.onEvent(std::move(event));
         }
+        void onEvents(std::vector<RequestEvent> &&events) override
+        {
+            if (events.empty())
+                return;
+            m_source.events += qint64(events.size());
+            m_source.lastEventTsMs = events.back().tsMs;
+            m_analysis.onEvents(std::move(events));
+        }
         void onMalformed(MalformedRecord &&record) override
         {
             ++m_source.errors;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <vector>
 
 class QIODevice;
 
@@ -20,6 +21,13 @@ public:
     virtual ~IngestSink() = default;
     virtual void onEvent(RequestEvent &&event) = 0;
     virtual void onMalformed(MalformedRecord &&record) = 0;
+    // A run of consecutive events (readers that parse in chunks deliver them this way, so a sink
+    // can hand a whole chunk to another thread). Default: one onEvent per event, in order.
+    virtual void onEvents(std::vector<RequestEvent> &&events)
+    {
+        for (RequestEvent &event : events)
+            onEvent(std::move(event));
+    }
 };
 
 struct ReadControl

@@ -458,9 +458,8 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
         freeSlots.push_back(slot);
         for (MalformedRecord &record : parsed.malformed)
             sink.onMalformed(std::move(record));
-        for (RequestEvent &event : parsed.events)
-            sink.onEvent(std::move(event));
         result.events += qint64(parsed.events.size());
+        sink.onEvents(std::move(parsed.events));
         result.malformed += qint64(parsed.malformed.size());
         result.endOffset = parsed.endOffset;
         result.endLine = parsed.endLine;
