@@ -637,12 +637,14 @@ struct ThrottleEngine::Impl
         // What the service said.
         const bool throttled = throttle::isThrottle(event);
         verdict.observedThrottled = throttled;
-        throttle::ThrottleSignals sig;
+        // Built only for throttles: the full signal set is a few hundred bytes of strings and
+        // optionals that a plain success does not need.
+        std::optional<throttle::ThrottleSignals> sig;
         std::optional<double> observedPct;
         if (throttled) {
             sig = throttle::extract(event);
-            recordThrottle(event, sig);
-            observedPct = sig.limitPercentage;
+            recordThrottle(event, *sig);
+            observedPct = sig->limitPercentage;
         } else if (!event.headers.isEmpty()) {
             const QString value = event.headers.value(u"x-ms-throttle-limit-percentage");
             if (!value.isEmpty())
@@ -759,17 +761,18 @@ struct ThrottleEngine::Impl
                     bucket.effectiveLimit = std::max(bucket.effectiveLimit.value_or(0), before);
                 }
                 bucket.inObservedEpisode = true;
-                if (sig.retryAtMs && *sig.retryAtMs > responseMs) {
+                const std::optional<qint64> retryAt = sig ? sig->retryAtMs : std::nullopt;
+                if (retryAt && *retryAt > responseMs) {
                     if (bucket.series.retryAfter.size() < kMaxRetryIntervals)
-                        bucket.series.retryAfter.emplace_back(responseMs, *sig.retryAtMs);
-                    bucket.retryUntil = std::max(bucket.retryUntil, *sig.retryAtMs);
+                        bucket.series.retryAfter.emplace_back(responseMs, *retryAt);
+                    bucket.retryUntil = std::max(bucket.retryUntil, *retryAt);
                     const bool fixed = limit.spec.algorithm == Algorithm::FixedWindow
                                        || limit.spec.algorithm == Algorithm::Credits;
                     const qint64 end = bucket.state.windowEnd(limit.params);
                     if (fixed && limit.params.windowMs >= kMinLearnableWindowMs
-                        && *sig.retryAtMs > t && *sig.retryAtMs <= t + limit.params.windowMs
-                        && end != kNoTime && std::llabs(*sig.retryAtMs - end) > 1000) {
-                        bucket.state.learnWindowEnd(limit.params, *sig.retryAtMs);
+                        && *retryAt > t && *retryAt <= t + limit.params.windowMs
+                        && end != kNoTime && std::llabs(*retryAt - end) > 1000) {
+                        bucket.state.learnWindowEnd(limit.params, *retryAt);
                     }
                 }
             } else if (!throttled) {

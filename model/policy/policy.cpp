@@ -718,12 +718,31 @@ QByteArray Policy::toJsonBytes() const
 
 // ---- service inference ------------------------------------------------------------------------
 
+namespace {
+
+// Index just past "scheme://", or -1. Hand-rolled: a scheme is a few letters, so this looks at
+// a handful of characters instead of searching the whole URL (it runs for every event).
+qsizetype afterScheme(QStringView url)
+{
+    const qsizetype limit = std::min<qsizetype>(url.size() - 2, 16);
+    for (qsizetype i = 0; i < limit; ++i) {
+        const char16_t c = url[i].unicode();
+        if (c == u':')
+            return (url[i + 1] == u'/' && url[i + 2] == u'/') ? i + 3 : -1;
+        if (!((c >= u'a' && c <= u'z') || (c >= u'A' && c <= u'Z') || (c >= u'0' && c <= u'9')
+              || c == u'+' || c == u'-' || c == u'.')) {
+            return -1;
+        }
+    }
+    return -1;
+}
+
+} // namespace
+
 QStringView urlHost(QStringView url)
 {
-    qsizetype start = url.indexOf(u"://");
-    if (start >= 0) {
-        start += 3;
-    } else {
+    qsizetype start = afterScheme(url);
+    if (start < 0) {
         if (url.isEmpty() || url.startsWith(u'/'))
             return {};
         start = 0; // "graph.microsoft.com/v1.0/me": a host without scheme
@@ -744,14 +763,12 @@ QStringView urlHost(QStringView url)
 QStringView urlPath(QStringView url)
 {
     qsizetype start = 0;
-    const qsizetype scheme = url.indexOf(u"://");
-    if (scheme >= 0) {
-        start = url.indexOf(u'/', scheme + 3);
-        if (start < 0)
-            return {};
-    } else if (!url.startsWith(u'/')) {
-        start = url.indexOf(u'/');
-        if (start < 0)
+    if (!url.startsWith(u'/')) {
+        const qsizetype scheme = afterScheme(url);
+        start = scheme >= 0 ? scheme : 0;
+        while (start < url.size() && url[start] != u'/')
+            ++start;
+        if (start >= url.size())
             return {};
     }
     qsizetype end = start;

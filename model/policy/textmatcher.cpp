@@ -229,8 +229,10 @@ bool TextMatcher::matches(QStringView text) const
     case Strategy::Always:
         return true;
     case Strategy::Literal:
-        if (m_anchorStart && m_anchorEnd)
-            return text.compare(m_literal, m_case) == 0;
+        if (m_anchorStart && m_anchorEnd) {
+            return m_case == Qt::CaseSensitive ? text == m_literal
+                                               : text.compare(m_literal, m_case) == 0;
+        }
         if (m_anchorStart)
             return text.startsWith(m_literal, m_case);
         if (m_anchorEnd)
@@ -240,7 +242,8 @@ bool TextMatcher::matches(QStringView text) const
         for (const QString &alternative : m_alternatives) {
             bool hit = false;
             if (m_anchorStart && m_anchorEnd)
-                hit = text.compare(alternative, m_case) == 0;
+                hit = m_case == Qt::CaseSensitive ? text == alternative
+                                                  : text.compare(alternative, m_case) == 0;
             else if (m_anchorStart)
                 hit = text.startsWith(alternative, m_case);
             else if (m_anchorEnd)
