@@ -71,6 +71,7 @@ struct ThrottleSummary
     QMap<QString, qint64> byErrorCode; // "none" for a throttle without a code
     QMap<QString, qint64> byScope;     // "Application", "User", ... ("none" without a scope)
     QMap<QString, qint64> byKind;      // rate-limit | capacity | server-busy
+    qint64 notRetryable = 0;           // throttles the service says retrying soon will not help
 };
 
 struct ReportData

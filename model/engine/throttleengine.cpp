@@ -580,6 +580,8 @@ struct ThrottleEngine::Impl
                                                 ? throttle::ThrottleKind::RateLimit
                                                 : sig.kind;
         ++throttles.byKind[throttle::throttleKindName(kind)];
+        if (!sig.retryable)
+            ++throttles.notRetryable;
 
         const qint64 bin = limiter::floorDiv(event.tsMs, throttleBinMs) * throttleBinMs;
         ++throttleBins[bin][code];

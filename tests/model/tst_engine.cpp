@@ -604,6 +604,8 @@ void TestEngine::throttleTaxonomy()
     QCOMPARE(t.byKind.value(QStringLiteral("capacity")), 1);
     QCOMPARE(t.byKind.value(QStringLiteral("server-busy")), 1);
     QCOMPARE(t.byKind.value(QStringLiteral("rate-limit")), 2);
+    // Capacity throttling is the one where retrying soon does not help.
+    QCOMPARE(t.notRetryable, 1);
     const auto bins = engine.throttleBins();
     QCOMPARE(bins.size(), size_t(3)); // seconds 0, 2 and 3
     QCOMPARE(bins[0].startMs, kBase);
