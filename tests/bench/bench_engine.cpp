@@ -126,7 +126,7 @@ int main(int argc, char **argv)
     QCoreApplication application(argc, argv);
     const qint64 total = argc > 1 ? QByteArray(argv[1]).toLongLong() : 5'000'000;
     QRandomGenerator rng(42);
-    const int poolSize = 500'000;
+    const int poolSize = argc > 2 ? QByteArray(argv[2]).toInt() : 500'000;
     std::vector<RequestEvent> pool = makeStream(poolSize, rng);
     const qint64 span = pool.back().tsMs - pool.front().tsMs + 1;
 
