@@ -623,7 +623,7 @@ struct ThrottleEngine::Impl
         alerts.append(alert);
     }
 
-    Verdict process(const RequestEvent &event)
+    Verdict process(const RequestEvent &event, const throttle::ThrottleSignals *given)
     {
         Verdict verdict;
         if (!event.isRequest())
@@ -637,16 +637,21 @@ struct ThrottleEngine::Impl
             lastMs = t0;
 
         // What the service said.
-        const bool throttled = throttle::isThrottle(event);
+        const bool throttled = given ? given->throttled : throttle::isThrottle(event);
         verdict.observedThrottled = throttled;
-        // Built only for throttles: the full signal set is a few hundred bytes of strings and
-        // optionals that a plain success does not need.
-        std::optional<throttle::ThrottleSignals> sig;
+        // Extracted only for throttles (unless the caller already has them): the full signal
+        // set is a few hundred bytes of strings and optionals that a plain success does not need.
+        std::optional<throttle::ThrottleSignals> own;
+        const throttle::ThrottleSignals *sig = nullptr;
         std::optional<double> observedPct;
         if (throttled) {
-            sig = throttle::extract(event);
+            if (!given)
+                own = throttle::extract(event);
+            sig = given ? given : &*own;
             recordThrottle(event, *sig);
             observedPct = sig->limitPercentage;
+        } else if (given) {
+            observedPct = given->limitPercentage;
         } else if (!event.headers.isEmpty()) {
             const QString value = event.headers.value(u"x-ms-throttle-limit-percentage");
             if (!value.isEmpty())
@@ -950,19 +955,25 @@ const PolicySet &ThrottleEngine::policies() const
 
 ThrottleEngine::Verdict ThrottleEngine::add(const RequestEvent &event)
 {
-    return d->process(event);
+    return d->process(event, nullptr);
+}
+
+ThrottleEngine::Verdict ThrottleEngine::add(const RequestEvent &event,
+                                            const throttle::ThrottleSignals &extracted)
+{
+    return d->process(event, &extracted);
 }
 
 void ThrottleEngine::addBatch(std::span<const RequestEvent> events)
 {
     for (const RequestEvent &event : events)
-        d->process(event);
+        d->process(event, nullptr);
 }
 
 void ThrottleEngine::addBatch(const QList<RequestEvent> &events)
 {
     for (const RequestEvent &event : events)
-        d->process(event);
+        d->process(event, nullptr);
 }
 
 qint64 ThrottleEngine::requestEvents() const

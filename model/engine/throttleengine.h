@@ -20,6 +20,7 @@
 #include "core/requestevent.h"
 #include "engine/reportdata.h"
 #include "policy/policy.h"
+#include "signals/throttlesignals.h"
 
 #include <QList>
 #include <QString>
@@ -65,6 +66,9 @@ public:
     };
 
     Verdict add(const RequestEvent &event);
+    // The same, reusing signals the caller already extracted (throttle::extract(event)), so a
+    // pipeline that also feeds breakers and detectors parses each throttle answer once.
+    Verdict add(const RequestEvent &event, const throttle::ThrottleSignals &extracted);
     void addBatch(std::span<const RequestEvent> events);
     void addBatch(const QList<RequestEvent> &events);
 

@@ -606,6 +606,15 @@ void TestEngine::throttleTaxonomy()
     QCOMPARE(t.byKind.value(QStringLiteral("rate-limit")), 2);
     // Capacity throttling is the one where retrying soon does not help.
     QCOMPARE(t.notRetryable, 1);
+    // Fed with signals extracted by the caller, the engine counts the same.
+    ThrottleEngine reusing;
+    for (const RequestEvent &e : {blocked, capacity, busy, graph, fabric(kBase + 4000, 200)})
+        reusing.add(e, throttle::extract(e));
+    QCOMPARE(reusing.throttleSummary().total, 4);
+    QCOMPARE(reusing.throttleSummary().byErrorCode, t.byErrorCode);
+    QCOMPARE(reusing.throttleSummary().byKind, t.byKind);
+    QCOMPARE(reusing.scopes().first().observedThrottled, engine.scopes().first().observedThrottled);
+
     const auto bins = engine.throttleBins();
     QCOMPARE(bins.size(), size_t(3)); // seconds 0, 2 and 3
     QCOMPARE(bins[0].startMs, kBase);
