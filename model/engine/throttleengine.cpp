@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <map>
 
 namespace ts {
@@ -79,6 +80,7 @@ struct CompiledPolicy
     std::vector<KeySignature> keys;
     // Which limits have charged the same event: nextSafeSend of a key is the maximum over them.
     std::array<quint64, kMaxLimits> coCharged{};
+    quint64 lastChargedMask = 0;
 
     int conditionId(const FieldCondition &condition)
     {
@@ -442,6 +444,7 @@ struct ThrottleEngine::Impl
         keyEntries.clear();
         for (CompiledPolicy &policy : policies) {
             policy.coCharged.fill(0);
+            policy.lastChargedMask = 0;
             for (KeySignature &signature : policy.keys) {
                 signature.entries.clear();
                 signature.lastEntry = -1;
@@ -719,10 +722,10 @@ struct ThrottleEngine::Impl
             return verdict;
         verdict.matched = true;
         verdict.predictedThrottled = anyExhausted;
-        for (int i = 0; i < count; ++i) {
-            const int indexInPolicy = limits[size_t(buckets[size_t(charges[size_t(i)].bucket)].limit)]
-                                          .indexInPolicy;
-            policy.coCharged[size_t(indexInPolicy)] |= mask;
+        if (mask != policy.lastChargedMask) { // the same set of limits again changes nothing
+            policy.lastChargedMask = mask;
+            for (quint64 rest = mask; rest; rest &= rest - 1)
+                policy.coCharged[size_t(std::countr_zero(rest))] |= mask;
         }
 
         // The service's answer decides whether the request consumed quota; the model's own
@@ -733,6 +736,7 @@ struct ThrottleEngine::Impl
 
         double maxFill = 0;
         std::array<double, kMaxLimits> usageBefore; // only [0, count) is used
+        std::array<double, kMaxLimits> usageAfter;
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];
             Bucket &bucket = buckets[size_t(c.bucket)];
@@ -741,6 +745,7 @@ struct ThrottleEngine::Impl
             if (!rejected || limit.chargeThrottled)
                 bucket.state.charge(limit.params, bucket.lastT, c.cost, !rejected, endMs);
             const double usage = bucket.state.usageAt(limit.params, bucket.lastT);
+            usageAfter[size_t(i)] = usage;
             const double cap = limit.params.capacity;
             if (cap > 0)
                 maxFill = std::max(maxFill, usage / cap);
@@ -793,7 +798,7 @@ struct ThrottleEngine::Impl
                 }
             }
 
-            const double usage = bucket.state.usageAt(limit.params, t);
+            const double usage = usageAfter[size_t(i)]; // phase learning moves no charge
             const double cap = limit.params.capacity;
             const double fill = cap > 0 ? usage / cap : 0;
             bucket.peakUsage = std::max(bucket.peakUsage, usage);
