@@ -765,15 +765,17 @@ QStringView urlPath(QStringView url)
     qsizetype start = 0;
     if (!url.startsWith(u'/')) {
         const qsizetype scheme = afterScheme(url);
-        start = scheme >= 0 ? scheme : 0;
-        while (start < url.size() && url[start] != u'/')
-            ++start;
-        if (start >= url.size())
+        start = url.indexOf(u'/', scheme >= 0 ? scheme : 0);
+        if (start < 0)
             return {};
     }
-    qsizetype end = start;
-    while (end < url.size() && url[end] != u'?' && url[end] != u'#')
-        ++end;
+    // Vectorised searches: URLs are long and this runs for every event.
+    qsizetype end = url.indexOf(u'?', start);
+    if (end < 0)
+        end = url.size();
+    const qsizetype fragment = url.left(end).indexOf(u'#', start);
+    if (fragment >= 0)
+        end = fragment;
     return url.mid(start, end - start);
 }
 
