@@ -240,16 +240,23 @@ private:
 
 struct Series
 {
+    // One point of the usage step series: the peak usage and peak reconstructed percentage in
+    // the bin starting at t. One vector of points, not three parallel vectors: appending then
+    // touches one tail in memory instead of three.
+    struct Point
+    {
+        qint64 t;
+        double usage;
+        double pct;
+    };
+
     qint64 resolutionMs = 1000;
-    // The bin being filled lives here, not in the vectors: consecutive events of a bucket land
-    // in the same bin, and updating three scalars inside the bucket avoids touching the tails
-    // of three vectors per event (cache misses with hundreds of buckets).
+    // The bin being filled lives here, not in the vector: consecutive events of a bucket land
+    // in the same bin, and updating three scalars inside the bucket avoids touching the vector.
     qint64 currentBin = kNoTime;
     double currentUsage = 0;
     double currentPct = 0;
-    std::vector<qint64> t;
-    std::vector<double> usage;
-    std::vector<double> pct;
+    std::vector<Point> points;
     std::vector<qint64> observedPctT;
     std::vector<double> observedPct;
     BoundedInstants observedThrottles;
@@ -274,53 +281,38 @@ struct Series
     {
         if (currentBin == kNoTime)
             return;
-        append(t, usage, pct, currentBin, currentUsage, currentPct, resolutionMs);
+        append(points, {currentBin, currentUsage, currentPct}, resolutionMs);
         currentBin = kNoTime;
-        if (t.size() > cap)
+        if (points.size() > cap)
             coarsen();
     }
 
-    static void append(std::vector<qint64> &times, std::vector<double> &values,
-                       std::vector<double> &pcts, qint64 bin, double value, double fill,
-                       qint64 resolution)
+    static void append(std::vector<Point> &to, Point point, qint64 resolution)
     {
-        bin = limiter::floorDiv(bin, resolution) * resolution;
-        if (!times.empty() && times.back() == bin) {
-            values.back() = std::max(values.back(), value);
-            pcts.back() = std::max(pcts.back(), fill);
+        point.t = limiter::floorDiv(point.t, resolution) * resolution;
+        if (!to.empty() && to.back().t == point.t) {
+            to.back().usage = std::max(to.back().usage, point.usage);
+            to.back().pct = std::max(to.back().pct, point.pct);
             return;
         }
-        times.push_back(bin);
-        values.push_back(value);
-        pcts.push_back(fill);
+        to.push_back(point);
     }
 
     [[nodiscard]] qint64 nextBinStart() const
     {
         if (currentBin != kNoTime)
             return currentBin + resolutionMs;
-        return t.empty() ? kNoTime : t.back() + resolutionMs;
+        return points.empty() ? kNoTime : points.back().t + resolutionMs;
     }
 
     void coarsen()
     {
         resolutionMs *= 2;
-        size_t out = 0;
-        for (size_t i = 0; i < t.size(); ++i) {
-            const qint64 bin = limiter::floorDiv(t[i], resolutionMs) * resolutionMs;
-            if (out > 0 && t[out - 1] == bin) {
-                usage[out - 1] = std::max(usage[out - 1], usage[i]);
-                pct[out - 1] = std::max(pct[out - 1], pct[i]);
-            } else {
-                t[out] = bin;
-                usage[out] = usage[i];
-                pct[out] = pct[i];
-                ++out;
-            }
-        }
-        t.resize(out);
-        usage.resize(out);
-        pct.resize(out);
+        std::vector<Point> merged;
+        merged.reserve(points.size() / 2 + 1);
+        for (const Point &point : points)
+            append(merged, point, resolutionMs);
+        points = std::move(merged);
     }
 };
 
@@ -952,12 +944,16 @@ struct ThrottleEngine::Impl
         if (index < 0 || index >= int(buckets.size()))
             return out;
         const Series &s = buckets[size_t(index)].series;
-        out.usageT = s.t;
-        out.usage = s.usage;
-        out.reconstructedPct = s.pct;
-        if (s.currentBin != kNoTime) {
-            Series::append(out.usageT, out.usage, out.reconstructedPct, s.currentBin,
-                           s.currentUsage, s.currentPct, s.resolutionMs);
+        std::vector<Series::Point> points = s.points;
+        if (s.currentBin != kNoTime)
+            Series::append(points, {s.currentBin, s.currentUsage, s.currentPct}, s.resolutionMs);
+        out.usageT.reserve(points.size());
+        out.usage.reserve(points.size());
+        out.reconstructedPct.reserve(points.size());
+        for (const Series::Point &point : points) {
+            out.usageT.push_back(point.t);
+            out.usage.push_back(point.usage);
+            out.reconstructedPct.push_back(point.pct);
         }
         out.observedPctT = s.observedPctT;
         out.observedPct = s.observedPct;
