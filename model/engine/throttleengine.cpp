@@ -87,8 +87,8 @@ struct CompiledPolicy
     {
         const auto field = eventFieldFromName(condition.field);
         for (size_t i = 0; i < conditions.size(); ++i) {
-            if (field && conditions[i].field == *field
-                && conditions[i].matcher.pattern() == condition.pattern) {
+            if (field && conditions[i].field == *field &&
+                conditions[i].matcher.pattern() == condition.pattern) {
                 return int(i);
             }
         }
@@ -139,8 +139,8 @@ inline size_t keyHash(QStringView text, size_t seed)
 // Equality without a library call for the common "different length" and "same text" cases.
 inline bool sameText(QStringView a, QStringView b)
 {
-    return a.size() == b.size()
-           && std::memcmp(a.utf16(), b.utf16(), size_t(a.size()) * sizeof(char16_t)) == 0;
+    return a.size() == b.size() &&
+           std::memcmp(a.utf16(), b.utf16(), size_t(a.size()) * sizeof(char16_t)) == 0;
 }
 
 constexpr int kMaxMemoConditions = 64;
@@ -410,8 +410,7 @@ struct ThrottleEngine::Impl
     std::map<qint64, QMap<QString, qint64>> throttleBins;
     QList<Alert> alerts;
 
-    // Last policy decision, reused while consecutive events share the service and identity
-    // presence (policy matches rarely look at anything else).
+    // Text for fields that are numbers in the event (status), so matchers can read them.
     QString scratch;
 
     void compile(const PolicySet &set)
@@ -583,8 +582,8 @@ struct ThrottleEngine::Impl
     double costFor(const CompiledPolicy &policy, const CompiledLimit &limit, EventContext &ctx)
     {
         const Algorithm algorithm = limit.spec.algorithm;
-        if (algorithm != Algorithm::Credits && algorithm != Algorithm::FixedWindow
-            && algorithm != Algorithm::TokenBucket && algorithm != Algorithm::SlidingWindow) {
+        if (algorithm != Algorithm::Credits && algorithm != Algorithm::FixedWindow &&
+            algorithm != Algorithm::TokenBucket && algorithm != Algorithm::SlidingWindow) {
             return 1;
         }
         // The event's explicit cost wins (Service Bus batch sends, filter evaluations).
@@ -604,9 +603,8 @@ struct ThrottleEngine::Impl
         ++throttles.byErrorCode[code];
         ++throttles.byScope[sig.scope && !sig.scope->scope.isEmpty() ? sig.scope->scope
                                                                      : QStringLiteral("none")];
-        const throttle::ThrottleKind kind = sig.kind == throttle::ThrottleKind::None
-                                                ? throttle::ThrottleKind::RateLimit
-                                                : sig.kind;
+        const throttle::ThrottleKind kind =
+            sig.kind == throttle::ThrottleKind::None ? throttle::ThrottleKind::RateLimit : sig.kind;
         ++throttles.byKind[throttle::throttleKindName(kind)];
         if (!sig.retryable)
             ++throttles.notRetryable;
@@ -686,10 +684,10 @@ struct ThrottleEngine::Impl
                 observedPct = throttle::parseLimitPercentage(value);
         }
 
-        const QString inferred = event.service.isEmpty() ? inferServiceFromUrl(event.url)
-                                                         : QString();
-        const QStringView service = event.service.isEmpty() ? QStringView(inferred)
-                                                            : QStringView(event.service);
+        const QString inferred =
+            event.service.isEmpty() ? inferServiceFromUrl(event.url) : QString();
+        const QStringView service =
+            event.service.isEmpty() ? QStringView(inferred) : QStringView(event.service);
         EventContext ctx;
         ctx.event = &event;
         ctx.service = service;
@@ -726,8 +724,8 @@ struct ThrottleEngine::Impl
             // A point where the usage fell back while the bucket was idle (window end, refill),
             // so the step series drops where it really did.
             const qint64 idleBin = bucket.series.nextBinStart();
-            if (idleBin != kNoTime && idleBin < limiter::floorDiv(t, bucket.series.resolutionMs)
-                                                    * bucket.series.resolutionMs) {
+            if (idleBin != kNoTime && idleBin < limiter::floorDiv(t, bucket.series.resolutionMs) *
+                                                    bucket.series.resolutionMs) {
                 const double idleUsage = bucket.state.usageAt(limit.params, idleBin);
                 const double cap = limit.params.capacity;
                 bucket.series.record(idleBin, idleUsage, cap > 0 ? idleUsage / cap : 0,
@@ -803,12 +801,12 @@ struct ThrottleEngine::Impl
                     if (bucket.series.retryAfter.size() < kMaxRetryIntervals)
                         bucket.series.retryAfter.emplace_back(responseMs, *retryAt);
                     bucket.retryUntil = std::max(bucket.retryUntil, *retryAt);
-                    const bool fixed = limit.spec.algorithm == Algorithm::FixedWindow
-                                       || limit.spec.algorithm == Algorithm::Credits;
+                    const bool fixed = limit.spec.algorithm == Algorithm::FixedWindow ||
+                                       limit.spec.algorithm == Algorithm::Credits;
                     const qint64 end = bucket.state.windowEnd(limit.params);
-                    if (fixed && limit.params.windowMs >= kMinLearnableWindowMs
-                        && *retryAt > t && *retryAt <= t + limit.params.windowMs
-                        && end != kNoTime && std::llabs(*retryAt - end) > 1000) {
+                    if (fixed && limit.params.windowMs >= kMinLearnableWindowMs && *retryAt > t &&
+                        *retryAt <= t + limit.params.windowMs && end != kNoTime &&
+                        std::llabs(*retryAt - end) > 1000) {
                         bucket.state.learnWindowEnd(limit.params, *retryAt);
                     }
                 }
@@ -898,9 +896,9 @@ struct ThrottleEngine::Impl
             s.algorithm = algorithmName(limit.spec.algorithm);
             s.policy = policy.name;
             s.capacity = limit.params.capacity;
-            s.windowSeconds = (limit.spec.algorithm == Algorithm::FixedWindow
-                               || limit.spec.algorithm == Algorithm::SlidingWindow
-                               || limit.spec.algorithm == Algorithm::Credits)
+            s.windowSeconds = (limit.spec.algorithm == Algorithm::FixedWindow ||
+                               limit.spec.algorithm == Algorithm::SlidingWindow ||
+                               limit.spec.algorithm == Algorithm::Credits)
                                   ? limit.spec.windowSeconds
                                   : 0;
             s.requests = bucket.requests;
@@ -908,7 +906,8 @@ struct ThrottleEngine::Impl
             s.peakFill = bucket.peakFill;
             qint64 atLimit = bucket.atLimitMs;
             if (bucket.exhaustedStart != kNoTime) {
-                const qint64 end = atMs ? std::min(bucket.exhaustedEnd, *atMs) : bucket.exhaustedEnd;
+                const qint64 end =
+                    atMs ? std::min(bucket.exhaustedEnd, *atMs) : bucket.exhaustedEnd;
                 atLimit += std::max<qint64>(0, end - bucket.exhaustedStart);
             }
             s.timeAtLimitSeconds = double(atLimit) / 1000.0;
@@ -922,7 +921,8 @@ struct ThrottleEngine::Impl
 
             const quint64 group = coChargedClosure(policy, limit.indexInPolicy);
             qint64 safe = kNoTime;
-            for (int other : bucketsByKey.value(QString::number(limit.policy) + u'\n' + bucket.key)) {
+            for (int other :
+                 bucketsByKey.value(QString::number(limit.policy) + u'\n' + bucket.key)) {
                 const Bucket &candidate = buckets[size_t(other)];
                 const int index = limits[size_t(candidate.limit)].indexInPolicy;
                 if (!((group >> index) & 1))

@@ -102,11 +102,11 @@ public:
     void fillSnapshot(DashboardSnapshot *snapshot, std::optional<qint64> atMs = std::nullopt) const;
 
     // Convenience: run a whole event list through a fresh engine.
-    static DashboardSnapshot replay(const PolicySet &policies, std::span<const RequestEvent> events);
-
-    struct Impl;
+    static DashboardSnapshot replay(const PolicySet &policies,
+                                    std::span<const RequestEvent> events);
 
 private:
+    struct Impl;
     std::unique_ptr<Impl> d;
 };
 

@@ -9,8 +9,20 @@ constexpr qsizetype kRegexCacheLimit = 4096;
 bool isMeta(QChar c)
 {
     switch (c.unicode()) {
-    case '\\': case '.': case '^': case '$': case '|': case '?': case '*': case '+':
-    case '(': case ')': case '[': case ']': case '{': case '}':
+    case '\\':
+    case '.':
+    case '^':
+    case '$':
+    case '|':
+    case '?':
+    case '*':
+    case '+':
+    case '(':
+    case ')':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
         return true;
     default:
         return false;
@@ -311,8 +323,8 @@ bool TextMatcher::matchTokensAt(size_t tokenIndex, QStringView text, qsizetype p
         const qsizetype first = token.kind == TokenKind::AnyPlus ? pos + 1 : pos;
         // ".*/onenote/": jump between occurrences of the literal instead of trying every
         // position (the order of attempts does not change a yes/no answer).
-        if (tokenIndex + 1 < m_tokens.size()
-            && m_tokens[tokenIndex + 1].kind == TokenKind::Literal) {
+        if (tokenIndex + 1 < m_tokens.size() &&
+            m_tokens[tokenIndex + 1].kind == TokenKind::Literal) {
             const QString &next = m_tokens[tokenIndex + 1].text;
             for (qsizetype k = text.indexOf(next, first, m_case); k >= 0;
                  k = text.indexOf(next, k + 1, m_case)) {
