@@ -608,6 +608,8 @@ struct ThrottleEngine::Impl
         ++throttles.byKind[throttle::throttleKindName(kind)];
         if (!sig.retryable)
             ++throttles.notRetryable;
+        ++throttles.byIdentityAndErrorCode[event.identity.isEmpty() ? QStringLiteral("none")
+                                                                   : event.identity][code];
 
         const qint64 bin = limiter::floorDiv(event.tsMs, throttleBinMs) * throttleBinMs;
         ++throttleBins[bin][code];

@@ -773,8 +773,20 @@ std::optional<qint64> parseRetryAfterDelayMs(QStringView value, qint64 responseM
     const QStringView v = trim(value);
     if (v.isEmpty())
         return std::nullopt;
-    if (isDigit(v[0]) || v[0] == u'.')
-        return secondsToMs(v);
+    if (isDigit(v[0]) || v[0] == u'.') {
+        if (!v.contains(u','))
+            return secondsToMs(v);
+        // A proxy that merged duplicate headers ("55, 55"): every member must be a number;
+        // the longest wait is the advice that honours all of them.
+        std::optional<qint64> longest;
+        for (const QStringView member : v.tokenize(u',')) {
+            const auto ms = secondsToMs(member);
+            if (!ms)
+                return std::nullopt;
+            longest = std::max(longest.value_or(0), *ms);
+        }
+        return longest;
+    }
     const auto date = parseHttpDateMs(v);
     if (!date)
         return std::nullopt;

@@ -607,6 +607,10 @@ void TestEngine::throttleTaxonomy()
     QCOMPARE(t.byKind.value(QStringLiteral("rate-limit")), 2);
     // Capacity throttling is the one where retrying soon does not help.
     QCOMPARE(t.notRetryable, 1);
+    QCOMPARE(t.byIdentityAndErrorCode.value(QStringLiteral("sp-migrator"))
+                 .value(QStringLiteral("CapacityLimitExceeded")),
+             1);
+    QCOMPARE(t.byIdentityAndErrorCode.value(QStringLiteral("none")).value(QStringLiteral("50009")), 1);
     // Fed with signals extracted by the caller, the engine counts the same.
     ThrottleEngine reusing;
     for (const RequestEvent &e : {blocked, capacity, busy, graph, fabric(kBase + 4000, 200)})

@@ -1,6 +1,7 @@
 // Redaction: seeded secrets must never survive, text around them must stay byte-identical, and
 // clean input must come back untouched (and shared: no copy on the hot path).
 
+#include "alloccounter.h"
 #include "ingest/redaction.h"
 
 #include <QDir>
@@ -574,6 +575,35 @@ private slots:
         }
         if (path.contains(u"yahoo"_qs) || path.contains(u"websocket"_qs) || path.contains(u"k6"_qs))
             QVERIFY(secretsSeen > 0); // the captures known to carry credentials did
+    }
+
+    // Readers call redactEvent() on every event: a clean one (query string, harmless headers,
+    // an error body without secrets) must not touch the heap.
+    void cleanEventAllocatesNothing()
+    {
+#ifndef TS_COUNTS_ALLOCATIONS
+        QSKIP("allocation counting needs glibc malloc (not available under ASan)");
+#else
+        RequestEvent e;
+        e.status = 429;
+        e.url =
+            u"https://api.fabric.microsoft.com/v1/workspaces/1f2e/items?jobType=Pipeline&$top=5"_qs;
+        e.headers.set(u"Retry-After"_qs, u"55"_qs);
+        e.headers.set(u"x-ms-public-api-error-code"_qs, u"RequestBlocked"_qs);
+        e.body =
+            u"{\"errorCode\": \"RequestBlocked\", \"message\": \"Request is blocked by the upstream service until: 9/2/2025 5:21:55 PM (UTC)\"}"_qs;
+        e.extraJson = "{\"lane2\":\"background\",\"n\":5}";
+        { // the counter itself works: a fresh string does allocate
+            const long start = ts::testing::allocationCount.load();
+            const QString fresh = QString::number(1234567890123LL);
+            QVERIFY(ts::testing::allocationCount.load() > start && !fresh.isEmpty());
+        }
+        redactEvent(e); // first call may detach literal-backed strings; measure the steady state
+        const long before = ts::testing::allocationCount.load();
+        for (int i = 0; i < 1000; ++i)
+            redactEvent(e);
+        QCOMPARE(ts::testing::allocationCount.load() - before, 0L);
+#endif
     }
 
     void claims_data()

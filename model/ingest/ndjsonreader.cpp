@@ -1,0 +1,546 @@
+#include "ingest/ndjsonreader.h"
+
+#include "core/timeparse.h"
+
+#include <QFileDevice>
+#include <QIODevice>
+
+#include <simdjson.h>
+
+#include <cstring>
+#include <deque>
+#include <future>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace ts {
+
+namespace {
+
+using namespace simdjson;
+
+constexpr qsizetype kChunkSize = 4 * 1024 * 1024;
+constexpr int kMaxInternedPerField = 4096;
+// Parser threads for one read: this machine class has 2 cores, and the consumer needs one too.
+constexpr int kWorkers = 2;
+
+QString toQString(std::string_view sv)
+{
+    return QString::fromUtf8(sv.data(), static_cast<qsizetype>(sv.size()));
+}
+
+// Low-cardinality fields (identity, service, method, errorCode ...) repeat on almost every line.
+// Interning them turns a UTF-8 decode + allocation into a hash lookup and shares one QString.
+class StringInterner
+{
+public:
+    const QString &intern(std::string_view sv)
+    {
+        if (sv == m_lastKey)
+            return m_lastValue;
+        auto it = m_map.find(sv);
+        if (it == m_map.end()) {
+            if (m_map.size() >= kMaxInternedPerField)
+                m_map.clear(); // high-cardinality after all: keep memory bounded
+            it = m_map.emplace(std::string(sv), toQString(sv)).first;
+        }
+        m_lastKey = it->first;
+        m_lastValue = it->second;
+        return m_lastValue;
+    }
+
+private:
+    struct Hash
+    {
+        using is_transparent = void;
+        size_t operator()(std::string_view sv) const { return std::hash<std::string_view>{}(sv); }
+    };
+    std::unordered_map<std::string, QString, Hash, std::equal_to<>> m_map;
+    std::string m_lastKey;
+    QString m_lastValue;
+};
+
+enum class Field : quint8 {
+    Unknown, Ts, Type, Identity, App, Tenant, Service, Category, Method, Url, Status, ErrorCode,
+    RetryAfter, Headers, Body, DurationMs, RequestId, BatchId, Batch, BatchIndex, Attempt,
+    OperationId, Lane, Credits, Namespace, Entity, Scope, State, Text
+};
+
+Field fieldOf(std::string_view key)
+{
+    // A switch on length keeps this to one or two comparisons per key.
+    switch (key.size()) {
+    case 2:
+        if (key == "ts") return Field::Ts;
+        break;
+    case 3:
+        if (key == "app") return Field::App;
+        if (key == "url") return Field::Url;
+        break;
+    case 4:
+        if (key == "type") return Field::Type;
+        if (key == "body") return Field::Body;
+        if (key == "lane") return Field::Lane;
+        if (key == "text") return Field::Text;
+        break;
+    case 5:
+        if (key == "batch") return Field::Batch;
+        if (key == "scope") return Field::Scope;
+        if (key == "state") return Field::State;
+        break;
+    case 6:
+        if (key == "tenant") return Field::Tenant;
+        if (key == "method") return Field::Method;
+        if (key == "status") return Field::Status;
+        if (key == "entity") return Field::Entity;
+        break;
+    case 7:
+        if (key == "service") return Field::Service;
+        if (key == "headers") return Field::Headers;
+        if (key == "batchId") return Field::BatchId;
+        if (key == "attempt") return Field::Attempt;
+        if (key == "credits") return Field::Credits;
+        break;
+    case 8:
+        if (key == "identity") return Field::Identity;
+        if (key == "category") return Field::Category;
+        break;
+    case 9:
+        if (key == "errorCode") return Field::ErrorCode;
+        if (key == "requestId") return Field::RequestId;
+        if (key == "namespace") return Field::Namespace;
+        break;
+    case 10:
+        if (key == "retryAfter") return Field::RetryAfter;
+        if (key == "durationMs") return Field::DurationMs;
+        if (key == "batchIndex") return Field::BatchIndex;
+        break;
+    case 11:
+        if (key == "operationId") return Field::OperationId;
+        break;
+    default:
+        break;
+    }
+    return Field::Unknown;
+}
+
+} // namespace
+
+struct NdjsonReader::Impl
+{
+    // The DOM parser dispatches to the best SIMD kernel at run time (the on-demand API would be
+    // compiled for the build machine's baseline only), and reuses its buffers across lines.
+    dom::parser parser;
+    StringInterner identity, app, tenant, service, category, method, errorCode, retryAfter, lane,
+        ns, entity, headerName, headerValue, scope, state, typeName;
+    std::string scratch; // a line copied with padding when it cannot be parsed in place
+    std::string lowered;
+
+    // Parse one line in place: `data` must be followed by SIMDJSON_PADDING readable bytes.
+    bool parsePadded(const char *data, size_t size, RequestEvent &event, QString *reason);
+};
+
+namespace {
+
+// Accepts strings and numbers/booleans (as their JSON text): logs written by hand are lenient.
+bool scalarText(const dom::element &value, std::string_view &out, std::string &storage)
+{
+    switch (value.type()) {
+    case dom::element_type::STRING:
+        return value.get_string().get(out) == SUCCESS;
+    case dom::element_type::INT64:
+    case dom::element_type::UINT64:
+    case dom::element_type::DOUBLE:
+    case dom::element_type::BOOL:
+        storage = simdjson::minify(value);
+        out = storage;
+        return true;
+    case dom::element_type::NULL_VALUE:
+        out = {};
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool numberOf(const dom::element &value, double &out)
+{
+    switch (value.type()) {
+    case dom::element_type::INT64:
+    case dom::element_type::UINT64:
+    case dom::element_type::DOUBLE:
+        return value.get_double().get(out) == SUCCESS;
+    case dom::element_type::STRING: {
+        std::string_view text;
+        if (value.get_string().get(text) != SUCCESS)
+            return false;
+        bool ok = false;
+        out = toQString(text).toDouble(&ok);
+        return ok;
+    }
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
+bool NdjsonReader::Impl::parsePadded(const char *data, size_t size, RequestEvent &event,
+                                     QString *reason)
+{
+    auto fail = [reason](QString text) {
+        if (reason)
+            *reason = std::move(text);
+        return false;
+    };
+    dom::element doc;
+    if (auto error = parser.parse(data, size, false).get(doc))
+        return fail(QStringLiteral("not JSON (") + QLatin1StringView(error_message(error)) + u')');
+    dom::object object;
+    if (doc.get_object().get(object) != SUCCESS)
+        return fail(QStringLiteral("not a JSON object"));
+
+    bool haveTs = false;
+    std::string extra; // unknown keys, kept verbatim
+    std::string storage;
+    for (const dom::key_value_pair field : object) {
+        const std::string_view key = field.key;
+        const dom::element value = field.value;
+        std::string_view text;
+        const Field which = fieldOf(key);
+        switch (which) {
+        case Field::Ts: {
+            if (value.is_number()) {
+                double number = 0;
+                if (value.get_double().get(number) != SUCCESS)
+                    return fail(QStringLiteral("\"ts\" is not a number"));
+                event.tsMs = unixNumberToMs(number);
+            } else if (value.get_string().get(text) == SUCCESS) {
+                const auto ms = parseRfc3339Ms(text);
+                if (!ms)
+                    return fail(QStringLiteral("\"ts\" is not an RFC 3339 time: ")
+                                + toQString(text.substr(0, 64)));
+                event.tsMs = *ms;
+            } else {
+                return fail(QStringLiteral("\"ts\" must be a string or a number"));
+            }
+            haveTs = true;
+            break;
+        }
+        case Field::Status: {
+            double number;
+            if (!numberOf(value, number) || number < 0 || number > 999)
+                return fail(QStringLiteral("\"status\" is not an HTTP status"));
+            event.status = static_cast<int>(number);
+            break;
+        }
+        case Field::DurationMs:
+        case Field::Credits: {
+            double number;
+            if (value.is_null())
+                break;
+            if (!numberOf(value, number))
+                return fail(QStringLiteral("\"") + toQString(key) + QStringLiteral("\" is not a number"));
+            (which == Field::DurationMs ? event.durationMs : event.credits) = number;
+            break;
+        }
+        case Field::BatchIndex:
+        case Field::Attempt: {
+            double number;
+            if (value.is_null())
+                break;
+            if (!numberOf(value, number))
+                return fail(QStringLiteral("\"") + toQString(key) + QStringLiteral("\" is not an integer"));
+            (which == Field::BatchIndex ? event.batchIndex : event.attempt) = static_cast<int>(number);
+            break;
+        }
+        case Field::Batch: {
+            bool flag = false;
+            if (value.get_bool().get(flag) != SUCCESS)
+                return fail(QStringLiteral("\"batch\" is not a boolean"));
+            event.batchEnvelope = flag;
+            break;
+        }
+        case Field::Headers: {
+            dom::object headers;
+            if (value.get_object().get(headers) != SUCCESS)
+                return fail(QStringLiteral("\"headers\" is not an object"));
+            for (const dom::key_value_pair header : headers) {
+                std::string_view headerText;
+                if (!scalarText(header.value, headerText, storage)) {
+                    // Repeated headers as an array: keep the JSON text.
+                    storage = simdjson::minify(header.value);
+                    headerText = storage;
+                }
+                // Names are case-insensitive; store lower-case (interned, so lowered once).
+                lowered.assign(header.key);
+                for (char &c : lowered)
+                    c = static_cast<char>((c >= 'A' && c <= 'Z') ? c + 32 : c);
+                event.headers.set(headerName.intern(lowered), headerValue.intern(headerText));
+            }
+            break;
+        }
+        case Field::Unknown: {
+            extra += extra.empty() ? '{' : ',';
+            extra += '"';
+            // The key was unescaped by the parser; re-escape what JSON requires.
+            for (char c : key) {
+                if (c == '"' || c == '\\')
+                    extra += '\\';
+                extra += c;
+            }
+            extra += "\":";
+            extra += simdjson::minify(value);
+            break;
+        }
+        default: {
+            if (!scalarText(value, text, storage))
+                return fail(QStringLiteral("\"") + toQString(key) + QStringLiteral("\" must be a string"));
+            switch (which) {
+            case Field::Type: {
+                const auto type = eventTypeFromName(typeName.intern(text));
+                if (!type)
+                    return fail(QStringLiteral("unknown \"type\": ") + toQString(text.substr(0, 32)));
+                event.type = *type;
+                break;
+            }
+            case Field::Identity: event.identity = identity.intern(text); break;
+            case Field::App: event.app = app.intern(text); break;
+            case Field::Tenant: event.tenant = tenant.intern(text); break;
+            case Field::Service: event.service = service.intern(text); break;
+            case Field::Category: event.category = category.intern(text); break;
+            case Field::Method: event.method = method.intern(text); break;
+            case Field::Url: event.url = toQString(text); break;
+            case Field::ErrorCode: event.errorCode = errorCode.intern(text); break;
+            case Field::RetryAfter: event.retryAfter = retryAfter.intern(text); break;
+            case Field::Body: event.body = toQString(text); break;
+            case Field::RequestId: event.requestId = toQString(text); break;
+            case Field::BatchId: event.batchId = toQString(text); break;
+            case Field::OperationId: event.operationId = toQString(text); break;
+            case Field::Lane: event.lane = lane.intern(text); break;
+            case Field::Namespace: event.serviceBusNamespace = ns.intern(text); break;
+            case Field::Entity: event.entity = entity.intern(text); break;
+            case Field::Scope: event.breakerScope = scope.intern(text); break;
+            case Field::State: event.breakerState = state.intern(text); break;
+            case Field::Text: event.text = toQString(text); break;
+            default: break;
+            }
+            break;
+        }
+        }
+    }
+    if (!haveTs)
+        return fail(QStringLiteral("missing \"ts\""));
+    if (!extra.empty()) {
+        extra += '}';
+        event.extraJson = QByteArray(extra.data(), static_cast<qsizetype>(extra.size()));
+    }
+    return true;
+}
+
+NdjsonReader::NdjsonReader() : d(std::make_unique<Impl>()) {}
+NdjsonReader::~NdjsonReader() = default;
+
+bool NdjsonReader::parseLine(const char *data, qsizetype size, RequestEvent &event, QString *reason)
+{
+    d->scratch.assign(data, static_cast<size_t>(size));
+    d->scratch.resize(static_cast<size_t>(size) + SIMDJSON_PADDING);
+    return d->parsePadded(d->scratch.data(), static_cast<size_t>(size), event, reason);
+}
+
+namespace {
+
+// A run of complete lines cut from the input, parsed on a worker and delivered in order.
+struct Chunk
+{
+    std::vector<char> bytes; // the lines, followed by SIMDJSON_PADDING bytes
+    size_t size = 0;
+    qint64 baseOffset = 0; // source offset of bytes[0]
+    qint64 baseLine = 0;   // line number before the first line of the chunk
+    bool atFileStart = false;
+};
+
+struct ParsedChunk
+{
+    std::vector<RequestEvent> events;
+    std::vector<MalformedRecord> malformed;
+    qint64 endOffset = 0;
+    qint64 endLine = 0;
+};
+
+} // namespace
+
+// Parses every line of a chunk. Runs on a worker thread with an Impl no one else uses.
+static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk, const QString &sourceName)
+{
+    ParsedChunk parsed;
+    parsed.events.reserve(chunk.size / 160);
+    const char *data = chunk.bytes.data();
+    size_t pos = 0;
+    qint64 line = chunk.baseLine;
+    bool atStart = chunk.atFileStart;
+    while (pos < chunk.size) {
+        const void *nl = std::memchr(data + pos, '\n', chunk.size - pos);
+        const size_t end = nl ? size_t(static_cast<const char *>(nl) - data) : chunk.size;
+        const char *begin = data + pos;
+        size_t length = end - pos;
+        qint64 lineOffset = chunk.baseOffset + qint64(pos);
+        ++line;
+        if (atStart) {
+            atStart = false;
+            if (length >= 3 && std::memcmp(begin, "\xEF\xBB\xBF", 3) == 0) {
+                begin += 3;
+                length -= 3;
+                lineOffset += 3;
+            }
+        }
+        if (length > 0 && begin[length - 1] == '\r')
+            --length;
+        size_t firstNonSpace = 0;
+        while (firstNonSpace < length && (begin[firstNonSpace] == ' ' || begin[firstNonSpace] == '\t'))
+            ++firstNonSpace;
+        if (firstNonSpace < length) { // a blank line is not an event, not an error
+            RequestEvent event;
+            QString reason;
+            if (impl.parsePadded(begin, length, event, &reason)) {
+                event.source = sourceName;
+                event.line = line;
+                event.offset = lineOffset;
+                parsed.events.push_back(std::move(event));
+            } else {
+                parsed.malformed.push_back(MalformedRecord{sourceName, line, reason});
+            }
+        }
+        pos = end + 1;
+    }
+    parsed.endOffset = chunk.baseOffset + qint64(chunk.size);
+    parsed.endLine = line;
+    return parsed;
+}
+
+ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, IngestSink &sink,
+                              const ReadControl &control)
+{
+    ReadResult result;
+    const qint64 total = input.isSequential() ? -1 : input.size();
+    qint64 offset = 0; // source offset of the first byte not yet cut into a chunk
+    if (control.startOffset > 0 && !input.isSequential()) {
+        if (!input.seek(control.startOffset)) {
+            result.fatalError = sourceName + QStringLiteral(": cannot seek to resume offset");
+            return result;
+        }
+        offset = control.startOffset;
+    }
+    qint64 lineBase = control.startLine; // lines before the next chunk
+    result.endOffset = offset;
+    result.endLine = lineBase;
+    bool atFileStart = offset == 0;
+
+    // Parsing runs on up to kWorkers threads while this thread reads ahead and hands finished
+    // chunks to the sink strictly in input order (the engine needs time order, the ledger needs
+    // offsets to advance monotonically). Each worker owns one Impl: simdjson parsers and the
+    // interners are not thread-safe.
+    std::vector<std::unique_ptr<Impl>> impls;
+    impls.push_back(std::move(d));
+    for (int i = 1; i < kWorkers; ++i)
+        impls.push_back(std::make_unique<Impl>());
+    std::deque<std::pair<std::future<ParsedChunk>, size_t>> inFlight; // (result, impl slot)
+    std::vector<size_t> freeSlots;
+    for (size_t i = 0; i < impls.size(); ++i)
+        freeSlots.push_back(i);
+
+    auto deliverOldest = [&] {
+        auto [future, slot] = std::move(inFlight.front());
+        inFlight.pop_front();
+        ParsedChunk parsed = future.get();
+        freeSlots.push_back(slot);
+        for (MalformedRecord &record : parsed.malformed)
+            sink.onMalformed(std::move(record));
+        for (RequestEvent &event : parsed.events)
+            sink.onEvent(std::move(event));
+        result.events += qint64(parsed.events.size());
+        result.malformed += qint64(parsed.malformed.size());
+        result.endOffset = parsed.endOffset;
+        result.endLine = parsed.endLine;
+        if (control.checkpoint)
+            control.checkpoint(result.endOffset, result.endLine);
+    };
+    auto countLines = [](const char *data, size_t size) {
+        qint64 count = 0;
+        for (const char *p = data, *end = data + size;
+             (p = static_cast<const char *>(std::memchr(p, '\n', size_t(end - p)))); ++p)
+            ++count;
+        return count;
+    };
+
+    std::vector<char> carry; // the partial last line of the previous read
+    bool eof = false;
+    qint64 lastProgress = 0;
+    while (!eof) {
+        if (control.cancel && control.cancel->load(std::memory_order_relaxed)) {
+            result.cancelled = true;
+            break;
+        }
+        Chunk chunk;
+        chunk.bytes.resize(carry.size() + size_t(kChunkSize) + SIMDJSON_PADDING);
+        std::memcpy(chunk.bytes.data(), carry.data(), carry.size());
+        size_t filled = carry.size();
+        const qint64 got = input.read(chunk.bytes.data() + filled, kChunkSize);
+        if (got < 0) {
+            result.fatalError = sourceName + QStringLiteral(": read error: ") + input.errorString();
+            break;
+        }
+        // A file (or a pipe opened as QFile, e.g. stdin) blocks in read() until data or end of
+        // file, so 0 means the end; other sequential devices may just be waiting for data.
+        if (got == 0
+            && (!input.isSequential() || qobject_cast<QFileDevice *>(&input)
+                || !input.waitForReadyRead(30000)))
+            eof = true;
+        result.bytesRead += got;
+        filled += size_t(got);
+        // Cut at the last newline; at end of file the unterminated last line is complete too.
+        size_t cut = filled;
+        if (!eof) {
+            const char *data = chunk.bytes.data();
+            size_t lastNl = filled;
+            while (lastNl > 0 && data[lastNl - 1] != '\n')
+                --lastNl;
+            cut = lastNl;
+        }
+        carry.assign(chunk.bytes.begin() + qsizetype(cut), chunk.bytes.begin() + qsizetype(filled));
+        if (cut == 0)
+            continue; // no complete line yet (a line longer than a read): keep reading
+        chunk.size = cut;
+        std::memset(chunk.bytes.data() + cut, 0, SIMDJSON_PADDING);
+        chunk.baseOffset = offset;
+        chunk.baseLine = lineBase;
+        chunk.atFileStart = atFileStart;
+        atFileStart = false;
+        const qint64 newlines = countLines(chunk.bytes.data(), cut);
+        lineBase += newlines + ((cut > 0 && chunk.bytes[cut - 1] != '\n') ? 1 : 0);
+        offset += qint64(cut);
+
+        if (freeSlots.empty())
+            deliverOldest();
+        const size_t slot = freeSlots.back();
+        freeSlots.pop_back();
+        Impl *impl = impls[slot].get();
+        inFlight.emplace_back(std::async(std::launch::async,
+                                         [impl, chunk = std::move(chunk), &sourceName] {
+                                             return parseChunk(*impl, chunk, sourceName);
+                                         }),
+                              slot);
+        if (control.progress && (result.bytesRead - lastProgress >= kChunkSize || eof)) {
+            lastProgress = result.bytesRead;
+            control.progress(control.startOffset + result.bytesRead, total);
+        }
+    }
+    while (!inFlight.empty())
+        deliverOldest();
+    d = std::move(impls.front());
+    return result;
+}
+
+} // namespace ts

@@ -1,0 +1,264 @@
+// The canonical NDJSON reader: every line shape the spec allows, and every way a line can be bad.
+#include "ingest/ndjsonreader.h"
+
+#include <QBuffer>
+#include <QTest>
+
+#include <vector>
+
+using namespace ts;
+
+namespace {
+
+struct CollectingSink final : IngestSink
+{
+    std::vector<RequestEvent> events;
+    std::vector<MalformedRecord> malformed;
+    void onEvent(RequestEvent &&event) override { events.push_back(std::move(event)); }
+    void onMalformed(MalformedRecord &&record) override { malformed.push_back(std::move(record)); }
+};
+
+ReadResult readAll(const QByteArray &bytes, CollectingSink &sink, ReadControl control = {})
+{
+    QBuffer buffer;
+    buffer.setData(bytes);
+    buffer.open(QIODevice::ReadOnly);
+    NdjsonReader reader;
+    return reader.read(buffer, QStringLiteral("test.ndjson"), sink, control);
+}
+
+} // namespace
+
+class TestNdjsonReader : public QObject
+{
+    Q_OBJECT
+private slots:
+    void specExamples()
+    {
+        // The example lines of shared/spec/request-log.md, verbatim.
+        const QByteArray log =
+            "{\"ts\":\"2026-02-18T22:44:09.512Z\",\"identity\":\"sp-migrator\",\"service\":\"fabric\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com/v1/workspaces\",\"status\":200,\"durationMs\":84}\n"
+            "{\"ts\":\"2026-02-18T22:44:10.020Z\",\"identity\":\"sp-migrator\",\"service\":\"fabric\",\"method\":\"POST\",\"url\":\"https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/9a8b/jobs/instances?jobType=Pipeline\",\"status\":429,\"errorCode\":\"RequestBlocked\",\"retryAfter\":\"55\",\"body\":\"{\\\"errorCode\\\":\\\"RequestBlocked\\\",\\\"message\\\":\\\"Request is blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)\\\"}\"}\n"
+            "{\"ts\":1771454650100,\"identity\":\"alice@contoso.com\",\"app\":\"note-bridge\",\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/me/onenote/pages/1-abc/content\",\"status\":429,\"headers\":{\"x-ms-throttle-scope\":\"Application\"},\"lane\":\"background\",\"attempt\":1,\"operationId\":\"page-1-abc\"}\n"
+            "{\"ts\":\"2026-02-18T22:44:11Z\",\"identity\":\"orders-app\",\"service\":\"servicebus\",\"namespace\":\"sb-prod\",\"entity\":\"orders\",\"method\":\"Send\",\"credits\":10,\"status\":429,\"errorCode\":\"50009\",\"body\":\"The request was terminated because the entity is being throttled. Error code: 50009. Please wait 2 seconds and try again.\"}\n"
+            "{\"ts\":\"2026-02-18T22:44:12Z\",\"type\":\"breaker\",\"scope\":\"app\",\"state\":\"open\"}\n";
+        CollectingSink sink;
+        const ReadResult result = readAll(log, sink);
+        QCOMPARE(result.events, 5);
+        QCOMPARE(result.malformed, 0);
+        QCOMPARE(sink.events.size(), size_t(5));
+        const RequestEvent &first = sink.events[0];
+        QCOMPARE(first.tsMs, Q_INT64_C(1771454649512));
+        QCOMPARE(first.identity, u"sp-migrator"_qs);
+        QCOMPARE(first.service, u"fabric"_qs);
+        QCOMPARE(first.method, u"GET"_qs);
+        QCOMPARE(first.status, 200);
+        QCOMPARE(first.durationMs, 84.0);
+        QCOMPARE(first.line, 1);
+        QCOMPARE(first.offset, 0);
+        QCOMPARE(first.source, u"test.ndjson"_qs);
+        const RequestEvent &blocked = sink.events[1];
+        QCOMPARE(blocked.errorCode, u"RequestBlocked"_qs);
+        QCOMPARE(blocked.retryAfter, u"55"_qs);
+        QVERIFY(blocked.body.contains(u"blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)"));
+        QCOMPARE(blocked.offset, qint64(log.indexOf('\n') + 1));
+        const RequestEvent &graph = sink.events[2];
+        QCOMPARE(graph.tsMs, Q_INT64_C(1771454650100));
+        QCOMPARE(graph.headers.value(u"x-ms-throttle-scope"), u"Application"_qs);
+        QCOMPARE(graph.lane, u"background"_qs);
+        QCOMPARE(graph.attempt, 1);
+        QCOMPARE(graph.operationId, u"page-1-abc"_qs);
+        QCOMPARE(graph.app, u"note-bridge"_qs);
+        const RequestEvent &bus = sink.events[3];
+        QCOMPARE(bus.serviceBusNamespace, u"sb-prod"_qs);
+        QCOMPARE(bus.entity, u"orders"_qs);
+        QCOMPARE(bus.credits, 10.0);
+        QCOMPARE(bus.errorCode, u"50009"_qs);
+        const RequestEvent &breaker = sink.events[4];
+        QCOMPARE(breaker.type, EventType::Breaker);
+        QCOMPARE(breaker.breakerScope, u"app"_qs);
+        QCOMPARE(breaker.breakerState, u"open"_qs);
+        QCOMPARE(breaker.line, 5);
+    }
+
+    void lineShapes_data()
+    {
+        QTest::addColumn<QByteArray>("bytes");
+        QTest::addColumn<int>("events");
+        QTest::addColumn<int>("malformed");
+        QTest::addColumn<QList<qint64>>("malformedLines");
+        const QByteArray ok = R"({"ts":"2026-02-18T22:44:09Z","status":200})";
+        QTest::newRow("lf") << (ok + '\n' + ok + '\n') << 2 << 0 << QList<qint64>{};
+        QTest::newRow("crlf") << (ok + "\r\n" + ok + "\r\n") << 2 << 0 << QList<qint64>{};
+        QTest::newRow("bom") << (QByteArray("\xEF\xBB\xBF") + ok + '\n' + ok) << 2 << 0 << QList<qint64>{};
+        QTest::newRow("no-final-newline") << (ok + '\n' + ok) << 2 << 0 << QList<qint64>{};
+        QTest::newRow("blank-lines") << (QByteArray("\n\n") + ok + "\n   \n\t\n" + ok + "\n\n") << 2 << 0 << QList<qint64>{};
+        QTest::newRow("empty") << QByteArray() << 0 << 0 << QList<qint64>{};
+        QTest::newRow("not-json") << (ok + "\nhello world\n" + ok + '\n') << 2 << 1 << QList<qint64>{2};
+        QTest::newRow("array") << (QByteArray("[1,2]\n") + ok) << 1 << 1 << QList<qint64>{1};
+        QTest::newRow("missing-ts") << (QByteArray(R"({"status":200})") + '\n' + ok) << 1 << 1 << QList<qint64>{1};
+        QTest::newRow("bad-ts") << (QByteArray(R"({"ts":"tomorrow"})") + '\n' + ok) << 1 << 1 << QList<qint64>{1};
+        QTest::newRow("ts-object") << (QByteArray(R"({"ts":{}})") + '\n') << 0 << 1 << QList<qint64>{1};
+        QTest::newRow("truncated") << (ok + '\n' + "{\"ts\":\"2026-02-18T22:44:09Z\",\"sta" + '\n' + ok) << 2 << 1 << QList<qint64>{2};
+        QTest::newRow("two-objects-one-line") << (ok + ok + '\n') << 0 << 1 << QList<qint64>{1};
+        QTest::newRow("bad-status") << (QByteArray(R"({"ts":1,"status":"abc"})") + '\n') << 0 << 1 << QList<qint64>{1};
+        QTest::newRow("unknown-type") << (QByteArray(R"({"ts":1,"type":"weird"})") + '\n') << 0 << 1 << QList<qint64>{1};
+        QTest::newRow("invalid-utf8") << (QByteArray("{\"ts\":1,\"identity\":\"\xff\xfe\"}\n") + ok) << 1 << 1 << QList<qint64>{1};
+        QTest::newRow("nul-byte") << (QByteArray("{\"ts\":1,\0}\n", 11) + ok) << 1 << 1 << QList<qint64>{1};
+        QTest::newRow("status-as-string") << (QByteArray(R"({"ts":1,"status":"429"})") + '\n') << 1 << 0 << QList<qint64>{};
+    }
+    void lineShapes()
+    {
+        QFETCH(QByteArray, bytes);
+        QFETCH(int, events);
+        QFETCH(int, malformed);
+        QFETCH(QList<qint64>, malformedLines);
+        CollectingSink sink;
+        const ReadResult result = readAll(bytes, sink);
+        QCOMPARE(result.events, events);
+        QCOMPARE(result.malformed, malformed);
+        QCOMPARE(int(sink.malformed.size()), malformed);
+        for (int i = 0; i < malformedLines.size(); ++i) {
+            QCOMPARE(sink.malformed[size_t(i)].line, malformedLines[i]);
+            QVERIFY(sink.malformed[size_t(i)].toString().startsWith(u"test.ndjson:" + QString::number(malformedLines[i]) + u": "));
+        }
+        QCOMPARE(result.endOffset, qint64(bytes.size()));
+    }
+
+    void timestampForms_data()
+    {
+        QTest::addColumn<QByteArray>("line");
+        QTest::addColumn<qint64>("ms");
+        QTest::newRow("rfc3339") << QByteArray(R"({"ts":"2026-02-18T22:44:09.512Z"})") << Q_INT64_C(1771454649512);
+        QTest::newRow("offset") << QByteArray(R"({"ts":"2026-02-18T23:44:09.512+01:00"})") << Q_INT64_C(1771454649512);
+        QTest::newRow("millis") << QByteArray(R"({"ts":1771454649512})") << Q_INT64_C(1771454649512);
+        QTest::newRow("nginx-msec") << QByteArray(R"({"ts":1771454649.512})") << Q_INT64_C(1771454649512);
+        QTest::newRow("seconds-int") << QByteArray(R"({"ts":1771454649})") << Q_INT64_C(1771454649000);
+    }
+    void timestampForms()
+    {
+        QFETCH(QByteArray, line);
+        QFETCH(qint64, ms);
+        NdjsonReader reader;
+        RequestEvent event;
+        QString reason;
+        QVERIFY2(reader.parseLine(line.constData(), line.size(), event, &reason), qPrintable(reason));
+        QCOMPARE(event.tsMs, ms);
+    }
+
+    void unknownKeysKept()
+    {
+        const QByteArray line = "{\"ts\":1,\"custom\":{\"a\":[1,2]},\"region\":\"westeurope\",\"n\":3.5,\"flag\":true,\"we\\\"ird\":null}";
+        NdjsonReader reader;
+        RequestEvent event;
+        QString reason;
+        QVERIFY2(reader.parseLine(line.constData(), line.size(), event, &reason), qPrintable(reason));
+        QCOMPARE(event.extraJson, QByteArray("{\"custom\":{\"a\":[1,2]},\"region\":\"westeurope\",\"n\":3.5,\"flag\":true,\"we\\\"ird\":null}"));
+    }
+
+    void headersAreLowerCasedAndScalarsKept()
+    {
+        const QByteArray line = R"({"ts":1,"headers":{"Retry-After":"2.128","X-RateLimit-Remaining":5,"Set-Cookie":["a","b"]}})";
+        NdjsonReader reader;
+        RequestEvent event;
+        QString reason;
+        QVERIFY2(reader.parseLine(line.constData(), line.size(), event, &reason), qPrintable(reason));
+        QCOMPARE(event.headers.value(u"retry-after"), u"2.128"_qs);
+        QCOMPARE(event.headers.value(u"x-ratelimit-remaining"), u"5"_qs);
+        QCOMPARE(event.headers.value(u"set-cookie"), u"[\"a\",\"b\"]"_qs);
+    }
+
+    void batchFields()
+    {
+        const QByteArray log = "{\"ts\":1,\"method\":\"POST\",\"url\":\"https://graph.microsoft.com/v1.0/$batch\",\"status\":200,\"batch\":true,\"batchId\":\"b1\"}\n"
+            "{\"ts\":1,\"method\":\"GET\",\"url\":\"/me/onenote/pages\",\"status\":429,\"batchId\":\"b1\",\"batchIndex\":0}\n";
+        CollectingSink sink;
+        readAll(log, sink);
+        QCOMPARE(sink.events.size(), size_t(2));
+        QVERIFY(sink.events[0].batchEnvelope);
+        QVERIFY(!sink.events[0].isRequest());
+        QCOMPARE(sink.events[1].batchId, u"b1"_qs);
+        QCOMPARE(sink.events[1].batchIndex, 0);
+        QVERIFY(sink.events[1].isRequest());
+    }
+
+    void resumeFromOffset()
+    {
+        QByteArray log;
+        for (int i = 0; i < 10; ++i)
+            log += R"({"ts":)" + QByteArray::number(1000 + i) + R"(,"status":200})" + '\n';
+        // Checkpoints arrive after each delivered batch; the last one is the end of the input.
+        qint64 lastCheckpointOffset = -1, lastCheckpointLine = -1;
+        ReadControl control;
+        control.checkpoint = [&](qint64 offsetAfter, qint64 line) {
+            lastCheckpointOffset = offsetAfter;
+            lastCheckpointLine = line;
+        };
+        CollectingSink all;
+        readAll(log, all, control);
+        QCOMPARE(lastCheckpointOffset, qint64(log.size()));
+        QCOMPARE(lastCheckpointLine, 10);
+        // Resume after line 4, as a ledger would after a kill.
+        qint64 offsetAfter4 = 0;
+        for (int i = 0; i < 4; ++i)
+            offsetAfter4 = log.indexOf('\n', offsetAfter4) + 1;
+        QVERIFY(offsetAfter4 > 0);
+        // Second pass: resume there; lines are numbered as in the file.
+        ReadControl resume;
+        resume.startOffset = offsetAfter4;
+        resume.startLine = 4;
+        CollectingSink rest;
+        const ReadResult result = readAll(log, rest, resume);
+        QCOMPARE(result.events, 6);
+        QCOMPARE(rest.events.front().line, 5);
+        QCOMPARE(rest.events.front().tsMs, Q_INT64_C(1004000));
+        QCOMPARE(rest.events.front().offset, offsetAfter4);
+        QCOMPARE(rest.events.back().line, 10);
+    }
+
+    void longLinesAcrossChunks()
+    {
+        // A line far larger than the read chunk must still be read whole.
+        const QByteArray body(9 * 1024 * 1024, 'x');
+        const QByteArray log = "{\"ts\":1,\"body\":\"" + body + "\"}\n" + R"({"ts":2})" + '\n';
+        CollectingSink sink;
+        const ReadResult result = readAll(log, sink);
+        QCOMPARE(result.events, 2);
+        QCOMPARE(sink.events[0].body.size(), body.size());
+        QCOMPARE(sink.events[1].line, 2);
+    }
+
+    void manyLinesAcrossChunkBoundaries()
+    {
+        QByteArray log;
+        const int lines = 60000; // ~6 MB: crosses the 4 MiB chunk boundary mid-line
+        for (int i = 0; i < lines; ++i)
+            log += "{\"ts\":\"2026-02-18T22:44:09.512Z\",\"identity\":\"user-" + QByteArray::number(i % 97)
+                   + R"(","url":"https://example.test/items/)" + QByteArray::number(i) + "\",\"status\":200}" + '\n';
+        CollectingSink sink;
+        const ReadResult result = readAll(log, sink);
+        QCOMPARE(result.events, lines);
+        QCOMPARE(result.malformed, 0);
+        for (int i = 0; i < lines; i += 997) {
+            QCOMPARE(sink.events[size_t(i)].line, qint64(i + 1));
+            QCOMPARE(sink.events[size_t(i)].url, u"https://example.test/items/" + QString::number(i));
+        }
+    }
+
+    void cancellation()
+    {
+        QByteArray log;
+        for (int i = 0; i < 1000; ++i)
+            log += R"({"ts":1})" "\n";
+        std::atomic<bool> cancel{true};
+        ReadControl control;
+        control.cancel = &cancel;
+        CollectingSink sink;
+        const ReadResult result = readAll(log, sink, control);
+        QVERIFY(result.cancelled);
+        QCOMPARE(result.events, 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestNdjsonReader)
+#include "tst_ndjsonreader.moc"
