@@ -67,8 +67,7 @@ struct Params
 };
 
 // A small FIFO on a vector (amortised, no per-element allocation once warm).
-template<typename T>
-class Fifo
+template <typename T> class Fifo
 {
 public:
     [[nodiscard]] bool empty() const { return m_head == m_items.size(); }

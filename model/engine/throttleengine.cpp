@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cstring>
 #include <map>
 
 namespace ts {
@@ -79,13 +81,14 @@ struct CompiledPolicy
     std::vector<KeySignature> keys;
     // Which limits have charged the same event: nextSafeSend of a key is the maximum over them.
     std::array<quint64, kMaxLimits> coCharged{};
+    quint64 lastChargedMask = 0;
 
     int conditionId(const FieldCondition &condition)
     {
         const auto field = eventFieldFromName(condition.field);
         for (size_t i = 0; i < conditions.size(); ++i) {
-            if (field && conditions[i].field == *field
-                && conditions[i].matcher.pattern() == condition.pattern) {
+            if (field && conditions[i].field == *field &&
+                conditions[i].matcher.pattern() == condition.pattern) {
                 return int(i);
             }
         }
@@ -107,6 +110,38 @@ struct CompiledPolicy
         return ids;
     }
 };
+
+// Key hashing on the hot path. Qt's qHash(QStringView) is seeded SipHash where AES-NI is
+// missing (tens of ns for an e-mail address); keys here are verified by comparison and nobody
+// chooses them to collide, so a multiply-xorshift over 4 UTF-16 units at a time is enough.
+inline size_t keyHash(QStringView text, size_t seed)
+{
+    quint64 h = quint64(seed) ^ (quint64(text.size()) * 0x9E3779B97F4A7C15ULL);
+    const char16_t *p = text.utf16();
+    qsizetype n = text.size();
+    while (n >= 4) {
+        quint64 v;
+        std::memcpy(&v, p, sizeof v);
+        h = (h ^ v) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        p += 4;
+        n -= 4;
+    }
+    if (n > 0) {
+        quint64 v = 0;
+        std::memcpy(&v, p, size_t(n) * sizeof(char16_t));
+        h = (h ^ v) * 0x94D049BB133111EBULL;
+        h ^= h >> 29;
+    }
+    return size_t(h);
+}
+
+// Equality without a library call for the common "different length" and "same text" cases.
+inline bool sameText(QStringView a, QStringView b)
+{
+    return a.size() == b.size() &&
+           std::memcmp(a.utf16(), b.utf16(), size_t(a.size()) * sizeof(char16_t)) == 0;
+}
 
 constexpr int kMaxMemoConditions = 64;
 constexpr int kMaxKeySignatures = 16;
@@ -205,16 +240,23 @@ private:
 
 struct Series
 {
+    // One point of the usage step series: the peak usage and peak reconstructed percentage in
+    // the bin starting at t. One vector of points, not three parallel vectors: appending then
+    // touches one tail in memory instead of three.
+    struct Point
+    {
+        qint64 t;
+        double usage;
+        double pct;
+    };
+
     qint64 resolutionMs = 1000;
-    // The bin being filled lives here, not in the vectors: consecutive events of a bucket land
-    // in the same bin, and updating three scalars inside the bucket avoids touching the tails
-    // of three vectors per event (cache misses with hundreds of buckets).
+    // The bin being filled lives here, not in the vector: consecutive events of a bucket land
+    // in the same bin, and updating three scalars inside the bucket avoids touching the vector.
     qint64 currentBin = kNoTime;
     double currentUsage = 0;
     double currentPct = 0;
-    std::vector<qint64> t;
-    std::vector<double> usage;
-    std::vector<double> pct;
+    std::vector<Point> points;
     std::vector<qint64> observedPctT;
     std::vector<double> observedPct;
     BoundedInstants observedThrottles;
@@ -239,53 +281,38 @@ struct Series
     {
         if (currentBin == kNoTime)
             return;
-        append(t, usage, pct, currentBin, currentUsage, currentPct, resolutionMs);
+        append(points, {currentBin, currentUsage, currentPct}, resolutionMs);
         currentBin = kNoTime;
-        if (t.size() > cap)
+        if (points.size() > cap)
             coarsen();
     }
 
-    static void append(std::vector<qint64> &times, std::vector<double> &values,
-                       std::vector<double> &pcts, qint64 bin, double value, double fill,
-                       qint64 resolution)
+    static void append(std::vector<Point> &to, Point point, qint64 resolution)
     {
-        bin = limiter::floorDiv(bin, resolution) * resolution;
-        if (!times.empty() && times.back() == bin) {
-            values.back() = std::max(values.back(), value);
-            pcts.back() = std::max(pcts.back(), fill);
+        point.t = limiter::floorDiv(point.t, resolution) * resolution;
+        if (!to.empty() && to.back().t == point.t) {
+            to.back().usage = std::max(to.back().usage, point.usage);
+            to.back().pct = std::max(to.back().pct, point.pct);
             return;
         }
-        times.push_back(bin);
-        values.push_back(value);
-        pcts.push_back(fill);
+        to.push_back(point);
     }
 
     [[nodiscard]] qint64 nextBinStart() const
     {
         if (currentBin != kNoTime)
             return currentBin + resolutionMs;
-        return t.empty() ? kNoTime : t.back() + resolutionMs;
+        return points.empty() ? kNoTime : points.back().t + resolutionMs;
     }
 
     void coarsen()
     {
         resolutionMs *= 2;
-        size_t out = 0;
-        for (size_t i = 0; i < t.size(); ++i) {
-            const qint64 bin = limiter::floorDiv(t[i], resolutionMs) * resolutionMs;
-            if (out > 0 && t[out - 1] == bin) {
-                usage[out - 1] = std::max(usage[out - 1], usage[i]);
-                pct[out - 1] = std::max(pct[out - 1], pct[i]);
-            } else {
-                t[out] = bin;
-                usage[out] = usage[i];
-                pct[out] = pct[i];
-                ++out;
-            }
-        }
-        t.resize(out);
-        usage.resize(out);
-        pct.resize(out);
+        std::vector<Point> merged;
+        merged.reserve(points.size() / 2 + 1);
+        for (const Point &point : points)
+            append(merged, point, resolutionMs);
+        points = std::move(merged);
     }
 };
 
@@ -383,8 +410,7 @@ struct ThrottleEngine::Impl
     std::map<qint64, QMap<QString, qint64>> throttleBins;
     QList<Alert> alerts;
 
-    // Last policy decision, reused while consecutive events share the service and identity
-    // presence (policy matches rarely look at anything else).
+    // Text for fields that are numbers in the event (status), so matchers can read them.
     QString scratch;
 
     void compile(const PolicySet &set)
@@ -442,6 +468,7 @@ struct ThrottleEngine::Impl
         keyEntries.clear();
         for (CompiledPolicy &policy : policies) {
             policy.coCharged.fill(0);
+            policy.lastChargedMask = 0;
             for (KeySignature &signature : policy.keys) {
                 signature.entries.clear();
                 signature.lastEntry = -1;
@@ -495,7 +522,7 @@ struct ThrottleEngine::Impl
 
         auto sameKey = [&](const KeyEntry &entry) {
             for (size_t i = 0; i < n; ++i) {
-                if (entry.parts.at(qsizetype(i)) != parts[i])
+                if (!sameText(entry.parts.at(qsizetype(i)), parts[i]))
                     return false;
             }
             return true;
@@ -507,7 +534,7 @@ struct ThrottleEngine::Impl
         } else {
             size_t hash = size_t(signatureIndex) * 0x9E3779B97F4A7C15ULL;
             for (size_t i = 0; i < n; ++i)
-                hash = qHash(parts[i], hash);
+                hash = keyHash(parts[i], hash);
             int index = signature.entries.value(hash, -1);
             int previous = -1;
             while (index >= 0 && found < 0) {
@@ -555,8 +582,8 @@ struct ThrottleEngine::Impl
     double costFor(const CompiledPolicy &policy, const CompiledLimit &limit, EventContext &ctx)
     {
         const Algorithm algorithm = limit.spec.algorithm;
-        if (algorithm != Algorithm::Credits && algorithm != Algorithm::FixedWindow
-            && algorithm != Algorithm::TokenBucket && algorithm != Algorithm::SlidingWindow) {
+        if (algorithm != Algorithm::Credits && algorithm != Algorithm::FixedWindow &&
+            algorithm != Algorithm::TokenBucket && algorithm != Algorithm::SlidingWindow) {
             return 1;
         }
         // The event's explicit cost wins (Service Bus batch sends, filter evaluations).
@@ -576,10 +603,13 @@ struct ThrottleEngine::Impl
         ++throttles.byErrorCode[code];
         ++throttles.byScope[sig.scope && !sig.scope->scope.isEmpty() ? sig.scope->scope
                                                                      : QStringLiteral("none")];
-        const throttle::ThrottleKind kind = sig.kind == throttle::ThrottleKind::None
-                                                ? throttle::ThrottleKind::RateLimit
-                                                : sig.kind;
+        const throttle::ThrottleKind kind =
+            sig.kind == throttle::ThrottleKind::None ? throttle::ThrottleKind::RateLimit : sig.kind;
         ++throttles.byKind[throttle::throttleKindName(kind)];
+        if (!sig.retryable)
+            ++throttles.notRetryable;
+        ++throttles.byIdentityAndErrorCode[event.identity.isEmpty() ? QStringLiteral("none")
+                                                                   : event.identity][code];
 
         const qint64 bin = limiter::floorDiv(event.tsMs, throttleBinMs) * throttleBinMs;
         ++throttleBins[bin][code];
@@ -621,7 +651,7 @@ struct ThrottleEngine::Impl
         alerts.append(alert);
     }
 
-    Verdict process(const RequestEvent &event)
+    Verdict process(const RequestEvent &event, const throttle::ThrottleSignals *given)
     {
         Verdict verdict;
         if (!event.isRequest())
@@ -635,24 +665,31 @@ struct ThrottleEngine::Impl
             lastMs = t0;
 
         // What the service said.
-        const bool throttled = throttle::isThrottle(event);
+        const bool throttled = given ? given->throttled : throttle::isThrottle(event);
         verdict.observedThrottled = throttled;
-        throttle::ThrottleSignals sig;
+        // Extracted only for throttles (unless the caller already has them): the full signal
+        // set is a few hundred bytes of strings and optionals that a plain success does not need.
+        std::optional<throttle::ThrottleSignals> own;
+        const throttle::ThrottleSignals *sig = nullptr;
         std::optional<double> observedPct;
         if (throttled) {
-            sig = throttle::extract(event);
-            recordThrottle(event, sig);
-            observedPct = sig.limitPercentage;
+            if (!given)
+                own = throttle::extract(event);
+            sig = given ? given : &*own;
+            recordThrottle(event, *sig);
+            observedPct = sig->limitPercentage;
+        } else if (given) {
+            observedPct = given->limitPercentage;
         } else if (!event.headers.isEmpty()) {
             const QString value = event.headers.value(u"x-ms-throttle-limit-percentage");
             if (!value.isEmpty())
                 observedPct = throttle::parseLimitPercentage(value);
         }
 
-        const QString inferred = event.service.isEmpty() ? inferServiceFromUrl(event.url)
-                                                         : QString();
-        const QStringView service = event.service.isEmpty() ? QStringView(inferred)
-                                                            : QStringView(event.service);
+        const QString inferred =
+            event.service.isEmpty() ? inferServiceFromUrl(event.url) : QString();
+        const QStringView service =
+            event.service.isEmpty() ? QStringView(inferred) : QStringView(event.service);
         EventContext ctx;
         ctx.event = &event;
         ctx.service = service;
@@ -689,8 +726,8 @@ struct ThrottleEngine::Impl
             // A point where the usage fell back while the bucket was idle (window end, refill),
             // so the step series drops where it really did.
             const qint64 idleBin = bucket.series.nextBinStart();
-            if (idleBin != kNoTime && idleBin < limiter::floorDiv(t, bucket.series.resolutionMs)
-                                                    * bucket.series.resolutionMs) {
+            if (idleBin != kNoTime && idleBin < limiter::floorDiv(t, bucket.series.resolutionMs) *
+                                                    bucket.series.resolutionMs) {
                 const double idleUsage = bucket.state.usageAt(limit.params, idleBin);
                 const double cap = limit.params.capacity;
                 bucket.series.record(idleBin, idleUsage, cap > 0 ? idleUsage / cap : 0,
@@ -710,10 +747,10 @@ struct ThrottleEngine::Impl
             return verdict;
         verdict.matched = true;
         verdict.predictedThrottled = anyExhausted;
-        for (int i = 0; i < count; ++i) {
-            const int indexInPolicy = limits[size_t(buckets[size_t(charges[size_t(i)].bucket)].limit)]
-                                          .indexInPolicy;
-            policy.coCharged[size_t(indexInPolicy)] |= mask;
+        if (mask != policy.lastChargedMask) { // the same set of limits again changes nothing
+            policy.lastChargedMask = mask;
+            for (quint64 rest = mask; rest; rest &= rest - 1)
+                policy.coCharged[size_t(std::countr_zero(rest))] |= mask;
         }
 
         // The service's answer decides whether the request consumed quota; the model's own
@@ -724,6 +761,7 @@ struct ThrottleEngine::Impl
 
         double maxFill = 0;
         std::array<double, kMaxLimits> usageBefore; // only [0, count) is used
+        std::array<double, kMaxLimits> usageAfter;
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];
             Bucket &bucket = buckets[size_t(c.bucket)];
@@ -732,6 +770,7 @@ struct ThrottleEngine::Impl
             if (!rejected || limit.chargeThrottled)
                 bucket.state.charge(limit.params, bucket.lastT, c.cost, !rejected, endMs);
             const double usage = bucket.state.usageAt(limit.params, bucket.lastT);
+            usageAfter[size_t(i)] = usage;
             const double cap = limit.params.capacity;
             if (cap > 0)
                 maxFill = std::max(maxFill, usage / cap);
@@ -759,17 +798,18 @@ struct ThrottleEngine::Impl
                     bucket.effectiveLimit = std::max(bucket.effectiveLimit.value_or(0), before);
                 }
                 bucket.inObservedEpisode = true;
-                if (sig.retryAtMs && *sig.retryAtMs > responseMs) {
+                const std::optional<qint64> retryAt = sig ? sig->retryAtMs : std::nullopt;
+                if (retryAt && *retryAt > responseMs) {
                     if (bucket.series.retryAfter.size() < kMaxRetryIntervals)
-                        bucket.series.retryAfter.emplace_back(responseMs, *sig.retryAtMs);
-                    bucket.retryUntil = std::max(bucket.retryUntil, *sig.retryAtMs);
-                    const bool fixed = limit.spec.algorithm == Algorithm::FixedWindow
-                                       || limit.spec.algorithm == Algorithm::Credits;
+                        bucket.series.retryAfter.emplace_back(responseMs, *retryAt);
+                    bucket.retryUntil = std::max(bucket.retryUntil, *retryAt);
+                    const bool fixed = limit.spec.algorithm == Algorithm::FixedWindow ||
+                                       limit.spec.algorithm == Algorithm::Credits;
                     const qint64 end = bucket.state.windowEnd(limit.params);
-                    if (fixed && limit.params.windowMs >= kMinLearnableWindowMs
-                        && *sig.retryAtMs > t && *sig.retryAtMs <= t + limit.params.windowMs
-                        && end != kNoTime && std::llabs(*sig.retryAtMs - end) > 1000) {
-                        bucket.state.learnWindowEnd(limit.params, *sig.retryAtMs);
+                    if (fixed && limit.params.windowMs >= kMinLearnableWindowMs && *retryAt > t &&
+                        *retryAt <= t + limit.params.windowMs && end != kNoTime &&
+                        std::llabs(*retryAt - end) > 1000) {
+                        bucket.state.learnWindowEnd(limit.params, *retryAt);
                     }
                 }
             } else if (!throttled) {
@@ -783,7 +823,7 @@ struct ThrottleEngine::Impl
                 }
             }
 
-            const double usage = bucket.state.usageAt(limit.params, t);
+            const double usage = usageAfter[size_t(i)]; // phase learning moves no charge
             const double cap = limit.params.capacity;
             const double fill = cap > 0 ? usage / cap : 0;
             bucket.peakUsage = std::max(bucket.peakUsage, usage);
@@ -858,9 +898,9 @@ struct ThrottleEngine::Impl
             s.algorithm = algorithmName(limit.spec.algorithm);
             s.policy = policy.name;
             s.capacity = limit.params.capacity;
-            s.windowSeconds = (limit.spec.algorithm == Algorithm::FixedWindow
-                               || limit.spec.algorithm == Algorithm::SlidingWindow
-                               || limit.spec.algorithm == Algorithm::Credits)
+            s.windowSeconds = (limit.spec.algorithm == Algorithm::FixedWindow ||
+                               limit.spec.algorithm == Algorithm::SlidingWindow ||
+                               limit.spec.algorithm == Algorithm::Credits)
                                   ? limit.spec.windowSeconds
                                   : 0;
             s.requests = bucket.requests;
@@ -868,7 +908,8 @@ struct ThrottleEngine::Impl
             s.peakFill = bucket.peakFill;
             qint64 atLimit = bucket.atLimitMs;
             if (bucket.exhaustedStart != kNoTime) {
-                const qint64 end = atMs ? std::min(bucket.exhaustedEnd, *atMs) : bucket.exhaustedEnd;
+                const qint64 end =
+                    atMs ? std::min(bucket.exhaustedEnd, *atMs) : bucket.exhaustedEnd;
                 atLimit += std::max<qint64>(0, end - bucket.exhaustedStart);
             }
             s.timeAtLimitSeconds = double(atLimit) / 1000.0;
@@ -882,7 +923,8 @@ struct ThrottleEngine::Impl
 
             const quint64 group = coChargedClosure(policy, limit.indexInPolicy);
             qint64 safe = kNoTime;
-            for (int other : bucketsByKey.value(QString::number(limit.policy) + u'\n' + bucket.key)) {
+            for (int other :
+                 bucketsByKey.value(QString::number(limit.policy) + u'\n' + bucket.key)) {
                 const Bucket &candidate = buckets[size_t(other)];
                 const int index = limits[size_t(candidate.limit)].indexInPolicy;
                 if (!((group >> index) & 1))
@@ -904,12 +946,16 @@ struct ThrottleEngine::Impl
         if (index < 0 || index >= int(buckets.size()))
             return out;
         const Series &s = buckets[size_t(index)].series;
-        out.usageT = s.t;
-        out.usage = s.usage;
-        out.reconstructedPct = s.pct;
-        if (s.currentBin != kNoTime) {
-            Series::append(out.usageT, out.usage, out.reconstructedPct, s.currentBin,
-                           s.currentUsage, s.currentPct, s.resolutionMs);
+        std::vector<Series::Point> points = s.points;
+        if (s.currentBin != kNoTime)
+            Series::append(points, {s.currentBin, s.currentUsage, s.currentPct}, s.resolutionMs);
+        out.usageT.reserve(points.size());
+        out.usage.reserve(points.size());
+        out.reconstructedPct.reserve(points.size());
+        for (const Series::Point &point : points) {
+            out.usageT.push_back(point.t);
+            out.usage.push_back(point.usage);
+            out.reconstructedPct.push_back(point.pct);
         }
         out.observedPctT = s.observedPctT;
         out.observedPct = s.observedPct;
@@ -945,19 +991,25 @@ const PolicySet &ThrottleEngine::policies() const
 
 ThrottleEngine::Verdict ThrottleEngine::add(const RequestEvent &event)
 {
-    return d->process(event);
+    return d->process(event, nullptr);
+}
+
+ThrottleEngine::Verdict ThrottleEngine::add(const RequestEvent &event,
+                                            const throttle::ThrottleSignals &extracted)
+{
+    return d->process(event, &extracted);
 }
 
 void ThrottleEngine::addBatch(std::span<const RequestEvent> events)
 {
     for (const RequestEvent &event : events)
-        d->process(event);
+        d->process(event, nullptr);
 }
 
 void ThrottleEngine::addBatch(const QList<RequestEvent> &events)
 {
     for (const RequestEvent &event : events)
-        d->process(event);
+        d->process(event, nullptr);
 }
 
 qint64 ThrottleEngine::requestEvents() const

@@ -20,6 +20,7 @@
 #include "core/requestevent.h"
 #include "engine/reportdata.h"
 #include "policy/policy.h"
+#include "signals/throttlesignals.h"
 
 #include <QList>
 #include <QString>
@@ -65,6 +66,9 @@ public:
     };
 
     Verdict add(const RequestEvent &event);
+    // The same, reusing signals the caller already extracted (throttle::extract(event)), so a
+    // pipeline that also feeds breakers and detectors parses each throttle answer once.
+    Verdict add(const RequestEvent &event, const throttle::ThrottleSignals &extracted);
     void addBatch(std::span<const RequestEvent> events);
     void addBatch(const QList<RequestEvent> &events);
 
@@ -98,11 +102,11 @@ public:
     void fillSnapshot(DashboardSnapshot *snapshot, std::optional<qint64> atMs = std::nullopt) const;
 
     // Convenience: run a whole event list through a fresh engine.
-    static DashboardSnapshot replay(const PolicySet &policies, std::span<const RequestEvent> events);
-
-    struct Impl;
+    static DashboardSnapshot replay(const PolicySet &policies,
+                                    std::span<const RequestEvent> events);
 
 private:
+    struct Impl;
     std::unique_ptr<Impl> d;
 };
 

@@ -27,22 +27,14 @@ struct FieldName
 };
 
 constexpr FieldName kFieldNames[] = {
-    {EventField::Service, u"service"},
-    {EventField::Category, u"category"},
-    {EventField::Method, u"method"},
-    {EventField::Url, u"url"},
-    {EventField::Path, u"path"},
-    {EventField::Host, u"host"},
-    {EventField::Identity, u"identity"},
-    {EventField::App, u"app"},
-    {EventField::Tenant, u"tenant"},
-    {EventField::Namespace, u"namespace"},
-    {EventField::Entity, u"entity"},
-    {EventField::Subscription, u"subscription"},
-    {EventField::Lane, u"lane"},
-    {EventField::Status, u"status"},
-    {EventField::ErrorCode, u"errorCode"},
-    {EventField::OperationId, u"operationId"},
+    {EventField::Service, u"service"},     {EventField::Category, u"category"},
+    {EventField::Method, u"method"},       {EventField::Url, u"url"},
+    {EventField::Path, u"path"},           {EventField::Host, u"host"},
+    {EventField::Identity, u"identity"},   {EventField::App, u"app"},
+    {EventField::Tenant, u"tenant"},       {EventField::Namespace, u"namespace"},
+    {EventField::Entity, u"entity"},       {EventField::Subscription, u"subscription"},
+    {EventField::Lane, u"lane"},           {EventField::Status, u"status"},
+    {EventField::ErrorCode, u"errorCode"}, {EventField::OperationId, u"operationId"},
     {EventField::BatchId, u"batchId"},
 };
 
@@ -53,9 +45,9 @@ struct AlgorithmName
 };
 
 constexpr AlgorithmName kAlgorithmNames[] = {
-    {Algorithm::FixedWindow, u"fixed-window"},   {Algorithm::SlidingWindow, u"sliding-window"},
-    {Algorithm::TokenBucket, u"token-bucket"},   {Algorithm::LeakyBucket, u"leaky-bucket"},
-    {Algorithm::Credits, u"credits"},            {Algorithm::Concurrency, u"concurrency"},
+    {Algorithm::FixedWindow, u"fixed-window"}, {Algorithm::SlidingWindow, u"sliding-window"},
+    {Algorithm::TokenBucket, u"token-bucket"}, {Algorithm::LeakyBucket, u"leaky-bucket"},
+    {Algorithm::Credits, u"credits"},          {Algorithm::Concurrency, u"concurrency"},
     {Algorithm::Observed, u"observed"},
 };
 
@@ -113,8 +105,8 @@ public:
         return false;
     }
 
-    bool readString(const QJsonObject &object, QStringView key, const QString &where,
-                    QString *out, bool required)
+    bool readString(const QJsonObject &object, QStringView key, const QString &where, QString *out,
+                    bool required)
     {
         const QJsonValue value = object.value(key);
         if (value.isUndefined()) {
@@ -123,22 +115,23 @@ public:
             return true;
         }
         if (!value.isString()) {
-            return fail(where, QStringLiteral("'%1' must be a string, not %2")
-                                   .arg(key, jsonTypeName(value)));
+            return fail(
+                where,
+                QStringLiteral("'%1' must be a string, not %2").arg(key, jsonTypeName(value)));
         }
         *out = value.toString();
         return true;
     }
 
-    bool readNumber(const QJsonObject &object, QStringView key, const QString &where,
-                    double *out)
+    bool readNumber(const QJsonObject &object, QStringView key, const QString &where, double *out)
     {
         const QJsonValue value = object.value(key);
         if (value.isUndefined())
             return true;
         if (!value.isDouble() || !std::isfinite(value.toDouble())) {
-            return fail(where, QStringLiteral("'%1' must be a number, not %2")
-                                   .arg(key, jsonTypeName(value)));
+            return fail(
+                where,
+                QStringLiteral("'%1' must be a number, not %2").arg(key, jsonTypeName(value)));
         }
         *out = value.toDouble();
         return true;
@@ -153,8 +146,9 @@ public:
         if (value.isUndefined())
             return true;
         if (!value.isBool()) {
-            return fail(where, QStringLiteral("'%1' must be true or false, not %2")
-                                   .arg(key, jsonTypeName(value)));
+            return fail(
+                where,
+                QStringLiteral("'%1' must be true or false, not %2").arg(key, jsonTypeName(value)));
         }
         *out = value.toBool();
         return true;
@@ -186,18 +180,17 @@ private:
     QString *m_error;
 };
 
-const QStringList kPolicyKeys{QStringLiteral("name"), QStringLiteral("description"),
-                              QStringLiteral("match"), QStringLiteral("categories"),
+const QStringList kPolicyKeys{QStringLiteral("name"),   QStringLiteral("description"),
+                              QStringLiteral("match"),  QStringLiteral("categories"),
                               QStringLiteral("limits"), QStringLiteral("chargeThrottled")};
-const QStringList kLimitKeys{
-    QStringLiteral("name"),          QStringLiteral("key"),
-    QStringLiteral("match"),         QStringLiteral("algorithm"),
-    QStringLiteral("capacity"),      QStringLiteral("windowSeconds"),
-    QStringLiteral("align"),         QStringLiteral("refillPerSecond"),
-    QStringLiteral("ratePerSecond"), QStringLiteral("rate"),
-    QStringLiteral("burst"),         QStringLiteral("nodelay"),
-    QStringLiteral("cost"),          QStringLiteral("defaultCost"),
-    QStringLiteral("chargeThrottled")};
+const QStringList kLimitKeys{QStringLiteral("name"),           QStringLiteral("key"),
+                             QStringLiteral("match"),          QStringLiteral("algorithm"),
+                             QStringLiteral("capacity"),       QStringLiteral("windowSeconds"),
+                             QStringLiteral("align"),          QStringLiteral("refillPerSecond"),
+                             QStringLiteral("ratePerSecond"),  QStringLiteral("rate"),
+                             QStringLiteral("burst"),          QStringLiteral("nodelay"),
+                             QStringLiteral("cost"),           QStringLiteral("defaultCost"),
+                             QStringLiteral("chargeThrottled")};
 
 QJsonObject extraKeys(const QJsonObject &object, const QStringList &known)
 {
@@ -336,9 +329,9 @@ bool Policy::chargesThrottled(const PolicyLimit &limit) const
 
 bool Policy::operator==(const Policy &other) const
 {
-    return name == other.name && description == other.description && match == other.match
-           && categories == other.categories && limits == other.limits
-           && chargeThrottled == other.chargeThrottled && extra == other.extra;
+    return name == other.name && description == other.description && match == other.match &&
+           categories == other.categories && limits == other.limits &&
+           chargeThrottled == other.chargeThrottled && extra == other.extra;
 }
 
 std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error)
@@ -352,16 +345,17 @@ std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error
         return std::nullopt;
     }
     const QString where = QStringLiteral("policy ") + quoted(policy.name);
-    if (!reader.readString(object, u"description", where, &policy.description, false)
-        || !reader.readConditions(object, u"match", where, &policy.match)
-        || !reader.readBool(object, u"chargeThrottled", where, &policy.chargeThrottled)) {
+    if (!reader.readString(object, u"description", where, &policy.description, false) ||
+        !reader.readConditions(object, u"match", where, &policy.match) ||
+        !reader.readBool(object, u"chargeThrottled", where, &policy.chargeThrottled)) {
         return std::nullopt;
     }
 
     const QJsonValue categories = object.value(u"categories");
     if (!categories.isUndefined() && !categories.isArray()) {
-        reader.fail(where, QStringLiteral("'categories' must be an array, not %1")
-                               .arg(jsonTypeName(categories)));
+        reader.fail(
+            where,
+            QStringLiteral("'categories' must be an array, not %1").arg(jsonTypeName(categories)));
         return std::nullopt;
     }
     const QJsonArray categoryArray = categories.toArray();
@@ -373,9 +367,8 @@ std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error
         }
         const QJsonObject rule = categoryArray.at(i).toObject();
         CategoryRule category;
-        if (!reader.readString(rule, u"name", categoryWhere, &category.name, true)
-            || !reader.readString(rule, u"urlPattern", categoryWhere, &category.urlPattern,
-                                  true)) {
+        if (!reader.readString(rule, u"name", categoryWhere, &category.name, true) ||
+            !reader.readString(rule, u"urlPattern", categoryWhere, &category.urlPattern, true)) {
             return std::nullopt;
         }
         policy.categories.append(category);
@@ -387,8 +380,8 @@ std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error
         return std::nullopt;
     }
     if (!limits.isArray()) {
-        reader.fail(where, QStringLiteral("'limits' must be an array, not %1")
-                               .arg(jsonTypeName(limits)));
+        reader.fail(where,
+                    QStringLiteral("'limits' must be an array, not %1").arg(jsonTypeName(limits)));
         return std::nullopt;
     }
     const QJsonArray limitArray = limits.toArray();
@@ -408,18 +401,18 @@ std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error
         QString align;
         bool chargePresent = false;
         bool charge = true;
-        if (!reader.readString(json, u"key", limitWhere, &limit.key, false)
-            || !reader.readConditions(json, u"match", limitWhere, &limit.match)
-            || !reader.readString(json, u"algorithm", limitWhere, &algorithm, true)
-            || !reader.readNumber(json, u"capacity", limitWhere, &limit.capacity)
-            || !reader.readNumber(json, u"windowSeconds", limitWhere, &limit.windowSeconds)
-            || !reader.readString(json, u"align", limitWhere, &align, false)
-            || !reader.readNumber(json, u"refillPerSecond", limitWhere, &limit.refillPerSecond)
-            || !reader.readNumber(json, u"ratePerSecond", limitWhere, &limit.ratePerSecond)
-            || !reader.readNumber(json, u"burst", limitWhere, &limit.burst)
-            || !reader.readBool(json, u"nodelay", limitWhere, &limit.nodelay)
-            || !reader.readNumber(json, u"defaultCost", limitWhere, &limit.defaultCost)
-            || !reader.readBool(json, u"chargeThrottled", limitWhere, &charge, &chargePresent)) {
+        if (!reader.readString(json, u"key", limitWhere, &limit.key, false) ||
+            !reader.readConditions(json, u"match", limitWhere, &limit.match) ||
+            !reader.readString(json, u"algorithm", limitWhere, &algorithm, true) ||
+            !reader.readNumber(json, u"capacity", limitWhere, &limit.capacity) ||
+            !reader.readNumber(json, u"windowSeconds", limitWhere, &limit.windowSeconds) ||
+            !reader.readString(json, u"align", limitWhere, &align, false) ||
+            !reader.readNumber(json, u"refillPerSecond", limitWhere, &limit.refillPerSecond) ||
+            !reader.readNumber(json, u"ratePerSecond", limitWhere, &limit.ratePerSecond) ||
+            !reader.readNumber(json, u"burst", limitWhere, &limit.burst) ||
+            !reader.readBool(json, u"nodelay", limitWhere, &limit.nodelay) ||
+            !reader.readNumber(json, u"defaultCost", limitWhere, &limit.defaultCost) ||
+            !reader.readBool(json, u"chargeThrottled", limitWhere, &charge, &chargePresent)) {
             return std::nullopt;
         }
         if (chargePresent)
@@ -465,8 +458,8 @@ std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error
         }
         const QJsonValue cost = json.value(u"cost");
         if (!cost.isUndefined() && !cost.isArray()) {
-            reader.fail(limitWhere, QStringLiteral("'cost' must be an array, not %1")
-                                        .arg(jsonTypeName(cost)));
+            reader.fail(limitWhere,
+                        QStringLiteral("'cost' must be an array, not %1").arg(jsonTypeName(cost)));
             return std::nullopt;
         }
         const QJsonArray costArray = cost.toArray();
@@ -478,8 +471,8 @@ std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error
             }
             const QJsonObject ruleJson = costArray.at(c).toObject();
             CostRule rule;
-            if (!reader.readConditions(ruleJson, u"match", costWhere, &rule.match)
-                || !reader.readNumber(ruleJson, u"credits", costWhere, &rule.credits)) {
+            if (!reader.readConditions(ruleJson, u"match", costWhere, &rule.match) ||
+                !reader.readNumber(ruleJson, u"credits", costWhere, &rule.credits)) {
                 return std::nullopt;
             }
             limit.cost.append(rule);
@@ -534,10 +527,10 @@ bool Policy::validate(QString *error) const
         }
         for (const QString &field : fields) {
             if (!eventFieldFromName(field)) {
-                return reader.fail(limitWhere,
-                                   QStringLiteral("unknown field %1 in 'key' (known: %2)")
-                                       .arg(quoted(field),
-                                            eventFieldNames().join(QStringLiteral(", "))));
+                return reader.fail(
+                    limitWhere,
+                    QStringLiteral("unknown field %1 in 'key' (known: %2)")
+                        .arg(quoted(field), eventFieldNames().join(QStringLiteral(", "))));
             }
         }
         if (!validateConditions(limit.match, limitWhere, reader))
@@ -562,14 +555,14 @@ bool Policy::validate(QString *error) const
         case Algorithm::FixedWindow:
         case Algorithm::SlidingWindow:
         case Algorithm::Credits:
-            if (!positive(limit.capacity, u"capacity")
-                || !positive(limit.windowSeconds, u"windowSeconds")) {
+            if (!positive(limit.capacity, u"capacity") ||
+                !positive(limit.windowSeconds, u"windowSeconds")) {
                 return false;
             }
             break;
         case Algorithm::TokenBucket:
-            if (!positive(limit.capacity, u"capacity")
-                || !positive(limit.refillPerSecond, u"refillPerSecond")) {
+            if (!positive(limit.capacity, u"capacity") ||
+                !positive(limit.refillPerSecond, u"refillPerSecond")) {
                 return false;
             }
             break;
@@ -666,23 +659,23 @@ QJsonObject Policy::toJson() const
         json.insert(u"algorithm", algorithmName(limit.algorithm));
         // Write what the algorithm needs, plus anything that differs from the default, so that
         // a round trip gives back the same value.
-        const bool windowed = limit.algorithm == Algorithm::FixedWindow
-                              || limit.algorithm == Algorithm::SlidingWindow
-                              || limit.algorithm == Algorithm::Credits;
-        const bool hasCapacity = limit.algorithm != Algorithm::LeakyBucket
-                                 && limit.algorithm != Algorithm::Observed;
+        const bool windowed = limit.algorithm == Algorithm::FixedWindow ||
+                              limit.algorithm == Algorithm::SlidingWindow ||
+                              limit.algorithm == Algorithm::Credits;
+        const bool hasCapacity =
+            limit.algorithm != Algorithm::LeakyBucket && limit.algorithm != Algorithm::Observed;
         if (hasCapacity || limit.capacity != defaults.capacity)
             json.insert(u"capacity", limit.capacity);
         if (windowed || limit.windowSeconds != defaults.windowSeconds)
             json.insert(u"windowSeconds", limit.windowSeconds);
-        if (limit.algorithm == Algorithm::FixedWindow || limit.algorithm == Algorithm::Credits
-            || limit.align != defaults.align) {
+        if (limit.algorithm == Algorithm::FixedWindow || limit.algorithm == Algorithm::Credits ||
+            limit.align != defaults.align) {
             json.insert(u"align", limit.align == WindowAlign::Clock
                                       ? QStringLiteral("clock")
                                       : QStringLiteral("first-request"));
         }
-        if (limit.algorithm == Algorithm::TokenBucket
-            || limit.refillPerSecond != defaults.refillPerSecond) {
+        if (limit.algorithm == Algorithm::TokenBucket ||
+            limit.refillPerSecond != defaults.refillPerSecond) {
             json.insert(u"refillPerSecond", limit.refillPerSecond);
         }
         if (!limit.rate.isEmpty())
@@ -696,8 +689,9 @@ QJsonObject Policy::toJson() const
         if (!limit.cost.isEmpty()) {
             QJsonArray costArray;
             for (const CostRule &rule : limit.cost) {
-                costArray.append(QJsonObject{{QStringLiteral("match"), conditionsToJson(rule.match)},
-                                             {QStringLiteral("credits"), rule.credits}});
+                costArray.append(
+                    QJsonObject{{QStringLiteral("match"), conditionsToJson(rule.match)},
+                                {QStringLiteral("credits"), rule.credits}});
             }
             json.insert(u"cost", costArray);
         }
@@ -718,12 +712,31 @@ QByteArray Policy::toJsonBytes() const
 
 // ---- service inference ------------------------------------------------------------------------
 
+namespace {
+
+// Index just past "scheme://", or -1. Hand-rolled: a scheme is a few letters, so this looks at
+// a handful of characters instead of searching the whole URL (it runs for every event).
+qsizetype afterScheme(QStringView url)
+{
+    const qsizetype limit = std::min<qsizetype>(url.size() - 2, 16);
+    for (qsizetype i = 0; i < limit; ++i) {
+        const char16_t c = url[i].unicode();
+        if (c == u':')
+            return (url[i + 1] == u'/' && url[i + 2] == u'/') ? i + 3 : -1;
+        if (!((c >= u'a' && c <= u'z') || (c >= u'A' && c <= u'Z') || (c >= u'0' && c <= u'9') ||
+              c == u'+' || c == u'-' || c == u'.')) {
+            return -1;
+        }
+    }
+    return -1;
+}
+
+} // namespace
+
 QStringView urlHost(QStringView url)
 {
-    qsizetype start = url.indexOf(u"://");
-    if (start >= 0) {
-        start += 3;
-    } else {
+    qsizetype start = afterScheme(url);
+    if (start < 0) {
         if (url.isEmpty() || url.startsWith(u'/'))
             return {};
         start = 0; // "graph.microsoft.com/v1.0/me": a host without scheme
@@ -744,19 +757,19 @@ QStringView urlHost(QStringView url)
 QStringView urlPath(QStringView url)
 {
     qsizetype start = 0;
-    const qsizetype scheme = url.indexOf(u"://");
-    if (scheme >= 0) {
-        start = url.indexOf(u'/', scheme + 3);
-        if (start < 0)
-            return {};
-    } else if (!url.startsWith(u'/')) {
-        start = url.indexOf(u'/');
+    if (!url.startsWith(u'/')) {
+        const qsizetype scheme = afterScheme(url);
+        start = url.indexOf(u'/', scheme >= 0 ? scheme : 0);
         if (start < 0)
             return {};
     }
-    qsizetype end = start;
-    while (end < url.size() && url[end] != u'?' && url[end] != u'#')
-        ++end;
+    // Vectorised searches: URLs are long and this runs for every event.
+    qsizetype end = url.indexOf(u'?', start);
+    if (end < 0)
+        end = url.size();
+    const qsizetype fragment = url.left(end).indexOf(u'#', start);
+    if (fragment >= 0)
+        end = fragment;
     return url.mid(start, end - start);
 }
 
@@ -765,8 +778,8 @@ QString inferServiceFromUrl(QStringView url)
     const QStringView host = urlHost(url);
     if (host.isEmpty())
         return {};
-    if (host.compare(u"api.fabric.microsoft.com", Qt::CaseInsensitive) == 0
-        || host.endsWith(u".fabric.microsoft.com", Qt::CaseInsensitive)) {
+    if (host.compare(u"api.fabric.microsoft.com", Qt::CaseInsensitive) == 0 ||
+        host.endsWith(u".fabric.microsoft.com", Qt::CaseInsensitive)) {
         return QStringLiteral("fabric");
     }
     if (host.compare(u"graph.microsoft.com", Qt::CaseInsensitive) == 0)
@@ -880,8 +893,8 @@ const Policy *PolicySet::policyFor(const RequestEvent &event) const
         for (const FieldCondition &condition : policy.match) {
             const auto field = eventFieldFromName(condition.field);
             TextMatcher matcher;
-            if (!field || !matcher.compile(condition.pattern)
-                || !matcher.matches(eventFieldValue(event, *field, service, category, &scratch))) {
+            if (!field || !matcher.compile(condition.pattern) ||
+                !matcher.matches(eventFieldValue(event, *field, service, category, &scratch))) {
                 fits = false;
                 break;
             }

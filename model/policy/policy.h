@@ -86,8 +86,8 @@ struct PolicyLimit
     QString key = QStringLiteral("identity"); // "+"-joined event fields
     QList<FieldCondition> match;
     Algorithm algorithm = Algorithm::FixedWindow;
-    double capacity = 0;        // requests / tokens / credits / requests in flight
-    double windowSeconds = 0;   // fixed-window, sliding-window, credits
+    double capacity = 0;      // requests / tokens / credits / requests in flight
+    double windowSeconds = 0; // fixed-window, sliding-window, credits
     WindowAlign align = WindowAlign::Clock;
     double refillPerSecond = 0; // token-bucket
     // leaky-bucket (nginx limit_req): rate in requests per second and burst in requests. `rate`
@@ -97,7 +97,7 @@ struct PolicyLimit
     QString rate;
     double burst = 0;
     bool nodelay = true;
-    QList<CostRule> cost;       // first match wins; the event's explicit `credits` wins over all
+    QList<CostRule> cost; // first match wins; the event's explicit `credits` wins over all
     double defaultCost = 1;
     // Whether a throttled request consumes quota; unset = the policy's value (leaky-bucket: false,
     // as nginx never updates a zone for a rejected request).
@@ -121,7 +121,8 @@ struct Policy
     QList<PolicyLimit> limits;
     bool chargeThrottled = true; // Graph documents that throttled requests still count
     QJsonObject extra;
-    QString origin; // where it was loaded from (":/policies/fabric.json", a file path); not serialised
+    QString
+        origin; // where it was loaded from (":/policies/fabric.json", a file path); not serialised
 
     [[nodiscard]] bool chargesThrottled(const PolicyLimit &limit) const;
 

@@ -9,8 +9,20 @@ constexpr qsizetype kRegexCacheLimit = 4096;
 bool isMeta(QChar c)
 {
     switch (c.unicode()) {
-    case '\\': case '.': case '^': case '$': case '|': case '?': case '*': case '+':
-    case '(': case ')': case '[': case ']': case '{': case '}':
+    case '\\':
+    case '.':
+    case '^':
+    case '$':
+    case '|':
+    case '?':
+    case '*':
+    case '+':
+    case '(':
+    case ')':
+    case '[':
+    case ']':
+    case '{':
+    case '}':
         return true;
     default:
         return false;
@@ -229,8 +241,10 @@ bool TextMatcher::matches(QStringView text) const
     case Strategy::Always:
         return true;
     case Strategy::Literal:
-        if (m_anchorStart && m_anchorEnd)
-            return text.compare(m_literal, m_case) == 0;
+        if (m_anchorStart && m_anchorEnd) {
+            return m_case == Qt::CaseSensitive ? text == m_literal
+                                               : text.compare(m_literal, m_case) == 0;
+        }
         if (m_anchorStart)
             return text.startsWith(m_literal, m_case);
         if (m_anchorEnd)
@@ -240,7 +254,8 @@ bool TextMatcher::matches(QStringView text) const
         for (const QString &alternative : m_alternatives) {
             bool hit = false;
             if (m_anchorStart && m_anchorEnd)
-                hit = text.compare(alternative, m_case) == 0;
+                hit = m_case == Qt::CaseSensitive ? text == alternative
+                                                  : text.compare(alternative, m_case) == 0;
             else if (m_anchorStart)
                 hit = text.startsWith(alternative, m_case);
             else if (m_anchorEnd)
@@ -308,8 +323,8 @@ bool TextMatcher::matchTokensAt(size_t tokenIndex, QStringView text, qsizetype p
         const qsizetype first = token.kind == TokenKind::AnyPlus ? pos + 1 : pos;
         // ".*/onenote/": jump between occurrences of the literal instead of trying every
         // position (the order of attempts does not change a yes/no answer).
-        if (tokenIndex + 1 < m_tokens.size()
-            && m_tokens[tokenIndex + 1].kind == TokenKind::Literal) {
+        if (tokenIndex + 1 < m_tokens.size() &&
+            m_tokens[tokenIndex + 1].kind == TokenKind::Literal) {
             const QString &next = m_tokens[tokenIndex + 1].text;
             for (qsizetype k = text.indexOf(next, first, m_case); k >= 0;
                  k = text.indexOf(next, k + 1, m_case)) {

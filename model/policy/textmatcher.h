@@ -53,13 +53,13 @@ private:
     bool m_anchorStart = false;
     bool m_anchorEnd = false;
     Qt::CaseSensitivity m_case = Qt::CaseSensitive;
-    QString m_literal;                // Literal
-    QStringList m_alternatives;       // Alternatives (each a literal)
-    std::vector<Token> m_tokens;      // Tokens
+    QString m_literal;           // Literal
+    QStringList m_alternatives;  // Alternatives (each a literal)
+    std::vector<Token> m_tokens; // Tokens
     // NegativeLookahead: "^(?!inner)rest" = rest matches at the start and inner does not.
     std::shared_ptr<const TextMatcher> m_lookaheadInner;
     std::shared_ptr<const TextMatcher> m_lookaheadRest;
-    QRegularExpression m_regex;       // Regex
+    QRegularExpression m_regex; // Regex
     // Regex results by input. Mutable: a cache does not change what matches() answers. Not
     // thread-safe; each engine compiles its own matchers.
     mutable QHash<size_t, std::pair<QString, bool>> m_regexCache;

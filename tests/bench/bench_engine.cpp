@@ -44,27 +44,39 @@ std::vector<RequestEvent> makeStream(int count, QRandomGenerator &rng)
     for (int i = 0; i < 400; ++i) {
         const QString ws = QStringLiteral("%1").arg(rng.generate(), 8, 16, QLatin1Char('0'));
         const QString item = QStringLiteral("%1").arg(rng.generate(), 8, 16, QLatin1Char('0'));
-        fabricUrls.append(QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/%1/items").arg(ws));
-        fabricUrls.append(QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/%1/items/%2/jobs/instances?jobType=Pipeline").arg(ws, item));
-        fabricUrls.append(QStringLiteral("https://api.fabric.microsoft.com/v1/operations/%1").arg(item));
-        graphUrls.append(QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/1-%1/content").arg(item));
-        graphUrls.append(QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/sections/1-%1/pages").arg(ws));
-        graphUrls.append(QStringLiteral("https://graph.microsoft.com/v1.0/users/%1/drive/root").arg(ws));
+        fabricUrls.append(
+            QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/%1/items").arg(ws));
+        fabricUrls.append(QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/%1/items/"
+                                         "%2/jobs/instances?jobType=Pipeline")
+                              .arg(ws, item));
+        fabricUrls.append(
+            QStringLiteral("https://api.fabric.microsoft.com/v1/operations/%1").arg(item));
+        graphUrls.append(
+            QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/1-%1/content")
+                .arg(item));
+        graphUrls.append(
+            QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/sections/1-%1/pages")
+                .arg(ws));
+        graphUrls.append(
+            QStringLiteral("https://graph.microsoft.com/v1.0/users/%1/drive/root").arg(ws));
     }
     const QString fabric = QStringLiteral("fabric");
     const QString graph = QStringLiteral("graph");
     const QString servicebus = QStringLiteral("servicebus");
     const QString app = QStringLiteral("note-bridge");
-    const QStringList sbMethods{QStringLiteral("Send"), QStringLiteral("Send"), QStringLiteral("Receive"),
-                                QStringLiteral("Peek"), QStringLiteral("CreateQueue")};
-    const QStringList namespaces{QStringLiteral("sb-prod"), QStringLiteral("sb-dev"), QStringLiteral("sb-eu")};
+    const QStringList sbMethods{QStringLiteral("Send"), QStringLiteral("Send"),
+                                QStringLiteral("Receive"), QStringLiteral("Peek"),
+                                QStringLiteral("CreateQueue")};
+    const QStringList namespaces{QStringLiteral("sb-prod"), QStringLiteral("sb-dev"),
+                                 QStringLiteral("sb-eu")};
     const QString get = QStringLiteral("GET");
     const QString post = QStringLiteral("POST");
     const QString retry = QStringLiteral("55");
     const QString blocked = QStringLiteral("RequestBlocked");
     const QString onenoteCode = QStringLiteral("20166");
-    const QString sbBody = QStringLiteral("The request was terminated because the entity is being "
-                                          "throttled. Error code: 50009. Please wait 2 seconds and try again.");
+    const QString sbBody =
+        QStringLiteral("The request was terminated because the entity is being "
+                       "throttled. Error code: 50009. Please wait 2 seconds and try again.");
 
     std::vector<RequestEvent> events;
     events.reserve(size_t(count));
@@ -110,8 +122,10 @@ std::vector<RequestEvent> makeStream(int count, QRandomGenerator &rng)
                 e.body = sbBody;
             }
         } else {
-            e.url = QStringLiteral("https://management.azure.com/subscriptions/sub-%1/resourceGroups/rg/providers/Microsoft.Web/sites?api-version=2022-03-01")
-                        .arg(rng.bounded(5u));
+            e.url =
+                QStringLiteral("https://management.azure.com/subscriptions/sub-%1/resourceGroups/"
+                               "rg/providers/Microsoft.Web/sites?api-version=2022-03-01")
+                    .arg(rng.bounded(5u));
             e.method = rng.bounded(4u) == 0 ? QStringLiteral("PUT") : get;
         }
         events.push_back(std::move(e));
@@ -126,7 +140,7 @@ int main(int argc, char **argv)
     QCoreApplication application(argc, argv);
     const qint64 total = argc > 1 ? QByteArray(argv[1]).toLongLong() : 5'000'000;
     QRandomGenerator rng(42);
-    const int poolSize = 500'000;
+    const int poolSize = argc > 2 ? QByteArray(argv[2]).toInt() : 500'000;
     std::vector<RequestEvent> pool = makeStream(poolSize, rng);
     const qint64 span = pool.back().tsMs - pool.front().tsMs + 1;
 

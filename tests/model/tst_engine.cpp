@@ -199,6 +199,7 @@ private slots:
     void lateEventsClamped();
     void seriesStayBounded();
     void snapshotParallelToScopes();
+    void observedPercentageBesideReconstructed();
 };
 
 void TestEngine::fabricTimeline_data()
@@ -604,6 +605,21 @@ void TestEngine::throttleTaxonomy()
     QCOMPARE(t.byKind.value(QStringLiteral("capacity")), 1);
     QCOMPARE(t.byKind.value(QStringLiteral("server-busy")), 1);
     QCOMPARE(t.byKind.value(QStringLiteral("rate-limit")), 2);
+    // Capacity throttling is the one where retrying soon does not help.
+    QCOMPARE(t.notRetryable, 1);
+    QCOMPARE(t.byIdentityAndErrorCode.value(QStringLiteral("sp-migrator"))
+                 .value(QStringLiteral("CapacityLimitExceeded")),
+             1);
+    QCOMPARE(t.byIdentityAndErrorCode.value(QStringLiteral("none")).value(QStringLiteral("50009")), 1);
+    // Fed with signals extracted by the caller, the engine counts the same.
+    ThrottleEngine reusing;
+    for (const RequestEvent &e : {blocked, capacity, busy, graph, fabric(kBase + 4000, 200)})
+        reusing.add(e, throttle::extract(e));
+    QCOMPARE(reusing.throttleSummary().total, 4);
+    QCOMPARE(reusing.throttleSummary().byErrorCode, t.byErrorCode);
+    QCOMPARE(reusing.throttleSummary().byKind, t.byKind);
+    QCOMPARE(reusing.scopes().first().observedThrottled, engine.scopes().first().observedThrottled);
+
     const auto bins = engine.throttleBins();
     QCOMPARE(bins.size(), size_t(3)); // seconds 0, 2 and 3
     QCOMPARE(bins[0].startMs, kBase);
@@ -809,6 +825,32 @@ void TestEngine::snapshotParallelToScopes()
     QCOMPARE(arm->service, QStringLiteral("arm"));
     QCOMPARE(arm->algorithm, QStringLiteral("token-bucket"));
     QVERIFY(arm->currentUsage > 0);
+}
+
+void TestEngine::observedPercentageBesideReconstructed()
+{
+    // Graph reports x-ms-throttle-limit-percentage on successes; the series carries it beside
+    // the reconstructed fill of the most restrictive limit at the same instants.
+    ThrottleEngine engine(only(builtin("graph-onenote-delegated")));
+    for (int i = 0; i < 100; ++i) {
+        RequestEvent e = onenote(kBase + i * 100, 1);
+        if (i == 99)
+            e.headers.set(QStringLiteral("x-ms-throttle-limit-percentage"), QStringLiteral("0.85"));
+        engine.add(e);
+    }
+    const auto scopes = engine.scopes();
+    const ScopeSummary *minute = findScope(scopes, QStringLiteral("onenote-per-minute"));
+    QVERIFY(minute);
+    QCOMPARE(minute->observedLimitPercentage.value_or(-1), 0.85);
+    QCOMPARE(minute->peakFill, 100.0 / 120.0);
+    const ScopeSeries series = engine.series(int(minute - scopes.data()));
+    QCOMPARE(series.observedPctT, std::vector<qint64>{kBase + 9900});
+    QCOMPARE(series.observedPct, std::vector<double>{0.85});
+    // Reconstructed: the most restrictive of minute (100/120), hour (100/400), concurrency.
+    QCOMPARE(series.reconstructedPct.back(), 100.0 / 120.0);
+    // 0.8 of 120 is the 96th request: one near-limit alert for the minute limit.
+    QCOMPARE(engine.alerts().size(), 1);
+    QCOMPARE(engine.alerts().first().atMs, kBase + 95 * 100);
 }
 
 QTEST_GUILESS_MAIN(TestEngine)
