@@ -49,6 +49,7 @@
 //   than laneMaxBackgroundShare of them, and >= laneMinForegroundWaits foreground requests
 //   were throttled or had to be retried. Consecutive starving windows form one alert.
 //
+// Not thread-safe: one detector belongs to one worker thread; alerts leave as plain values.
 // Events must arrive in time order (batches are fine: add() is incremental). Memory: per client
 // and scope a few counters; per operation only while it is failed (a success forgets it); the
 // throttled method+url memory and batch envelope bookkeeping are pruned after retryMemoryMs;
@@ -83,7 +84,7 @@ struct AlertParameters
     int stormMinOperationsSmall = 5;
     double stormSmallFraction = 0.8;
     double stormMaxSuccessRatio = 0.10;
-    qint64 stormThrottleLookbackMs = 2 * 60 * 1000;
+    qint64 stormThrottleLookbackMs = 5 * 60 * 1000;
     int stormMinWaves = 2;
     qint64 stormMaxWaveGapMs = 5 * 60 * 1000;
 

@@ -129,6 +129,7 @@ int BreakerTracker::findOrCreate(const Key &key)
         return it.value();
     Reconstructed breaker;
     breaker.name = nameOf(key);
+    breaker.applicationWide = key.kind == Kind::App;
     m_breakers.push_back(std::move(breaker));
     const int index = int(m_breakers.size()) - 1;
     m_index.insert(key.hash, index);
@@ -264,6 +265,8 @@ void BreakerTracker::trip(int index, const RequestEvent &event,
     if (sig.scope && !sig.scope->scope.isEmpty())
         reason += QStringLiteral(" (%1 scope)").arg(sig.scope->scope);
     reason += QStringLiteral(", cooldown ") + seconds(cooldownMs);
+    if (breaker.applicationWide)
+        reason += QStringLiteral("; every user of the app waits");
     change(index, BreakerState::Open, openedAtMs, reason);
     m_breakers[size_t(index)].openUntilMs = openedAtMs + cooldownMs;
 }

@@ -29,6 +29,7 @@
 // openSeconds counts time in `open` only: half-open lasts until the client sends a probe, which
 // is the client's choice, not the service's penalty.
 //
+// Not thread-safe: one tracker belongs to one worker thread; results leave as plain values.
 // Events must arrive in time order (per tsMs); they may arrive in batches (the live
 // dashboard). Memory is proportional to the number of breakers (callers and apps), plus a
 // bounded list of transitions.
@@ -122,6 +123,7 @@ private:
     struct Reconstructed
     {
         QString name;
+        bool applicationWide = false; // app:<app>: stops every user of the app
         BreakerState state = BreakerState::Closed;
         qint64 sinceMs = 0;     // when the current state began
         qint64 openUntilMs = 0; // Open: when the cooldown ends

@@ -93,6 +93,7 @@ private Q_SLOTS:
     void halfOpenProbeDecides();
     void openAtEndOfDataCountsUntilTheEnd();
     void quietTrafficCreatesNoBreaker();
+    void transitionListIsBounded();
     void loggedTransitionsSummarised_data();
     void loggedTransitionsSummarised();
 };
@@ -137,6 +138,12 @@ void TestBreakers::routesByThrottleScope()
     QCOMPARE(tripped->finalState, QStringLiteral("open"));
     QCOMPARE(tripped->openSeconds, 9.0);
 
+    const QList<BreakerTransition> transitions = tracker.transitions();
+    QCOMPARE(transitions.size(), 1);
+    QCOMPARE(transitions.first().reason.contains(QStringLiteral("every user of the app waits")),
+             bobBlocked);
+    QVERIFY2(transitions.first().reason.contains(QStringLiteral("cooldown 30 s")),
+             qPrintable(transitions.first().reason));
     if (bobBlocked) {
         QCOMPARE(tripped->blockedRequests, 3);
         QCOMPARE(tripped->blockedIdentities, QStringList({alice, bob}));
@@ -361,6 +368,28 @@ void TestBreakers::quietTrafficCreatesNoBreaker()
         feed(tracker, {graphRequest(kT0 + i * 10, QStringLiteral("user%1").arg(i % 7), 200)});
     QVERIFY(tracker.summaries(kT0 + 10000).isEmpty());
     QVERIFY(tracker.transitions().isEmpty());
+}
+
+void TestBreakers::transitionListIsBounded()
+{
+    BreakerTracker::Parameters parameters;
+    parameters.maxStoredTransitions = 8;
+    BreakerTracker tracker(parameters);
+    const QString alice = QStringLiteral("alice@contoso.com");
+    // 20 cycles closed -> open -> half-open -> closed: 60 transitions.
+    for (int cycle = 0; cycle < 20; ++cycle) {
+        const qint64 start = kT0 + cycle * 100000;
+        feed(tracker, {throttledGraph(start, alice, QStringLiteral("User")),
+                       graphRequest(start + 40000, alice, 200)});
+    }
+    const QList<BreakerTransition> kept = tracker.transitions();
+    QVERIFY(kept.size() <= 8);
+    QCOMPARE(kept.size() + tracker.droppedTransitions(), 60);
+    QCOMPARE(kept.last().to, QStringLiteral("closed")); // the newest are kept
+    QCOMPARE(kept.last().tsMs, kT0 + 19 * 100000 + 40000);
+    // The summary still counts every transition.
+    QCOMPARE(tracker.summaries(kT0 + 2000000).first().transitions, 60);
+    QCOMPARE(tracker.summaries(kT0 + 2000000).first().trips, 20);
 }
 
 void TestBreakers::loggedTransitionsSummarised_data()
