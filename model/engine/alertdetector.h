@@ -131,7 +131,10 @@ public:
 
     // Introspection for tests and the status bar.
     [[nodiscard]] qsizetype trackedFailedOperations() const { return m_failedOperations.size(); }
-    [[nodiscard]] qsizetype rememberedThrottledRequests() const { return m_throttledRequests.size(); }
+    [[nodiscard]] qsizetype rememberedThrottledRequests() const
+    {
+        return m_throttledRequests.size();
+    }
 
 private:
     static constexpr qint64 kNever = std::numeric_limits<qint64>::min() / 4;
@@ -249,22 +252,22 @@ private:
     qint64 m_endMs = kNever;
     qint64 m_lastSweepMs = kNever;
 
-    QHash<quint64, FailedOperation> m_failedOperations;  // lost-work candidates
-    QHash<quint64, qint64> m_throttledRequests;           // identity+method+url -> last throttle
+    QHash<quint64, FailedOperation> m_failedOperations; // lost-work candidates
+    QHash<quint64, qint64> m_throttledRequests;         // identity+method+url -> last throttle
     qint64 m_untrackedFailures = 0; // failures not tracked because of maxTrackedOperations
     // $batch bookkeeping: envelope statuses, and failed sub-responses whose envelope has not
     // been seen yet (logs write the envelope before or after its sub-responses).
-    QHash<QString, QPair<int, qint64>> m_envelopes; // batchId -> (status, ts)
+    QHash<QString, QPair<int, qint64>> m_envelopes;                   // batchId -> (status, ts)
     QHash<QString, QPair<qint64, QList<quint64>>> m_awaitingEnvelope; // batchId -> (ts, keys)
 
     // Per-scope tables are keyed by 64-bit hashes of the scope's strings (fastTextHash):
     // hashing a short identity once is the main cost per event; the names live in the values.
     QHash<quint64, ClientState> m_clients; // hash of the client name
-    int m_openStormWindows = 0; // lets quiet traffic skip the storm bookkeeping
+    int m_openStormWindows = 0;            // lets quiet traffic skip the storm bookkeeping
 
     QHash<quint64, Advice> m_appAdvice;    // hash of the app
     QHash<quint64, Advice> m_callerAdvice; // hash of service + identity
-    qint64 m_latestRetryAtMs = kNever; // no advice can be violated at or after this instant
+    qint64 m_latestRetryAtMs = kNever;     // no advice can be violated at or after this instant
 
     QHash<QString, Episode> m_capacity;  // service/tenant -> episode (rare: plain keys)
     QHash<quint64, Episode> m_nearLimit; // hash of the identity -> episode

@@ -27,9 +27,9 @@ bool isGraphFamily(const QString &service)
         return false;
     if (service == u"graph" || service == u"onenote" || service == u"sharepoint")
         return true;
-    return equalsIgnoringCase(service, QLatin1StringView("graph"))
-           || equalsIgnoringCase(service, QLatin1StringView("onenote"))
-           || equalsIgnoringCase(service, QLatin1StringView("sharepoint"));
+    return equalsIgnoringCase(service, QLatin1StringView("graph")) ||
+           equalsIgnoringCase(service, QLatin1StringView("onenote")) ||
+           equalsIgnoringCase(service, QLatin1StringView("sharepoint"));
 }
 
 // The app an event belongs to: its own field, else the app id inside x-ms-throttle-scope.
@@ -84,8 +84,8 @@ BreakerTracker::Key BreakerTracker::callerKey(const RequestEvent &event,
 {
     if (sig.scope || isGraphFamily(event.service))
         return makeKey(Kind::User, nullptr, orUnknown(event.identity));
-    if (equalsIgnoringCase(event.service, QLatin1StringView("servicebus"))
-        && !event.serviceBusNamespace.isEmpty())
+    if (equalsIgnoringCase(event.service, QLatin1StringView("servicebus")) &&
+        !event.serviceBusNamespace.isEmpty())
         return makeKey(Kind::Namespace, nullptr, event.serviceBusNamespace);
     return makeKey(Kind::Caller, &orUnknown(event.service), orUnknown(event.identity));
 }
@@ -169,10 +169,9 @@ void BreakerTracker::advance(Reconstructed &breaker, qint64 nowMs,
     if (breaker.state == BreakerState::Open && nowMs >= breaker.openUntilMs) {
         moveTo(breaker, BreakerState::HalfOpen, breaker.openUntilMs,
                QStringLiteral("cooldown elapsed; the next request is the probe"), log);
-    } else if (breaker.state == BreakerState::SoftOpen
-               && nowMs - breaker.lastNearLimitMs >= m_parameters.softOpenHoldMs) {
-        moveTo(breaker, BreakerState::Closed,
-               breaker.lastNearLimitMs + m_parameters.softOpenHoldMs,
+    } else if (breaker.state == BreakerState::SoftOpen &&
+               nowMs - breaker.lastNearLimitMs >= m_parameters.softOpenHoldMs) {
+        moveTo(breaker, BreakerState::Closed, breaker.lastNearLimitMs + m_parameters.softOpenHoldMs,
                QStringLiteral("no near-limit report for ") + seconds(m_parameters.softOpenHoldMs),
                log);
     }
@@ -257,8 +256,8 @@ void BreakerTracker::trip(int index, const RequestEvent &event,
         return;
     }
     const qint64 openedAtMs = std::max(responseMs, breaker.sinceMs);
-    QString reason = breaker.state == BreakerState::HalfOpen ? QStringLiteral("probe throttled: ")
-                                                             : QString();
+    QString reason =
+        breaker.state == BreakerState::HalfOpen ? QStringLiteral("probe throttled: ") : QString();
     reason += QStringLiteral("HTTP %1").arg(event.status);
     if (!sig.errorCode.isEmpty())
         reason += QLatin1Char(' ') + sig.errorCode;
@@ -325,15 +324,15 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     if (sig.throttled) {
         trip(targetIndex, event, sig);
     } else if (nearLimit) {
-        const bool fromHeader = sig.limitPercentage
-                                && *sig.limitPercentage >= m_parameters.softOpenAt;
+        const bool fromHeader =
+            sig.limitPercentage && *sig.limitPercentage >= m_parameters.softOpenAt;
         if (noteNearLimit(targetIndex, event.tsMs)) {
             change(targetIndex, BreakerState::SoftOpen, event.tsMs,
                    QStringLiteral("%1 %2 >= %3")
-                           .arg(fromHeader ? QStringLiteral("x-ms-throttle-limit-percentage")
-                                           : QStringLiteral("RateLimit used fraction"))
-                           .arg(*fraction, 0, 'g', 3)
-                           .arg(m_parameters.softOpenAt, 0, 'g', 3));
+                       .arg(fromHeader ? QStringLiteral("x-ms-throttle-limit-percentage")
+                                       : QStringLiteral("RateLimit used fraction"))
+                       .arg(*fraction, 0, 'g', 3)
+                       .arg(m_parameters.softOpenAt, 0, 'g', 3));
         }
     } else if (m_breakers[size_t(targetIndex)].state == BreakerState::SoftOpen) {
         // The service says usage fell below the threshold again.
@@ -355,15 +354,15 @@ void BreakerTracker::observeFill(const RequestEvent &event, double fill, bool ap
     if (noteNearLimit(index, event.tsMs)) {
         change(index, BreakerState::SoftOpen, event.tsMs,
                QStringLiteral("reconstructed fill %1 >= %2")
-                       .arg(fill, 0, 'g', 3)
-                       .arg(m_parameters.softOpenAt, 0, 'g', 3));
+                   .arg(fill, 0, 'g', 3)
+                   .arg(m_parameters.softOpenAt, 0, 'g', 3));
     }
 }
 
 void BreakerTracker::addLogged(const RequestEvent &event)
 {
-    const QString scope = event.breakerScope.isEmpty() ? QStringLiteral("client")
-                                                        : event.breakerScope;
+    const QString scope =
+        event.breakerScope.isEmpty() ? QStringLiteral("client") : event.breakerScope;
     const QString state = event.breakerState.trimmed().toLower();
     if (state.isEmpty())
         return;

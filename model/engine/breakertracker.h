@@ -156,8 +156,8 @@ private:
     // Pure state machine steps, shared by the live path and the read-only summaries (which
     // replay timers on a copy and pass log = nullptr).
     void advance(Reconstructed &breaker, qint64 nowMs, QList<BreakerTransition> *log) const;
-    static void moveTo(Reconstructed &breaker, BreakerState to, qint64 atMs,
-                       const QString &reason, QList<BreakerTransition> *log);
+    static void moveTo(Reconstructed &breaker, BreakerState to, qint64 atMs, const QString &reason,
+                       QList<BreakerTransition> *log);
     // Live versions: keep m_notClosed and the transition cap right.
     void advanceLive(int index, qint64 nowMs);
     void change(int index, BreakerState to, qint64 atMs, const QString &reason);

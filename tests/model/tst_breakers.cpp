@@ -105,14 +105,14 @@ void TestBreakers::routesByThrottleScope_data()
     QTest::addColumn<bool>("bobBlocked");
 
     QTest::newRow("short form Application: the app stops for everyone")
-            << QStringLiteral("Application") << QStringLiteral("app:note-bridge") << true;
+        << QStringLiteral("Application") << QStringLiteral("app:note-bridge") << true;
     QTest::newRow("documented Tenant_Application form")
-            << QStringLiteral("Tenant_Application/ReadWrite/note-bridge/contoso")
-            << QStringLiteral("app:note-bridge") << true;
+        << QStringLiteral("Tenant_Application/ReadWrite/note-bridge/contoso")
+        << QStringLiteral("app:note-bridge") << true;
     QTest::newRow("short form User: only alice stops")
-            << QStringLiteral("User") << QStringLiteral("user:alice@contoso.com") << false;
+        << QStringLiteral("User") << QStringLiteral("user:alice@contoso.com") << false;
     QTest::newRow("no scope header on Graph: the caller's own breaker")
-            << QString() << QStringLiteral("user:alice@contoso.com") << false;
+        << QString() << QStringLiteral("user:alice@contoso.com") << false;
 }
 
 void TestBreakers::routesByThrottleScope()
@@ -147,8 +147,8 @@ void TestBreakers::routesByThrottleScope()
     if (bobBlocked) {
         QCOMPARE(tripped->blockedRequests, 3);
         QCOMPARE(tripped->blockedIdentities, QStringList({alice, bob}));
-        QVERIFY(!summaryOf(summaries, QStringLiteral("user:") + bob,
-                           QStringLiteral("reconstructed")));
+        QVERIFY(
+            !summaryOf(summaries, QStringLiteral("user:") + bob, QStringLiteral("reconstructed")));
     } else {
         QCOMPARE(tripped->blockedRequests, 1);
         QCOMPARE(tripped->blockedIdentities, QStringList({alice}));
@@ -166,18 +166,18 @@ void TestBreakers::nonGraphServicesGetOneBreakerPerCaller_data()
     QTest::addColumn<QString>("expectedScope");
 
     QTest::newRow("fabric quota per identity")
-            << QStringLiteral("fabric") << QStringLiteral("sp-migrator") << QString()
-            << QStringLiteral("fabric:sp-migrator");
+        << QStringLiteral("fabric") << QStringLiteral("sp-migrator") << QString()
+        << QStringLiteral("fabric:sp-migrator");
     QTest::newRow("service bus per namespace")
-            << QStringLiteral("servicebus") << QStringLiteral("orders-app")
-            << QStringLiteral("sb-prod") << QStringLiteral("servicebus:sb-prod");
+        << QStringLiteral("servicebus") << QStringLiteral("orders-app") << QStringLiteral("sb-prod")
+        << QStringLiteral("servicebus:sb-prod");
     QTest::newRow("service bus without namespace falls back to the caller")
-            << QStringLiteral("servicebus") << QStringLiteral("orders-app") << QString()
-            << QStringLiteral("servicebus:orders-app");
+        << QStringLiteral("servicebus") << QStringLiteral("orders-app") << QString()
+        << QStringLiteral("servicebus:orders-app");
     QTest::newRow("nginx per client") << QStringLiteral("nginx") << QStringLiteral("10.0.0.7")
                                       << QString() << QStringLiteral("nginx:10.0.0.7");
-    QTest::newRow("unknown caller") << QStringLiteral("fabric") << QString() << QString()
-                                    << QStringLiteral("fabric:unknown");
+    QTest::newRow("unknown caller")
+        << QStringLiteral("fabric") << QString() << QString() << QStringLiteral("fabric:unknown");
 }
 
 void TestBreakers::nonGraphServicesGetOneBreakerPerCaller()
@@ -212,13 +212,13 @@ void TestBreakers::softOpensBeforeTheFirst429_data()
     QTest::addColumn<bool>("softOpens");
 
     QTest::newRow("limit percentage 0.85")
-            << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.85") << true;
+        << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.85") << true;
     QTest::newRow("limit percentage 0.5 stays closed")
-            << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.5") << false;
+        << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.5") << false;
     QTest::newRow("RateLimit-Remaining 10 of 100")
-            << QStringLiteral("RateLimit-Remaining") << QStringLiteral("10") << true;
+        << QStringLiteral("RateLimit-Remaining") << QStringLiteral("10") << true;
     QTest::newRow("RateLimit-Remaining 60 of 100")
-            << QStringLiteral("RateLimit-Remaining") << QStringLiteral("60") << false;
+        << QStringLiteral("RateLimit-Remaining") << QStringLiteral("60") << false;
 }
 
 void TestBreakers::softOpensBeforeTheFirst429()
@@ -240,10 +240,9 @@ void TestBreakers::softOpensBeforeTheFirst429()
 
     feed(tracker, {throttledGraph(kT0 + 5000, alice, QStringLiteral("User"))});
     QCOMPARE(tracker.state(scope), BreakerState::Open);
-    const QStringList expected = softOpens
-                                         ? QStringList{QStringLiteral("closed->soft-open"),
-                                                       QStringLiteral("soft-open->open")}
-                                         : QStringList{QStringLiteral("closed->open")};
+    const QStringList expected = softOpens ? QStringList{QStringLiteral("closed->soft-open"),
+                                                         QStringLiteral("soft-open->open")}
+                                           : QStringList{QStringLiteral("closed->open")};
     QCOMPARE(transitionsOf(tracker, scope), expected);
     if (softOpens)
         QCOMPARE(tracker.transitions().first().tsMs, kT0 + 1000); // before the first 429
@@ -272,14 +271,14 @@ void TestBreakers::cooldownIsMaxOfRetryAfterAndBase_data()
     QTest::addColumn<QString>("retryAfter");
     QTest::addColumn<qint64>("expectedCooldownMs");
 
-    QTest::newRow("Retry-After 55 s beats the 30 s base") << qint64(30000) << QStringLiteral("55")
-                                                          << qint64(55000);
-    QTest::newRow("Retry-After 5 s: the base wins") << qint64(30000) << QStringLiteral("5")
-                                                    << qint64(30000);
-    QTest::newRow("no Retry-After (OneNote): the base") << qint64(30000) << QString()
-                                                        << qint64(30000);
-    QTest::newRow("decimal Retry-After with a short base") << qint64(1000) << QStringLiteral("2.5")
-                                                           << qint64(2500);
+    QTest::newRow("Retry-After 55 s beats the 30 s base")
+        << qint64(30000) << QStringLiteral("55") << qint64(55000);
+    QTest::newRow("Retry-After 5 s: the base wins")
+        << qint64(30000) << QStringLiteral("5") << qint64(30000);
+    QTest::newRow("no Retry-After (OneNote): the base")
+        << qint64(30000) << QString() << qint64(30000);
+    QTest::newRow("decimal Retry-After with a short base")
+        << qint64(1000) << QStringLiteral("2.5") << qint64(2500);
 }
 
 void TestBreakers::cooldownIsMaxOfRetryAfterAndBase()
@@ -319,12 +318,12 @@ void TestBreakers::halfOpenProbeDecides_data()
 
     // Cooldown 30 s from t=0, probe at t=40 s, end of data at t=100 s.
     QTest::newRow("probe succeeds: closed") << 200 << QStringLiteral("closed") << 1 << 30.0;
-    QTest::newRow("probe 404 is still an answer: closed") << 404 << QStringLiteral("closed") << 1
-                                                           << 30.0;
+    QTest::newRow("probe 404 is still an answer: closed")
+        << 404 << QStringLiteral("closed") << 1 << 30.0;
     QTest::newRow("probe throttled: open again for a new cooldown, half-open at 70 s")
-            << 429 << QStringLiteral("half-open") << 2 << 60.0;
+        << 429 << QStringLiteral("half-open") << 2 << 60.0;
     QTest::newRow("no response proves nothing: stays half-open")
-            << 0 << QStringLiteral("half-open") << 1 << 30.0;
+        << 0 << QStringLiteral("half-open") << 1 << 30.0;
 }
 
 void TestBreakers::halfOpenProbeDecides()
@@ -400,19 +399,19 @@ void TestBreakers::loggedTransitionsSummarised_data()
     QTest::addColumn<double>("openSeconds");
     QTest::addColumn<QString>("finalState");
 
-    const QString cycle = QStringLiteral(
-            "0:app:open 30:app:half-open 31:app:closed 60:app:open 70:user:bob:open");
+    const QString cycle =
+        QStringLiteral("0:app:open 30:app:half-open 31:app:closed 60:app:open 70:user:bob:open");
     QTest::newRow("app: two trips, open at the end (t=100)")
-            << cycle << QStringLiteral("app") << 4 << 70.0 << QStringLiteral("open");
+        << cycle << QStringLiteral("app") << 4 << 70.0 << QStringLiteral("open");
     QTest::newRow("user scope logged separately")
-            << cycle << QStringLiteral("user:bob") << 1 << 30.0 << QStringLiteral("open");
+        << cycle << QStringLiteral("user:bob") << 1 << 30.0 << QStringLiteral("open");
     QTest::newRow("repeated state is not a transition")
-            << QStringLiteral("0:app:closed 5:app:closed 10:app:soft-open 12:app:soft-open "
-                              "20:app:closed")
-            << QStringLiteral("app") << 2 << 0.0 << QStringLiteral("closed");
+        << QStringLiteral("0:app:closed 5:app:closed 10:app:soft-open 12:app:soft-open "
+                          "20:app:closed")
+        << QStringLiteral("app") << 2 << 0.0 << QStringLiteral("closed");
     QTest::newRow("state names are case-insensitive")
-            << QStringLiteral("0:app:OPEN 40:app:Half-Open") << QStringLiteral("app") << 2 << 40.0
-            << QStringLiteral("half-open");
+        << QStringLiteral("0:app:OPEN 40:app:Half-Open") << QStringLiteral("app") << 2 << 40.0
+        << QStringLiteral("half-open");
 }
 
 void TestBreakers::loggedTransitionsSummarised()
