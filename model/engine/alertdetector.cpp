@@ -498,7 +498,9 @@ void AlertDetector::recordLane(const QString &client, LaneState &lane, const Req
     if (!background && !foreground)
         return;
     const qint64 window = floorDiv(event.tsMs, std::max<qint64>(1, m_parameters.laneWindowMs));
-    if (lane.windowIndex != window) {
+    // A slightly late event (merged files) counts in the current window rather than
+    // reopening a closed one.
+    if (window > lane.windowIndex) {
         if (lane.windowIndex != kNever)
             closeLaneWindow(client, lane, m_alerts);
         lane.windowIndex = window;
