@@ -688,8 +688,19 @@ void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
 
 QList<Alert> AlertDetector::alerts() const
 {
+    return alertsAsOf(std::max(m_lastEventMs, m_endMs));
+}
+
+void AlertDetector::fillReport(ReportData *report, qint64 atMs) const
+{
+    report->alerts.append(alertsAsOf(std::max(atMs, m_lastEventMs)));
+    std::stable_sort(report->alerts.begin(), report->alerts.end(),
+                     [](const Alert &a, const Alert &b) { return a.atMs < b.atMs; });
+}
+
+QList<Alert> AlertDetector::alertsAsOf(qint64 asOfMs) const
+{
     QList<Alert> out = m_alerts;
-    const qint64 asOfMs = std::max(m_lastEventMs, m_endMs);
 
     // Judge the windows still open on copies.
     for (auto it = m_clients.cbegin(); it != m_clients.cend(); ++it) {

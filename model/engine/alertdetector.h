@@ -128,6 +128,11 @@ public:
     // All alerts as of max(last event, finish()), sorted by atMs then kind. Open windows are
     // judged on copies, so this is const and may be called at any time.
     [[nodiscard]] QList<Alert> alerts() const;
+    // The same as of a given instant (live: "now"), without calling finish().
+    [[nodiscard]] QList<Alert> alertsAsOf(qint64 asOfMs) const;
+    // Appends alertsAsOf(atMs) to report->alerts and keeps the list sorted by atMs (the engine
+    // appends its own near-limit alerts to the same list).
+    void fillReport(ReportData *report, qint64 atMs) const;
 
     // Introspection for tests and the status bar.
     [[nodiscard]] qsizetype trackedFailedOperations() const { return m_failedOperations.size(); }

@@ -385,6 +385,12 @@ void BreakerTracker::addLogged(const RequestEvent &event)
         ++logged.trips;
 }
 
+void BreakerTracker::fillReport(ReportData *report, qint64 endMs) const
+{
+    report->breakers = summaries(endMs);
+    report->breakerTransitions = m_transitions;
+}
+
 QList<BreakerSummary> BreakerTracker::summaries(qint64 endMs) const
 {
     QList<BreakerSummary> reconstructed;

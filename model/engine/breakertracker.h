@@ -98,6 +98,8 @@ public:
     // of that breaker, or summaries(), reaches them; summaries() does not record them.
     [[nodiscard]] QList<BreakerTransition> transitions() const { return m_transitions; }
     [[nodiscard]] qint64 droppedTransitions() const { return m_droppedTransitions; }
+    // Sets report->breakers = summaries(endMs) and report->breakerTransitions.
+    void fillReport(ReportData *report, qint64 endMs) const;
 
     // The name of the reconstructed breaker a throttle of this event opens.
     [[nodiscard]] static QString tripScopeName(const RequestEvent &event,

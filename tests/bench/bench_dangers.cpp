@@ -212,5 +212,14 @@ int main(int argc, char **argv)
     std::printf("both:             %.2f M events/s\n",
                 total / (double(breakerNs + alertNs) / 1e9) / 1e6);
     std::printf("alerts()+summaries(): %.2f ms\n", double(reportNs) / 1e6);
+    // One example per kind, so a reader of the output sees what an operator would.
+    QStringList shownKinds;
+    for (const Alert &alert : found) {
+        if (shownKinds.contains(alert.kind))
+            continue;
+        shownKinds.append(alert.kind);
+        std::printf("\n[%s %s] %s: %s\n", qPrintable(alert.severity), qPrintable(alert.kind),
+                    qPrintable(alert.key), qPrintable(alert.detail));
+    }
     return 0;
 }

@@ -184,6 +184,9 @@ private Q_SLOTS:
     void nearLimit();
     void laneStarvation_data();
     void laneStarvation();
+    void liveViewHoldsBackRecentFailures_data();
+    void liveViewHoldsBackRecentFailures();
+    void fillReportMergesWithEngineAlerts();
     void incrementalBatchesMatchOneShot();
     void memoryStaysBounded();
 };
@@ -518,6 +521,48 @@ void TestAlerts::laneStarvation()
         QVERIFY2(starving.first().detail.contains(QStringLiteral("3 window(s)")),
                  qPrintable(starving.first().detail));
     }
+}
+
+void TestAlerts::liveViewHoldsBackRecentFailures_data()
+{
+    QTest::addColumn<qint64>("asOfAfterFailureMs");
+    QTest::addColumn<int>("expectedLostWork");
+
+    QTest::newRow("30 s after the failure: may still be retried") << qint64(30000) << 0;
+    QTest::newRow("exactly the grace period") << qint64(60000) << 1;
+    QTest::newRow("well after the grace period") << qint64(600000) << 1;
+}
+
+void TestAlerts::liveViewHoldsBackRecentFailures()
+{
+    QFETCH(qint64, asOfAfterFailureMs);
+    QFETCH(int, expectedLostWork);
+
+    AlertDetector::Parameters parameters;
+    parameters.lostWorkGraceMs = 60000;
+    AlertDetector detector(parameters);
+    const RequestEvent failed = request(kT0, 503, QStringLiteral("section-1"));
+    detector.add(failed, throttle::extract(failed));
+    QCOMPARE(
+        ofKind(detector.alertsAsOf(kT0 + asOfAfterFailureMs), QStringLiteral("lost-work")).size(),
+        expectedLostWork);
+}
+
+void TestAlerts::fillReportMergesWithEngineAlerts()
+{
+    AlertDetector detector;
+    const QList<RequestEvent> events{request(kT0, 503, QStringLiteral("section-1")),
+                                     request(kT0 + 5000, 500, QStringLiteral("section-2"))};
+    for (const RequestEvent &event : events)
+        detector.add(event, throttle::extract(event));
+    ReportData report;
+    report.alerts.append(Alert{QStringLiteral("near-limit"), QStringLiteral("warning"), kT0 + 1000,
+                               QStringLiteral("sp-migrator"), QStringLiteral("fill")});
+    detector.fillReport(&report, kT0 + 10000);
+    QCOMPARE(report.alerts.size(), 2);
+    QCOMPARE(report.alerts[0].kind, QStringLiteral("lost-work")); // atMs kT0: the first failure
+    QCOMPARE(report.alerts[0].atMs, kT0);
+    QCOMPARE(report.alerts[1].kind, QStringLiteral("near-limit"));
 }
 
 void TestAlerts::incrementalBatchesMatchOneShot()

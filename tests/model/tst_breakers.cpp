@@ -358,6 +358,13 @@ void TestBreakers::openAtEndOfDataCountsUntilTheEnd()
     QCOMPARE(summaries.first().transitions, 1);
     // summaries() is a read-only view: the tracker itself has not moved.
     QCOMPARE(tracker.transitions().size(), 1);
+
+    ReportData report;
+    tracker.fillReport(&report, kT0 + 20000);
+    QCOMPARE(report.breakers.size(), 1);
+    QCOMPARE(report.breakers.first().openSeconds, 20.0);
+    QCOMPARE(report.breakerTransitions.size(), 1);
+    QCOMPARE(report.breakerTransitions.first().to, QStringLiteral("open"));
 }
 
 void TestBreakers::quietTrafficCreatesNoBreaker()
