@@ -93,6 +93,8 @@ private Q_SLOTS:
     void halfOpenProbeDecides();
     void openAtEndOfDataCountsUntilTheEnd();
     void quietTrafficCreatesNoBreaker();
+    void deathSpiralCollapsesIntoOneProbePerCooldown_data();
+    void deathSpiralCollapsesIntoOneProbePerCooldown();
     void transitionListIsBounded();
     void loggedTransitionsSummarised_data();
     void loggedTransitionsSummarised();
@@ -374,6 +376,59 @@ void TestBreakers::quietTrafficCreatesNoBreaker()
         feed(tracker, {graphRequest(kT0 + i * 10, QStringLiteral("user%1").arg(i % 7), 200)});
     QVERIFY(tracker.summaries(kT0 + 10000).isEmpty());
     QVERIFY(tracker.transitions().isEmpty());
+}
+
+void TestBreakers::deathSpiralCollapsesIntoOneProbePerCooldown_data()
+{
+    QTest::addColumn<int>("waves");
+
+    QTest::newRow("one retry wave") << 1;
+    QTest::newRow("four retry waves") << 4;
+}
+
+void TestBreakers::deathSpiralCollapsesIntoOneProbePerCooldown()
+{
+    QFETCH(int, waves);
+
+    // 1100 Fabric jobs; 200 get through, 900 are blocked (RequestBlocked, Retry-After 30) and
+    // all retry together every 32 s, blocked again each time; finally the queue drains.
+    constexpr int jobs = 1100;
+    constexpr int blocked = 900;
+    const auto job = [](qint64 t, int status) {
+        RequestEvent event;
+        event.tsMs = t;
+        event.identity = QStringLiteral("sp-migrator");
+        event.service = QStringLiteral("fabric");
+        event.method = QStringLiteral("POST");
+        event.status = status;
+        if (status == 429) {
+            event.errorCode = QStringLiteral("RequestBlocked");
+            event.retryAfter = QStringLiteral("30");
+        }
+        return event;
+    };
+    QList<RequestEvent> events;
+    for (int i = 0; i < jobs; ++i)
+        events << job(kT0 + i * 2000 / jobs, i < jobs - blocked ? 200 : 429);
+    for (int wave = 1; wave <= waves; ++wave) {
+        for (int i = 0; i < blocked; ++i)
+            events << job(kT0 + wave * 32000 + i * 2000 / jobs, 429);
+    }
+    const qint64 drainAt = kT0 + (waves + 1) * 32000 + 600000;
+    events << job(drainAt, 200);
+
+    BreakerTracker tracker;
+    feed(tracker, events);
+    const QList<BreakerSummary> summaries = tracker.summaries(drainAt);
+    QCOMPARE(summaries.size(), 1);
+    const BreakerSummary &breaker = summaries.first();
+    QCOMPARE(breaker.scope, QStringLiteral("fabric:sp-migrator"));
+    // The reference breaker sends one probe per cooldown and holds back everything else: the
+    // first 429 opens it, every wave's first request is the (failing) probe.
+    QCOMPARE(breaker.trips, 1 + waves);
+    QCOMPARE(breaker.blockedRequests, qint64(blocked - 1 + waves * (blocked - 1)));
+    QCOMPARE(breaker.finalState, QStringLiteral("closed"));
+    QCOMPARE(breaker.blockedIdentities, QStringList{QStringLiteral("sp-migrator")});
 }
 
 void TestBreakers::transitionListIsBounded()
