@@ -14,6 +14,17 @@ QString sourceDisplayName(const QString &path)
     return path == u"-" ? QStringLiteral("<stdin>") : path;
 }
 
+std::unique_ptr<LogReader> readerFor(QIODevice &device, const QString &displayName,
+                                     const SourceOptions &options, QString *error)
+{
+    Q_UNUSED(device);
+    if (options.format == u"auto" || options.format == u"ndjson")
+        return std::make_unique<NdjsonReader>();
+    if (error)
+        *error = displayName + QStringLiteral(": unknown format \"") + options.format + u'"';
+    return nullptr;
+}
+
 SourceOutcome readSource(const QString &path, IngestSink &sink, const SourceOptions &options,
                          const ReadControl &control)
 {
@@ -27,13 +38,9 @@ SourceOutcome readSource(const QString &path, IngestSink &sink, const SourceOpti
         outcome.result.fatalError = name + QStringLiteral(": cannot open: ") + file.errorString();
         return outcome;
     }
-    std::unique_ptr<LogReader> reader;
-    if (options.format == u"auto" || options.format == u"ndjson") {
-        reader = std::make_unique<NdjsonReader>();
-    } else {
-        outcome.result.fatalError = name + QStringLiteral(": unknown format \"") + options.format + u'"';
+    std::unique_ptr<LogReader> reader = readerFor(file, name, options, &outcome.result.fatalError);
+    if (!reader)
         return outcome;
-    }
     outcome.format = reader->formatName();
     outcome.result = reader->read(file, name, sink, control);
     return outcome;

@@ -106,7 +106,9 @@ bool WorkspaceWriter::submit(WriteBatch &&batch)
     for (RequestEvent &event : batch.events)
         redact::redactEvent(event);
     const qsizetype records = batch.recordCount();
+    std::deque<WriteBatch> spent; // destroyed after the lock is released
     QMutexLocker locker(&m_mutex);
+    spent.swap(m_spent);
     // A batch larger than the whole bound still goes in alone, or it could never be written.
     while (!m_failed && !m_stopping && m_queuedRecords > 0
            && m_queuedRecords + records > m_options.maxQueuedRecords) {
@@ -227,14 +229,17 @@ void WorkspaceWriter::run()
         const quint64 batchCount = drained.size();
         if (!writeBatches(*statements, drained))
             break;
-        drained.clear();
         Counters written;
         {
             QMutexLocker locker(&m_mutex);
+            // Only one set waits for the producer; if it has not taken the previous one (no
+            // submit since), that one is freed here so memory stays bounded.
+            m_spent.swap(drained);
             m_committedBatches += batchCount;
             written = m_written;
             m_committed.wakeAll();
         }
+        drained.clear();
         Q_EMIT progress(written.events, written.malformed);
     }
 
@@ -243,6 +248,11 @@ void WorkspaceWriter::run()
         QMutexLocker locker(&m_mutex);
         failedBefore = m_failed;
     }
+    {
+        QMutexLocker locker(&m_mutex);
+        drained.swap(m_spent);
+    }
+    drained.clear();
     if (!failedBefore && m_options.createIndexesOnFinish) {
         const QStringList indexStatements = store::queryIndexStatements();
         for (const QString &sql : indexStatements) {

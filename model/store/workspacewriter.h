@@ -112,6 +112,10 @@ private:
     QWaitCondition m_queueNotFull;  // producers wait in submit()
     QWaitCondition m_committed;     // flush() and start() wait: progress of the writer
     std::deque<WriteBatch> m_queue;
+    // Batches already committed, handed back so that the next submit() frees them on the
+    // producer's thread: the events were allocated there, and freeing them on the writer
+    // thread cost it ~10% (cross-arena frees) on the import's critical path.
+    std::deque<WriteBatch> m_spent;
     qsizetype m_queuedRecords = 0;
     quint64 m_submittedBatches = 0;
     quint64 m_committedBatches = 0;
