@@ -147,6 +147,11 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         return;
     if (event.batchEnvelope) {
         recordEnvelope(event);
+        // A throttled envelope (the whole batch refused) still tells the client when to retry.
+        if (sig.throttled && sig.retryAtMs) {
+            AlertScopeKeys keys(event);
+            recordAdvice(event, sig, keys);
+        }
         return;
     }
     const qint64 now = event.tsMs;

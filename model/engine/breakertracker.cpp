@@ -284,7 +284,9 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
         addLogged(event);
         return;
     }
-    if (!event.isRequest())
+    // A $batch envelope is not a request of its own (its sub-responses are), unless the whole
+    // batch was throttled: then the envelope is the only throttle the client saw.
+    if (event.type != EventType::Request || (event.batchEnvelope && !sig.throttled))
         return;
 
     const std::optional<double> fraction = reportedLimitFraction(sig);

@@ -80,8 +80,8 @@ public:
     [[nodiscard]] const Parameters &parameters() const { return m_parameters; }
 
     // Every event, in time order: requests drive the reconstructed breakers, `type: breaker`
-    // events the logged ones; batch envelopes and annotations are ignored (each sub-response is
-    // a request of its own).
+    // events the logged ones; annotations and batch envelopes are ignored (each sub-response is
+    // a request of its own), except a throttled envelope, which trips like a request.
     void add(const RequestEvent &event, const throttle::ThrottleSignals &sig);
 
     // The engine's reconstructed fill (usage / capacity) of a limit right after `event` was

@@ -365,6 +365,13 @@ void TestAlerts::retryAfterIgnored_data()
         << QList<RequestEvent>{appWide, graph(kT0 + 3000, QStringLiteral("bob"), 200)} << 1
         << QStringLiteral("app note-bridge");
 
+    RequestEvent refusedBatch = batchEnvelope(kT0, QStringLiteral("b-7"), 429);
+    refusedBatch.retryAfter = QStringLiteral("10");
+    QTest::newRow("a refused $batch envelope's Retry-After binds too")
+        << QList<RequestEvent>{refusedBatch,
+                               graph(kT0 + 3000, QStringLiteral("alice@contoso.com"), 200)}
+        << 1 << QStringLiteral("1 request(s) by alice@contoso.com on graph");
+
     QList<RequestEvent> hammering{throttled};
     for (int i = 1; i <= 9; ++i)
         hammering << graph(kT0 + i * 1000, QStringLiteral("alice"), 200);

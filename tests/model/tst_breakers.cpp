@@ -93,6 +93,8 @@ private Q_SLOTS:
     void halfOpenProbeDecides();
     void openAtEndOfDataCountsUntilTheEnd();
     void quietTrafficCreatesNoBreaker();
+    void batchEnvelopeTripsOnlyWhenThrottled_data();
+    void batchEnvelopeTripsOnlyWhenThrottled();
     void deathSpiralCollapsesIntoOneProbePerCooldown_data();
     void deathSpiralCollapsesIntoOneProbePerCooldown();
     void transitionListIsBounded();
@@ -429,6 +431,33 @@ void TestBreakers::deathSpiralCollapsesIntoOneProbePerCooldown()
     QCOMPARE(breaker.blockedRequests, qint64(blocked - 1 + waves * (blocked - 1)));
     QCOMPARE(breaker.finalState, QStringLiteral("closed"));
     QCOMPARE(breaker.blockedIdentities, QStringList{QStringLiteral("sp-migrator")});
+}
+
+void TestBreakers::batchEnvelopeTripsOnlyWhenThrottled_data()
+{
+    QTest::addColumn<int>("envelopeStatus");
+    QTest::addColumn<int>("expectedBreakers");
+
+    QTest::newRow("envelope 200: its sub-responses speak for it") << 200 << 0;
+    QTest::newRow("envelope 429: the whole batch was refused") << 429 << 1;
+}
+
+void TestBreakers::batchEnvelopeTripsOnlyWhenThrottled()
+{
+    QFETCH(int, envelopeStatus);
+    QFETCH(int, expectedBreakers);
+
+    RequestEvent envelope = graphRequest(kT0, QStringLiteral("alice@contoso.com"), envelopeStatus);
+    envelope.method = QStringLiteral("POST");
+    envelope.url = QStringLiteral("https://graph.microsoft.com/v1.0/$batch");
+    envelope.batchEnvelope = true;
+    envelope.batchId = QStringLiteral("b-1");
+    BreakerTracker tracker;
+    feed(tracker, {envelope});
+    const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 1000);
+    QCOMPARE(summaries.size(), expectedBreakers);
+    if (expectedBreakers > 0)
+        QCOMPARE(summaries.first().scope, QStringLiteral("user:alice@contoso.com"));
 }
 
 void TestBreakers::transitionListIsBounded()
