@@ -147,6 +147,11 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         return;
     if (event.batchEnvelope) {
         recordEnvelope(event);
+        // A throttled envelope (the whole batch refused) still tells the client when to retry.
+        if (sig.throttled && sig.retryAtMs) {
+            AlertScopeKeys keys(event);
+            recordAdvice(event, sig, keys);
+        }
         return;
     }
     const qint64 now = event.tsMs;
@@ -158,8 +163,8 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
     const bool hasOperationId = !event.operationId.isEmpty();
     // Hashing the url costs more than everything else on a healthy request: only do it when
     // some table can use the key.
-    const bool needKey = !success || event.attempt >= 1 || m_openStormWindows > 0
-                         || !m_failedOperations.isEmpty() || !m_throttledRequests.isEmpty();
+    const bool needKey = !success || event.attempt >= 1 || m_openStormWindows > 0 ||
+                         !m_failedOperations.isEmpty() || !m_throttledRequests.isEmpty();
     const quint64 key = needKey ? operationKey(event) : 0;
 
     bool retry = event.attempt >= 1;
@@ -167,8 +172,8 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         retry = m_failedOperations.contains(key);
         if (!retry && !hasOperationId) {
             const auto it = m_throttledRequests.constFind(key);
-            retry = it != m_throttledRequests.constEnd()
-                    && now - it.value() <= m_parameters.retryMemoryMs;
+            retry = it != m_throttledRequests.constEnd() &&
+                    now - it.value() <= m_parameters.retryMemoryMs;
         }
     }
 
@@ -187,8 +192,8 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
             it = m_clients.insert(clientKey, ClientState{client, {}, {}});
         if (it != m_clients.end()) {
             StormState &storm = it->storm;
-            if (storm.windowStartMs != kNever
-                && now >= storm.windowStartMs + m_parameters.stormWindowMs) {
+            if (storm.windowStartMs != kNever &&
+                now >= storm.windowStartMs + m_parameters.stormWindowMs) {
                 closeStormWindow(client, storm, m_alerts);
                 --m_openStormWindows;
             }
@@ -325,9 +330,9 @@ QString adviceDetail(qint64 violations, const QString &label, qint64 firstMs, qi
                           "(Retry-After / blocked-until) between %3 and %4, up to %5 early "
                           "(median %6). Every early request meets the same block and can "
                           "prolong it: wait until the advised time.")
-            .arg(violations)
-            .arg(label, formatIsoMs(firstMs), formatIsoMs(lastMs), secondsText(maxEarlyMs),
-                 secondsText(median));
+        .arg(violations)
+        .arg(label, formatIsoMs(firstMs), formatIsoMs(lastMs), secondsText(maxEarlyMs),
+             secondsText(median));
 }
 
 } // namespace
@@ -337,15 +342,15 @@ void AlertDetector::checkRetryAfter(const RequestEvent &event, AlertScopeKeys &k
     // One violation per request, even when both its app and its own scope are blocked.
     if (!event.app.isEmpty()) {
         const auto it = m_appAdvice.find(keys.app());
-        if (it != m_appAdvice.end() && event.tsMs > it->knownAtMs
-            && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
+        if (it != m_appAdvice.end() && event.tsMs > it->knownAtMs &&
+            event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
             checkAdvice(it.value(), event);
             return;
         }
     }
     const auto it = m_callerAdvice.find(keys.caller());
-    if (it != m_callerAdvice.end() && event.tsMs > it->knownAtMs
-        && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
+    if (it != m_callerAdvice.end() && event.tsMs > it->knownAtMs &&
+        event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
         checkAdvice(it.value(), event);
     }
 }
@@ -353,11 +358,12 @@ void AlertDetector::checkRetryAfter(const RequestEvent &event, AlertScopeKeys &k
 void AlertDetector::checkAdvice(Advice &advice, const RequestEvent &event)
 {
     const qint64 now = event.tsMs;
-    if (advice.alertIndex < 0 || now - advice.lastViolationMs > m_parameters.retryAfterEpisodeGapMs) {
+    if (advice.alertIndex < 0 ||
+        now - advice.lastViolationMs > m_parameters.retryAfterEpisodeGapMs) {
         if (advice.alertIndex >= 0) { // the previous episode is over: freeze its sentence
             m_alerts[advice.alertIndex].detail =
-                    adviceDetail(advice.violations, advice.label, advice.episodeStartMs,
-                                 advice.lastViolationMs, advice.maxEarlyMs, advice.earlyMs);
+                adviceDetail(advice.violations, advice.label, advice.episodeStartMs,
+                             advice.lastViolationMs, advice.maxEarlyMs, advice.earlyMs);
         }
         advice.episodeStartMs = now;
         advice.violations = 0;
@@ -392,8 +398,8 @@ void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::Thro
     } else {
         advice = &m_callerAdvice[keys.caller()];
         if (advice->label.isEmpty()) {
-            advice->label = QStringLiteral("%1 on %2").arg(orUnknown(event.identity),
-                                                           orUnknown(event.service));
+            advice->label =
+                QStringLiteral("%1 on %2").arg(orUnknown(event.identity), orUnknown(event.service));
             advice->key = orUnknown(event.identity);
         }
     }
@@ -414,9 +420,9 @@ QString capacityDetail(const QString &key, qint64 count, const QMap<QString, qin
                           "The capacity (compute) is overloaded, not the callers' rate: retrying "
                           "soon rarely helps; back off exponentially, spread the load or scale "
                           "the capacity.")
-            .arg(count)
-            .arg(key, formatIsoMs(firstMs), formatIsoMs(lastMs), countsText(byCode),
-                 namesText(callers, callers.size()));
+        .arg(count)
+        .arg(key, formatIsoMs(firstMs), formatIsoMs(lastMs), countsText(byCode),
+             namesText(callers, callers.size()));
 }
 
 QString nearLimitDetail(const QString &key, qint64 count, double peak,
@@ -425,10 +431,9 @@ QString nearLimitDetail(const QString &key, qint64 count, double peak,
     return QStringLiteral("The service reported %1 near its limit %2 time(s) between %3 and %4, "
                           "peak %5 of the limit used (%6): throttling is imminent, slow down "
                           "(soft-open the breaker).")
-            .arg(key)
-            .arg(count)
-            .arg(formatIsoMs(firstMs), formatIsoMs(lastMs), percentText(peak),
-                 countsText(bySource));
+        .arg(key)
+        .arg(count)
+        .arg(formatIsoMs(firstMs), formatIsoMs(lastMs), percentText(peak), countsText(bySource));
 }
 
 } // namespace
@@ -436,13 +441,14 @@ QString nearLimitDetail(const QString &key, qint64 count, double peak,
 void AlertDetector::recordCapacity(const RequestEvent &event, const throttle::ThrottleSignals &sig)
 {
     const QString service = orUnknown(event.service);
-    const QString key = event.tenant.isEmpty() ? service : service + QLatin1Char('/') + event.tenant;
+    const QString key =
+        event.tenant.isEmpty() ? service : service + QLatin1Char('/') + event.tenant;
     Episode &episode = m_capacity[key];
     if (episode.alertIndex < 0 || event.tsMs - episode.lastMs > m_parameters.capacityEpisodeGapMs) {
         if (episode.alertIndex >= 0) {
             m_alerts[episode.alertIndex].detail =
-                    capacityDetail(key, episode.count, episode.byCode, episode.callers,
-                                   episode.firstMs, episode.lastMs);
+                capacityDetail(key, episode.count, episode.byCode, episode.callers, episode.firstMs,
+                               episode.lastMs);
         }
         episode = Episode{};
         episode.firstMs = event.tsMs;
@@ -451,8 +457,8 @@ void AlertDetector::recordCapacity(const RequestEvent &event, const throttle::Th
     }
     ++episode.count;
     episode.lastMs = event.tsMs;
-    const QString code = sig.errorCode.isEmpty() ? QStringLiteral("HTTP %1").arg(event.status)
-                                                 : sig.errorCode;
+    const QString code =
+        sig.errorCode.isEmpty() ? QStringLiteral("HTTP %1").arg(event.status) : sig.errorCode;
     ++episode.byCode[code];
     if (episode.callers.size() < kMaxEpisodeCallers)
         episode.callers.insert(ownerOf(event));
@@ -463,11 +469,11 @@ void AlertDetector::recordNearLimit(const RequestEvent &event, double fraction,
 {
     const QString &key = ownerOf(event);
     Episode &episode = m_nearLimit[keys.owner()];
-    if (episode.alertIndex < 0 || event.tsMs - episode.lastMs > m_parameters.nearLimitEpisodeGapMs) {
+    if (episode.alertIndex < 0 ||
+        event.tsMs - episode.lastMs > m_parameters.nearLimitEpisodeGapMs) {
         if (episode.alertIndex >= 0) {
-            m_alerts[episode.alertIndex].detail =
-                    nearLimitDetail(key, episode.count, episode.peak, episode.byCode,
-                                    episode.firstMs, episode.lastMs);
+            m_alerts[episode.alertIndex].detail = nearLimitDetail(
+                key, episode.count, episode.peak, episode.byCode, episode.firstMs, episode.lastMs);
         }
         episode = Episode{};
         episode.key = key;
@@ -489,15 +495,17 @@ void AlertDetector::recordLane(const QString &client, LaneState &lane, const Req
                                bool throttled, bool retry)
 {
     // Exact spelling first: the case-insensitive compare is the slow path.
-    const bool background = event.lane == u"background"
-                            || event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
-    const bool foreground = !background
-                            && (event.lane == u"foreground"
-                                || event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0);
+    const bool background =
+        event.lane == u"background" || event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
+    const bool foreground =
+        !background && (event.lane == u"foreground" ||
+                        event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0);
     if (!background && !foreground)
         return;
     const qint64 window = floorDiv(event.tsMs, std::max<qint64>(1, m_parameters.laneWindowMs));
-    if (lane.windowIndex != window) {
+    // A slightly late event (merged files) counts in the current window rather than
+    // reopening a closed one.
+    if (window > lane.windowIndex) {
         if (lane.windowIndex != kNever)
             closeLaneWindow(client, lane, m_alerts);
         lane.windowIndex = window;
@@ -511,13 +519,13 @@ void AlertDetector::recordLane(const QString &client, LaneState &lane, const Req
     }
 }
 
-void AlertDetector::closeLaneWindow(const QString &client, LaneState &lane,
-                                    QList<Alert> &out) const
+void AlertDetector::closeLaneWindow(const QString &client, LaneState &lane, QList<Alert> &out) const
 {
     const qint64 total = lane.foreground + lane.background;
-    const bool starving = total >= m_parameters.laneMinRequests
-                          && double(lane.background) > m_parameters.laneMaxBackgroundShare * double(total)
-                          && lane.foregroundWaits >= m_parameters.laneMinForegroundWaits;
+    const bool starving =
+        total >= m_parameters.laneMinRequests &&
+        double(lane.background) > m_parameters.laneMaxBackgroundShare * double(total) &&
+        lane.foregroundWaits >= m_parameters.laneMinForegroundWaits;
     if (starving) {
         if (lane.alertIndex < 0 || lane.lastStarvingWindow != lane.windowIndex - 1) {
             lane.episodeFirstWindow = lane.windowIndex;
@@ -535,17 +543,17 @@ void AlertDetector::closeLaneWindow(const QString &client, LaneState &lane,
         const qint64 windows = lane.windowIndex - lane.episodeFirstWindow + 1;
         const qint64 episodeTotal = lane.episodeForeground + lane.episodeBackground;
         out[lane.alertIndex].detail =
-                QStringLiteral("The background lane of %1 sent %2 of %3 lane-tagged requests "
-                               "over %4 (%5 window(s) of %6) while %7 foreground request(s) were "
-                               "throttled or had to be retried: background work is starving "
-                               "interactive work. Cap the background lane at %8 of the budget.")
-                        .arg(client, percentText(double(lane.episodeBackground) / double(episodeTotal)))
-                        .arg(episodeTotal)
-                        .arg(secondsText(windows * m_parameters.laneWindowMs))
-                        .arg(windows)
-                        .arg(secondsText(m_parameters.laneWindowMs))
-                        .arg(lane.episodeForegroundWaits)
-                        .arg(percentText(m_parameters.laneMaxBackgroundShare));
+            QStringLiteral("The background lane of %1 sent %2 of %3 lane-tagged requests "
+                           "over %4 (%5 window(s) of %6) while %7 foreground request(s) were "
+                           "throttled or had to be retried: background work is starving "
+                           "interactive work. Cap the background lane at %8 of the budget.")
+                .arg(client, percentText(double(lane.episodeBackground) / double(episodeTotal)))
+                .arg(episodeTotal)
+                .arg(secondsText(windows * m_parameters.laneWindowMs))
+                .arg(windows)
+                .arg(secondsText(m_parameters.laneWindowMs))
+                .arg(lane.episodeForegroundWaits)
+                .arg(percentText(m_parameters.laneMaxBackgroundShare));
     }
     lane.foreground = 0;
     lane.background = 0;
@@ -561,19 +569,18 @@ void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
     sortDistinct(storm.windowOperations);
     const auto retried = double(storm.windowRetriedOperations.size());
     const auto active = double(storm.windowOperations.size());
-    const bool enoughOperations =
-            retried >= m_parameters.stormMinOperations
-            || (retried >= m_parameters.stormMinOperationsSmall
-                && retried >= m_parameters.stormSmallFraction * active);
-    const bool failing = double(storm.windowSuccesses)
-                         < m_parameters.stormMaxSuccessRatio * double(storm.windowRequests);
+    const bool enoughOperations = retried >= m_parameters.stormMinOperations ||
+                                  (retried >= m_parameters.stormMinOperationsSmall &&
+                                   retried >= m_parameters.stormSmallFraction * active);
+    const bool failing = double(storm.windowSuccesses) <
+                         m_parameters.stormMaxSuccessRatio * double(storm.windowRequests);
     const bool afterThrottle =
-            storm.lastThrottleMs != kNever
-            && storm.lastThrottleMs >= storm.windowStartMs - m_parameters.stormThrottleLookbackMs;
+        storm.lastThrottleMs != kNever &&
+        storm.lastThrottleMs >= storm.windowStartMs - m_parameters.stormThrottleLookbackMs;
 
     if (enoughOperations && failing && afterThrottle) {
-        if (storm.waves == 0
-            || storm.windowStartMs - storm.lastWaveEndMs > m_parameters.stormMaxWaveGapMs) {
+        if (storm.waves == 0 ||
+            storm.windowStartMs - storm.lastWaveEndMs > m_parameters.stormMaxWaveGapMs) {
             storm.waves = 0;
             storm.episodeStartMs = storm.windowStartMs;
             storm.episodeRequests = 0;
@@ -600,21 +607,20 @@ void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
             }
             const double requests = double(std::max<qint64>(1, storm.episodeRequests));
             out[storm.alertIndex].detail =
-                    QStringLiteral("Retry storm: %1 distinct operations of %2 retried in %3 "
-                                   "synchronised waves (each within %4) after throttling; %5 "
-                                   "of the %6 requests in the waves were throttled; it lasted "
-                                   "%7 (%8 to %9). Every wave renews the throttling: one shared "
-                                   "circuit breaker (all retry loops wait once) and jittered "
-                                   "backoff break the spiral.")
-                            .arg(qsizetype(storm.episodeOperations.size()))
-                            .arg(client)
-                            .arg(storm.waves)
-                            .arg(secondsText(m_parameters.stormWindowMs),
-                                 percentText(double(storm.episodeThrottled) / requests))
-                            .arg(storm.episodeRequests)
-                            .arg(secondsText(storm.lastWaveEndMs - storm.episodeStartMs),
-                                 formatIsoMs(storm.episodeStartMs),
-                                 formatIsoMs(storm.lastWaveEndMs));
+                QStringLiteral("Retry storm: %1 distinct operations of %2 retried in %3 "
+                               "synchronised waves (each within %4) after throttling; %5 "
+                               "of the %6 requests in the waves were throttled; it lasted "
+                               "%7 (%8 to %9). Every wave renews the throttling: one shared "
+                               "circuit breaker (all retry loops wait once) and jittered "
+                               "backoff break the spiral.")
+                    .arg(qsizetype(storm.episodeOperations.size()))
+                    .arg(client)
+                    .arg(storm.waves)
+                    .arg(secondsText(m_parameters.stormWindowMs),
+                         percentText(double(storm.episodeThrottled) / requests))
+                    .arg(storm.episodeRequests)
+                    .arg(secondsText(storm.lastWaveEndMs - storm.episodeStartMs),
+                         formatIsoMs(storm.episodeStartMs), formatIsoMs(storm.lastWaveEndMs));
         }
     }
     storm.windowStartMs = kNever;
@@ -656,13 +662,13 @@ void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
         for (qsizetype i = 0; i < named; ++i) {
             const FailedOperation *failed = operations[size_t(i)];
             names.append(failed->operationId.isEmpty()
-                                 ? failed->method + QLatin1Char(' ') + failed->url
-                                 : failed->operationId);
+                             ? failed->method + QLatin1Char(' ') + failed->url
+                             : failed->operationId);
         }
         QString detail = QStringLiteral("%1 operation(s) of %2 failed and never succeeded "
                                         "later (last answers: %3): %4")
-                                 .arg(operations.size())
-                                 .arg(it.key(), countsText(byStatus), names.join(QStringLiteral(", ")));
+                             .arg(operations.size())
+                             .arg(it.key(), countsText(byStatus), names.join(QStringLiteral(", ")));
         if (qsizetype(operations.size()) > named)
             detail += QStringLiteral(" and %1 more").arg(qsizetype(operations.size()) - named);
         detail += QLatin1Char('.');
@@ -670,15 +676,16 @@ void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
             detail += QStringLiteral(" %1 of them failed inside $batch envelopes that answered "
                                      "2xx, so nothing looked wrong: retry each failed "
                                      "sub-response, not the envelope.")
-                              .arg(silent);
+                          .arg(silent);
         }
         if (m_untrackedFailures > 0) {
             detail += QStringLiteral(" (%1 further failed operations were not tracked: more "
                                      "than %2 were pending.)")
-                              .arg(m_untrackedFailures)
-                              .arg(m_parameters.maxTrackedOperations);
+                          .arg(m_untrackedFailures)
+                          .arg(m_parameters.maxTrackedOperations);
         }
-        out.append(Alert{kLostWork, kCritical, operations.front()->firstFailureMs, it.key(), detail});
+        out.append(
+            Alert{kLostWork, kCritical, operations.front()->firstFailureMs, it.key(), detail});
     }
 }
 
@@ -686,8 +693,19 @@ void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
 
 QList<Alert> AlertDetector::alerts() const
 {
+    return alertsAsOf(std::max(m_lastEventMs, m_endMs));
+}
+
+void AlertDetector::fillReport(ReportData *report, qint64 atMs) const
+{
+    report->alerts.append(alertsAsOf(std::max(atMs, m_lastEventMs)));
+    std::stable_sort(report->alerts.begin(), report->alerts.end(),
+                     [](const Alert &a, const Alert &b) { return a.atMs < b.atMs; });
+}
+
+QList<Alert> AlertDetector::alertsAsOf(qint64 asOfMs) const
+{
     QList<Alert> out = m_alerts;
-    const qint64 asOfMs = std::max(m_lastEventMs, m_endMs);
 
     // Judge the windows still open on copies.
     for (auto it = m_clients.cbegin(); it != m_clients.cend(); ++it) {
@@ -704,8 +722,8 @@ QList<Alert> AlertDetector::alerts() const
     const auto describeAdvice = [&out](const Advice &advice) {
         if (advice.alertIndex >= 0) {
             out[advice.alertIndex].detail =
-                    adviceDetail(advice.violations, advice.label, advice.episodeStartMs,
-                                 advice.lastViolationMs, advice.maxEarlyMs, advice.earlyMs);
+                adviceDetail(advice.violations, advice.label, advice.episodeStartMs,
+                             advice.lastViolationMs, advice.maxEarlyMs, advice.earlyMs);
         }
     };
     for (const Advice &advice : m_appAdvice)
@@ -716,16 +734,16 @@ QList<Alert> AlertDetector::alerts() const
         const Episode &episode = it.value();
         if (episode.alertIndex >= 0) {
             out[episode.alertIndex].detail =
-                    capacityDetail(it.key(), episode.count, episode.byCode, episode.callers,
-                                   episode.firstMs, episode.lastMs);
+                capacityDetail(it.key(), episode.count, episode.byCode, episode.callers,
+                               episode.firstMs, episode.lastMs);
         }
     }
     for (auto it = m_nearLimit.cbegin(); it != m_nearLimit.cend(); ++it) {
         const Episode &episode = it.value();
         if (episode.alertIndex >= 0) {
             out[episode.alertIndex].detail =
-                    nearLimitDetail(episode.key, episode.count, episode.peak, episode.byCode,
-                                    episode.firstMs, episode.lastMs);
+                nearLimitDetail(episode.key, episode.count, episode.peak, episode.byCode,
+                                episode.firstMs, episode.lastMs);
         }
     }
     appendLostWork(asOfMs, out);

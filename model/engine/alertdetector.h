@@ -49,6 +49,7 @@
 //   than laneMaxBackgroundShare of them, and >= laneMinForegroundWaits foreground requests
 //   were throttled or had to be retried. Consecutive starving windows form one alert.
 //
+// Not thread-safe: one detector belongs to one worker thread; alerts leave as plain values.
 // Events must arrive in time order (batches are fine: add() is incremental). Memory: per client
 // and scope a few counters; per operation only while it is failed (a success forgets it); the
 // throttled method+url memory and batch envelope bookkeeping are pruned after retryMemoryMs;
@@ -83,7 +84,7 @@ struct AlertParameters
     int stormMinOperationsSmall = 5;
     double stormSmallFraction = 0.8;
     double stormMaxSuccessRatio = 0.10;
-    qint64 stormThrottleLookbackMs = 2 * 60 * 1000;
+    qint64 stormThrottleLookbackMs = 5 * 60 * 1000;
     int stormMinWaves = 2;
     qint64 stormMaxWaveGapMs = 5 * 60 * 1000;
 
@@ -127,10 +128,18 @@ public:
     // All alerts as of max(last event, finish()), sorted by atMs then kind. Open windows are
     // judged on copies, so this is const and may be called at any time.
     [[nodiscard]] QList<Alert> alerts() const;
+    // The same as of a given instant (live: "now"), without calling finish().
+    [[nodiscard]] QList<Alert> alertsAsOf(qint64 asOfMs) const;
+    // Appends alertsAsOf(atMs) to report->alerts and keeps the list sorted by atMs (the engine
+    // appends its own near-limit alerts to the same list).
+    void fillReport(ReportData *report, qint64 atMs) const;
 
     // Introspection for tests and the status bar.
     [[nodiscard]] qsizetype trackedFailedOperations() const { return m_failedOperations.size(); }
-    [[nodiscard]] qsizetype rememberedThrottledRequests() const { return m_throttledRequests.size(); }
+    [[nodiscard]] qsizetype rememberedThrottledRequests() const
+    {
+        return m_throttledRequests.size();
+    }
 
 private:
     static constexpr qint64 kNever = std::numeric_limits<qint64>::min() / 4;
@@ -248,22 +257,22 @@ private:
     qint64 m_endMs = kNever;
     qint64 m_lastSweepMs = kNever;
 
-    QHash<quint64, FailedOperation> m_failedOperations;  // lost-work candidates
-    QHash<quint64, qint64> m_throttledRequests;           // identity+method+url -> last throttle
+    QHash<quint64, FailedOperation> m_failedOperations; // lost-work candidates
+    QHash<quint64, qint64> m_throttledRequests;         // identity+method+url -> last throttle
     qint64 m_untrackedFailures = 0; // failures not tracked because of maxTrackedOperations
     // $batch bookkeeping: envelope statuses, and failed sub-responses whose envelope has not
     // been seen yet (logs write the envelope before or after its sub-responses).
-    QHash<QString, QPair<int, qint64>> m_envelopes; // batchId -> (status, ts)
+    QHash<QString, QPair<int, qint64>> m_envelopes;                   // batchId -> (status, ts)
     QHash<QString, QPair<qint64, QList<quint64>>> m_awaitingEnvelope; // batchId -> (ts, keys)
 
     // Per-scope tables are keyed by 64-bit hashes of the scope's strings (fastTextHash):
     // hashing a short identity once is the main cost per event; the names live in the values.
     QHash<quint64, ClientState> m_clients; // hash of the client name
-    int m_openStormWindows = 0; // lets quiet traffic skip the storm bookkeeping
+    int m_openStormWindows = 0;            // lets quiet traffic skip the storm bookkeeping
 
     QHash<quint64, Advice> m_appAdvice;    // hash of the app
     QHash<quint64, Advice> m_callerAdvice; // hash of service + identity
-    qint64 m_latestRetryAtMs = kNever; // no advice can be violated at or after this instant
+    qint64 m_latestRetryAtMs = kNever;     // no advice can be violated at or after this instant
 
     QHash<QString, Episode> m_capacity;  // service/tenant -> episode (rare: plain keys)
     QHash<quint64, Episode> m_nearLimit; // hash of the identity -> episode

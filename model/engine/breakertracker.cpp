@@ -27,9 +27,9 @@ bool isGraphFamily(const QString &service)
         return false;
     if (service == u"graph" || service == u"onenote" || service == u"sharepoint")
         return true;
-    return equalsIgnoringCase(service, QLatin1StringView("graph"))
-           || equalsIgnoringCase(service, QLatin1StringView("onenote"))
-           || equalsIgnoringCase(service, QLatin1StringView("sharepoint"));
+    return equalsIgnoringCase(service, QLatin1StringView("graph")) ||
+           equalsIgnoringCase(service, QLatin1StringView("onenote")) ||
+           equalsIgnoringCase(service, QLatin1StringView("sharepoint"));
 }
 
 // The app an event belongs to: its own field, else the app id inside x-ms-throttle-scope.
@@ -84,8 +84,8 @@ BreakerTracker::Key BreakerTracker::callerKey(const RequestEvent &event,
 {
     if (sig.scope || isGraphFamily(event.service))
         return makeKey(Kind::User, nullptr, orUnknown(event.identity));
-    if (equalsIgnoringCase(event.service, QLatin1StringView("servicebus"))
-        && !event.serviceBusNamespace.isEmpty())
+    if (equalsIgnoringCase(event.service, QLatin1StringView("servicebus")) &&
+        !event.serviceBusNamespace.isEmpty())
         return makeKey(Kind::Namespace, nullptr, event.serviceBusNamespace);
     return makeKey(Kind::Caller, &orUnknown(event.service), orUnknown(event.identity));
 }
@@ -129,6 +129,7 @@ int BreakerTracker::findOrCreate(const Key &key)
         return it.value();
     Reconstructed breaker;
     breaker.name = nameOf(key);
+    breaker.applicationWide = key.kind == Kind::App;
     m_breakers.push_back(std::move(breaker));
     const int index = int(m_breakers.size()) - 1;
     m_index.insert(key.hash, index);
@@ -168,10 +169,9 @@ void BreakerTracker::advance(Reconstructed &breaker, qint64 nowMs,
     if (breaker.state == BreakerState::Open && nowMs >= breaker.openUntilMs) {
         moveTo(breaker, BreakerState::HalfOpen, breaker.openUntilMs,
                QStringLiteral("cooldown elapsed; the next request is the probe"), log);
-    } else if (breaker.state == BreakerState::SoftOpen
-               && nowMs - breaker.lastNearLimitMs >= m_parameters.softOpenHoldMs) {
-        moveTo(breaker, BreakerState::Closed,
-               breaker.lastNearLimitMs + m_parameters.softOpenHoldMs,
+    } else if (breaker.state == BreakerState::SoftOpen &&
+               nowMs - breaker.lastNearLimitMs >= m_parameters.softOpenHoldMs) {
+        moveTo(breaker, BreakerState::Closed, breaker.lastNearLimitMs + m_parameters.softOpenHoldMs,
                QStringLiteral("no near-limit report for ") + seconds(m_parameters.softOpenHoldMs),
                log);
     }
@@ -256,14 +256,16 @@ void BreakerTracker::trip(int index, const RequestEvent &event,
         return;
     }
     const qint64 openedAtMs = std::max(responseMs, breaker.sinceMs);
-    QString reason = breaker.state == BreakerState::HalfOpen ? QStringLiteral("probe throttled: ")
-                                                             : QString();
+    QString reason =
+        breaker.state == BreakerState::HalfOpen ? QStringLiteral("probe throttled: ") : QString();
     reason += QStringLiteral("HTTP %1").arg(event.status);
     if (!sig.errorCode.isEmpty())
         reason += QLatin1Char(' ') + sig.errorCode;
     if (sig.scope && !sig.scope->scope.isEmpty())
         reason += QStringLiteral(" (%1 scope)").arg(sig.scope->scope);
     reason += QStringLiteral(", cooldown ") + seconds(cooldownMs);
+    if (breaker.applicationWide)
+        reason += QStringLiteral("; every user of the app waits");
     change(index, BreakerState::Open, openedAtMs, reason);
     m_breakers[size_t(index)].openUntilMs = openedAtMs + cooldownMs;
 }
@@ -282,7 +284,9 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
         addLogged(event);
         return;
     }
-    if (!event.isRequest())
+    // A $batch envelope is not a request of its own (its sub-responses are), unless the whole
+    // batch was throttled: then the envelope is the only throttle the client saw.
+    if (event.type != EventType::Request || (event.batchEnvelope && !sig.throttled))
         return;
 
     const std::optional<double> fraction = reportedLimitFraction(sig);
@@ -322,15 +326,15 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     if (sig.throttled) {
         trip(targetIndex, event, sig);
     } else if (nearLimit) {
-        const bool fromHeader = sig.limitPercentage
-                                && *sig.limitPercentage >= m_parameters.softOpenAt;
+        const bool fromHeader =
+            sig.limitPercentage && *sig.limitPercentage >= m_parameters.softOpenAt;
         if (noteNearLimit(targetIndex, event.tsMs)) {
             change(targetIndex, BreakerState::SoftOpen, event.tsMs,
                    QStringLiteral("%1 %2 >= %3")
-                           .arg(fromHeader ? QStringLiteral("x-ms-throttle-limit-percentage")
-                                           : QStringLiteral("RateLimit used fraction"))
-                           .arg(*fraction, 0, 'g', 3)
-                           .arg(m_parameters.softOpenAt, 0, 'g', 3));
+                       .arg(fromHeader ? QStringLiteral("x-ms-throttle-limit-percentage")
+                                       : QStringLiteral("RateLimit used fraction"))
+                       .arg(*fraction, 0, 'g', 3)
+                       .arg(m_parameters.softOpenAt, 0, 'g', 3));
         }
     } else if (m_breakers[size_t(targetIndex)].state == BreakerState::SoftOpen) {
         // The service says usage fell below the threshold again.
@@ -352,15 +356,15 @@ void BreakerTracker::observeFill(const RequestEvent &event, double fill, bool ap
     if (noteNearLimit(index, event.tsMs)) {
         change(index, BreakerState::SoftOpen, event.tsMs,
                QStringLiteral("reconstructed fill %1 >= %2")
-                       .arg(fill, 0, 'g', 3)
-                       .arg(m_parameters.softOpenAt, 0, 'g', 3));
+                   .arg(fill, 0, 'g', 3)
+                   .arg(m_parameters.softOpenAt, 0, 'g', 3));
     }
 }
 
 void BreakerTracker::addLogged(const RequestEvent &event)
 {
-    const QString scope = event.breakerScope.isEmpty() ? QStringLiteral("client")
-                                                        : event.breakerScope;
+    const QString scope =
+        event.breakerScope.isEmpty() ? QStringLiteral("client") : event.breakerScope;
     const QString state = event.breakerState.trimmed().toLower();
     if (state.isEmpty())
         return;
@@ -381,6 +385,12 @@ void BreakerTracker::addLogged(const RequestEvent &event)
     ++logged.transitions;
     if (state == QLatin1StringView("open"))
         ++logged.trips;
+}
+
+void BreakerTracker::fillReport(ReportData *report, qint64 endMs) const
+{
+    report->breakers = summaries(endMs);
+    report->breakerTransitions = m_transitions;
 }
 
 QList<BreakerSummary> BreakerTracker::summaries(qint64 endMs) const

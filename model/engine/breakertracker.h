@@ -29,6 +29,7 @@
 // openSeconds counts time in `open` only: half-open lasts until the client sends a probe, which
 // is the client's choice, not the service's penalty.
 //
+// Not thread-safe: one tracker belongs to one worker thread; results leave as plain values.
 // Events must arrive in time order (per tsMs); they may arrive in batches (the live
 // dashboard). Memory is proportional to the number of breakers (callers and apps), plus a
 // bounded list of transitions.
@@ -79,8 +80,8 @@ public:
     [[nodiscard]] const Parameters &parameters() const { return m_parameters; }
 
     // Every event, in time order: requests drive the reconstructed breakers, `type: breaker`
-    // events the logged ones; batch envelopes and annotations are ignored (each sub-response is
-    // a request of its own).
+    // events the logged ones; annotations and batch envelopes are ignored (each sub-response is
+    // a request of its own), except a throttled envelope, which trips like a request.
     void add(const RequestEvent &event, const throttle::ThrottleSignals &sig);
 
     // The engine's reconstructed fill (usage / capacity) of a limit right after `event` was
@@ -97,6 +98,8 @@ public:
     // of that breaker, or summaries(), reaches them; summaries() does not record them.
     [[nodiscard]] QList<BreakerTransition> transitions() const { return m_transitions; }
     [[nodiscard]] qint64 droppedTransitions() const { return m_droppedTransitions; }
+    // Sets report->breakers = summaries(endMs) and report->breakerTransitions.
+    void fillReport(ReportData *report, qint64 endMs) const;
 
     // The name of the reconstructed breaker a throttle of this event opens.
     [[nodiscard]] static QString tripScopeName(const RequestEvent &event,
@@ -122,6 +125,7 @@ private:
     struct Reconstructed
     {
         QString name;
+        bool applicationWide = false; // app:<app>: stops every user of the app
         BreakerState state = BreakerState::Closed;
         qint64 sinceMs = 0;     // when the current state began
         qint64 openUntilMs = 0; // Open: when the cooldown ends
@@ -154,8 +158,8 @@ private:
     // Pure state machine steps, shared by the live path and the read-only summaries (which
     // replay timers on a copy and pass log = nullptr).
     void advance(Reconstructed &breaker, qint64 nowMs, QList<BreakerTransition> *log) const;
-    static void moveTo(Reconstructed &breaker, BreakerState to, qint64 atMs,
-                       const QString &reason, QList<BreakerTransition> *log);
+    static void moveTo(Reconstructed &breaker, BreakerState to, qint64 atMs, const QString &reason,
+                       QList<BreakerTransition> *log);
     // Live versions: keep m_notClosed and the transition cap right.
     void advanceLive(int index, qint64 nowMs);
     void change(int index, BreakerState to, qint64 atMs, const QString &reason);

@@ -38,7 +38,9 @@ Workload buildWorkload()
         users.append(QStringLiteral("user%1@contoso.com").arg(i));
     QStringList pageUrls;
     for (int i = 0; i < 5000; ++i)
-        pageUrls.append(QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/1-%1/content").arg(i));
+        pageUrls.append(
+            QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/1-%1/content")
+                .arg(i));
     const QString app = QStringLiteral("note-bridge");
     const QString graph = QStringLiteral("graph");
     const QString fabric = QStringLiteral("fabric");
@@ -47,7 +49,7 @@ Workload buildWorkload()
     const QString background = QStringLiteral("background");
     const QString foreground = QStringLiteral("foreground");
     const QString jobsUrl = QStringLiteral(
-            "https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/9a8b/jobs/instances");
+        "https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/9a8b/jobs/instances");
 
     Workload workload;
     workload.events.reserve(kEventsPerPass);
@@ -72,7 +74,8 @@ Workload buildWorkload()
             event.status = inWave && roll < 50 ? 429 : 200;
             if (event.status == 429) {
                 event.headers.set(QStringLiteral("x-ms-throttle-scope"),
-                                  roll < 10 ? QStringLiteral("Application") : QStringLiteral("User"));
+                                  roll < 10 ? QStringLiteral("Application")
+                                            : QStringLiteral("User"));
                 event.retryAfter = QStringLiteral("3");
             } else if (roll < 5) {
                 event.headers.set(QStringLiteral("x-ms-throttle-limit-percentage"),
@@ -153,8 +156,8 @@ int main(int argc, char **argv)
             const size_t count = workload.events.size();
             for (size_t i = 0; i < count; ++i) {
                 const RequestEvent &event = workload.events[i];
-                checksum += event.tsMs + event.status + event.identity.size()
-                            + int(workload.extracted[i].throttled);
+                checksum += event.tsMs + event.status + event.identity.size() +
+                            int(workload.extracted[i].throttled);
             }
         }
         touch.stop();
@@ -198,14 +201,25 @@ int main(int argc, char **argv)
                 workload.events.size());
     std::printf("touch only:       %.1f ns/event (memory floor, checksum %lld)\n",
                 double(touchNs) / total, checksum);
-    std::printf("BreakerTracker:   %.2f M events/s (%.1f ns/event), %lld breakers, %lld transitions\n",
-                total / (double(breakerNs) / 1e9) / 1e6, double(breakerNs) / total,
-                qint64(summaries.size()), qint64(breakers.transitions().size()));
-    std::printf("AlertDetector:    %.2f M events/s (%.1f ns/event), %lld alerts, %lld failed ops tracked\n",
-                total / (double(alertNs) / 1e9) / 1e6, double(alertNs) / total,
-                qint64(found.size()), qint64(alerts.trackedFailedOperations()));
+    std::printf(
+        "BreakerTracker:   %.2f M events/s (%.1f ns/event), %lld breakers, %lld transitions\n",
+        total / (double(breakerNs) / 1e9) / 1e6, double(breakerNs) / total,
+        qint64(summaries.size()), qint64(breakers.transitions().size()));
+    std::printf(
+        "AlertDetector:    %.2f M events/s (%.1f ns/event), %lld alerts, %lld failed ops tracked\n",
+        total / (double(alertNs) / 1e9) / 1e6, double(alertNs) / total, qint64(found.size()),
+        qint64(alerts.trackedFailedOperations()));
     std::printf("both:             %.2f M events/s\n",
                 total / (double(breakerNs + alertNs) / 1e9) / 1e6);
     std::printf("alerts()+summaries(): %.2f ms\n", double(reportNs) / 1e6);
+    // One example per kind, so a reader of the output sees what an operator would.
+    QStringList shownKinds;
+    for (const Alert &alert : found) {
+        if (shownKinds.contains(alert.kind))
+            continue;
+        shownKinds.append(alert.kind);
+        std::printf("\n[%s %s] %s: %s\n", qPrintable(alert.severity), qPrintable(alert.kind),
+                    qPrintable(alert.key), qPrintable(alert.detail));
+    }
     return 0;
 }

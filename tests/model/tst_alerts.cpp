@@ -24,7 +24,7 @@ RequestEvent request(qint64 tMs, int status, const QString &operationId = {})
     event.method = QStringLiteral("POST");
     event.url = QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/%1/jobs/"
                                "instances?jobType=Pipeline")
-                        .arg(operationId);
+                    .arg(operationId);
     event.operationId = operationId;
     event.status = status;
     if (status == 429) {
@@ -93,8 +93,8 @@ QList<RequestEvent> jobsWorkload(Workload workload, int jobs, int spiralWaves)
         }
         // Finally it drains.
         for (int job = firstBlocked; job < jobs; ++job) {
-            events.append(request(kT0 + (spiralWaves + 1) * 32000 + 600000 + job * 50, 200,
-                                  jobId(job)));
+            events.append(
+                request(kT0 + (spiralWaves + 1) * 32000 + 600000 + job * 50, 200, jobId(job)));
             events.last().attempt = spiralWaves + 1;
         }
         break;
@@ -184,6 +184,9 @@ private Q_SLOTS:
     void nearLimit();
     void laneStarvation_data();
     void laneStarvation();
+    void liveViewHoldsBackRecentFailures_data();
+    void liveViewHoldsBackRecentFailures();
+    void fillReportMergesWithEngineAlerts();
     void incrementalBatchesMatchOneShot();
     void memoryStaysBounded();
 };
@@ -197,15 +200,16 @@ void TestAlerts::retryStorm_data()
     QTest::addColumn<QString>("expectedInDetail");
 
     QTest::newRow("death spiral: 1100 jobs, 4 synchronised 429 waves")
-            << int(Workload::DeathSpiral) << 1100 << 4 << 1 << QStringLiteral("in 4 synchronised waves");
+        << int(Workload::DeathSpiral) << 1100 << 4 << 1
+        << QStringLiteral("in 4 synchronised waves");
     QTest::newRow("same workload behind one shared breaker")
-            << int(Workload::SharedBreaker) << 1100 << 0 << 0 << QString();
+        << int(Workload::SharedBreaker) << 1100 << 0 << 0 << QString();
     QTest::newRow("one synchronised wave that succeeds")
-            << int(Workload::SingleRetryWave) << 1100 << 0 << 0 << QString();
+        << int(Workload::SingleRetryWave) << 1100 << 0 << 0 << QString();
     QTest::newRow("one 429 retry wave is not yet a spiral")
-            << int(Workload::DeathSpiral) << 1100 << 1 << 0 << QString();
+        << int(Workload::DeathSpiral) << 1100 << 1 << 0 << QString();
     QTest::newRow("small client: 8 jobs spiral in 3 waves")
-            << int(Workload::SmallSpiral) << 8 << 3 << 1 << QStringLiteral("6 distinct operations");
+        << int(Workload::SmallSpiral) << 8 << 3 << 1 << QStringLiteral("6 distinct operations");
 }
 
 void TestAlerts::retryStorm()
@@ -262,50 +266,48 @@ void TestAlerts::lostWork_data()
     QTest::addColumn<bool>("silentBatchLoss");
 
     const QString batch = QStringLiteral("b-1");
-    QList<RequestEvent> neverRetried{batchEnvelope(kT0, batch, 200),
-                                     batchSubResponse(kT0, batch, 0, 200),
-                                     batchSubResponse(kT0, batch, 1, 429),
-                                     batchSubResponse(kT0, batch, 2, 429),
-                                     batchSubResponse(kT0, batch, 3, 200)};
+    QList<RequestEvent> neverRetried{
+        batchEnvelope(kT0, batch, 200), batchSubResponse(kT0, batch, 0, 200),
+        batchSubResponse(kT0, batch, 1, 429), batchSubResponse(kT0, batch, 2, 429),
+        batchSubResponse(kT0, batch, 3, 200)};
     QTest::newRow("$batch 200 with 429 sub-responses never retried")
-            << neverRetried << 1
-            << QStringList{QStringLiteral("GET /me/onenote/pages/page-1/content"),
-                           QStringLiteral("GET /me/onenote/pages/page-2/content")}
-            << true;
+        << neverRetried << 1
+        << QStringList{QStringLiteral("GET /me/onenote/pages/page-1/content"),
+                       QStringLiteral("GET /me/onenote/pages/page-2/content")}
+        << true;
 
     QList<RequestEvent> envelopeLast = neverRetried;
     envelopeLast.move(0, envelopeLast.size() - 1); // some logs write the envelope after
     QTest::newRow("envelope logged after its sub-responses")
-            << envelopeLast << 1
-            << QStringList{QStringLiteral("GET /me/onenote/pages/page-1/content"),
-                           QStringLiteral("GET /me/onenote/pages/page-2/content")}
-            << true;
+        << envelopeLast << 1
+        << QStringList{QStringLiteral("GET /me/onenote/pages/page-1/content"),
+                       QStringLiteral("GET /me/onenote/pages/page-2/content")}
+        << true;
 
     QList<RequestEvent> retried = neverRetried;
     retried << batchSubResponse(kT0 + 40000, QStringLiteral("b-2"), 1, 200)
             << batchSubResponse(kT0 + 40000, QStringLiteral("b-2"), 2, 200);
-    QTest::newRow("sub-responses retried later with success") << retried << 0 << QStringList()
-                                                              << false;
+    QTest::newRow("sub-responses retried later with success")
+        << retried << 0 << QStringList() << false;
 
     QList<RequestEvent> retriedAlone = neverRetried;
     RequestEvent alone = batchSubResponse(kT0 + 40000, QString(), 1, 200);
     alone.batchIndex = -1;
     retriedAlone << alone;
     QTest::newRow("one retried outside a batch, one lost")
-            << retriedAlone << 1
-            << QStringList{QStringLiteral("GET /me/onenote/pages/page-2/content")} << true;
+        << retriedAlone << 1 << QStringList{QStringLiteral("GET /me/onenote/pages/page-2/content")}
+        << true;
 
     QTest::newRow("operationIds: failed, retried, failed again")
-            << QList<RequestEvent>{request(kT0, 503, QStringLiteral("section-7")),
-                                   request(kT0 + 5000, 429, QStringLiteral("section-7")),
-                                   request(kT0 + 6000, 0, QStringLiteral("section-9")),
-                                   request(kT0 + 7000, 500, QStringLiteral("section-8")),
-                                   request(kT0 + 9000, 200, QStringLiteral("section-8"))}
-            << 1 << QStringList{QStringLiteral("section-7"), QStringLiteral("section-9")}
-            << false;
+        << QList<RequestEvent>{request(kT0, 503, QStringLiteral("section-7")),
+                               request(kT0 + 5000, 429, QStringLiteral("section-7")),
+                               request(kT0 + 6000, 0, QStringLiteral("section-9")),
+                               request(kT0 + 7000, 500, QStringLiteral("section-8")),
+                               request(kT0 + 9000, 200, QStringLiteral("section-8"))}
+        << 1 << QStringList{QStringLiteral("section-7"), QStringLiteral("section-9")} << false;
     QTest::newRow("plain requests without operationId are not units of work")
-            << QList<RequestEvent>{request(kT0, 500), request(kT0 + 1000, 404)} << 0
-            << QStringList() << false;
+        << QList<RequestEvent>{request(kT0, 500), request(kT0 + 1000, 404)} << 0 << QStringList()
+        << false;
 }
 
 void TestAlerts::lostWork()
@@ -345,29 +347,36 @@ void TestAlerts::retryAfterIgnored_data()
     throttled.durationMs = 200;
 
     QTest::newRow("Retry-After 10 s, retry 3 s later")
-            << QList<RequestEvent>{throttled, graph(kT0 + 3000, QStringLiteral("alice"), 200)} << 1
-            << QStringLiteral("1 request(s) by alice on graph");
+        << QList<RequestEvent>{throttled, graph(kT0 + 3000, QStringLiteral("alice"), 200)} << 1
+        << QStringLiteral("1 request(s) by alice on graph");
     QTest::newRow("Retry-After 10 s, retry 11 s later")
-            << QList<RequestEvent>{throttled, graph(kT0 + 11000, QStringLiteral("alice"), 200)}
-            << 0 << QString();
+        << QList<RequestEvent>{throttled, graph(kT0 + 11000, QStringLiteral("alice"), 200)} << 0
+        << QString();
     QTest::newRow("request in flight before the 429 arrived is no violation")
-            << QList<RequestEvent>{throttled, graph(kT0 + 100, QStringLiteral("alice"), 429)} << 0
-            << QString();
+        << QList<RequestEvent>{throttled, graph(kT0 + 100, QStringLiteral("alice"), 429)} << 0
+        << QString();
     QTest::newRow("a user-scope block does not bind another user")
-            << QList<RequestEvent>{throttled, graph(kT0 + 3000, QStringLiteral("bob"), 200)} << 0
-            << QString();
+        << QList<RequestEvent>{throttled, graph(kT0 + 3000, QStringLiteral("bob"), 200)} << 0
+        << QString();
 
     RequestEvent appWide = throttled;
     appWide.headers.set(QStringLiteral("x-ms-throttle-scope"), QStringLiteral("Application"));
     QTest::newRow("an application-wide block binds every user of the app")
-            << QList<RequestEvent>{appWide, graph(kT0 + 3000, QStringLiteral("bob"), 200)} << 1
-            << QStringLiteral("app note-bridge");
+        << QList<RequestEvent>{appWide, graph(kT0 + 3000, QStringLiteral("bob"), 200)} << 1
+        << QStringLiteral("app note-bridge");
+
+    RequestEvent refusedBatch = batchEnvelope(kT0, QStringLiteral("b-7"), 429);
+    refusedBatch.retryAfter = QStringLiteral("10");
+    QTest::newRow("a refused $batch envelope's Retry-After binds too")
+        << QList<RequestEvent>{refusedBatch,
+                               graph(kT0 + 3000, QStringLiteral("alice@contoso.com"), 200)}
+        << 1 << QStringLiteral("1 request(s) by alice@contoso.com on graph");
 
     QList<RequestEvent> hammering{throttled};
     for (int i = 1; i <= 9; ++i)
         hammering << graph(kT0 + i * 1000, QStringLiteral("alice"), 200);
     QTest::newRow("nine early requests are one episode, up to 9 s early, median 5 s")
-            << hammering << 1 << QStringLiteral("9 request(s) by alice on graph");
+        << hammering << 1 << QStringLiteral("9 request(s) by alice on graph");
 
     QList<RequestEvent> twoEpisodes{throttled, graph(kT0 + 3000, QStringLiteral("alice"), 200)};
     RequestEvent later = throttled;
@@ -389,8 +398,9 @@ void TestAlerts::retryAfterIgnored()
         QVERIFY2(alert.detail.contains(expectedInDetail), qPrintable(alert.detail));
     }
     if (QByteArray(QTest::currentDataTag()).startsWith("nine")) {
-        QVERIFY2(ignored.first().detail.contains(QStringLiteral("up to 9.2 s early (median 5.2 s)")),
-                 qPrintable(ignored.first().detail));
+        QVERIFY2(
+            ignored.first().detail.contains(QStringLiteral("up to 9.2 s early (median 5.2 s)")),
+            qPrintable(ignored.first().detail));
     }
 }
 
@@ -400,12 +410,12 @@ void TestAlerts::capacityIsNotRateLimiting_data()
     QTest::addColumn<QString>("errorCode");
     QTest::addColumn<int>("expectedCapacityAlerts");
 
-    QTest::newRow("Fabric 429 CapacityLimitExceeded") << 429 << QStringLiteral("CapacityLimitExceeded")
-                                                      << 1;
+    QTest::newRow("Fabric 429 CapacityLimitExceeded")
+        << 429 << QStringLiteral("CapacityLimitExceeded") << 1;
     QTest::newRow("Spark 430 TooManyRequestsForCapacity")
-            << 430 << QStringLiteral("TooManyRequestsForCapacity") << 1;
-    QTest::newRow("429 RequestBlocked is rate limiting") << 429 << QStringLiteral("RequestBlocked")
-                                                         << 0;
+        << 430 << QStringLiteral("TooManyRequestsForCapacity") << 1;
+    QTest::newRow("429 RequestBlocked is rate limiting")
+        << 429 << QStringLiteral("RequestBlocked") << 0;
 }
 
 void TestAlerts::capacityIsNotRateLimiting()
@@ -445,13 +455,13 @@ void TestAlerts::nearLimit_data()
     QTest::addColumn<int>("expectedAlerts");
 
     QTest::newRow("x-ms-throttle-limit-percentage 0.85")
-            << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.85") << 1;
+        << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.85") << 1;
     QTest::newRow("x-ms-throttle-limit-percentage 0.5")
-            << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.5") << 0;
-    QTest::newRow("RateLimit-Remaining 10 of 100") << QStringLiteral("RateLimit-Remaining")
-                                                   << QStringLiteral("10") << 1;
-    QTest::newRow("RateLimit-Remaining 50 of 100") << QStringLiteral("RateLimit-Remaining")
-                                                   << QStringLiteral("50") << 0;
+        << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.5") << 0;
+    QTest::newRow("RateLimit-Remaining 10 of 100")
+        << QStringLiteral("RateLimit-Remaining") << QStringLiteral("10") << 1;
+    QTest::newRow("RateLimit-Remaining 50 of 100")
+        << QStringLiteral("RateLimit-Remaining") << QStringLiteral("50") << 0;
 }
 
 void TestAlerts::nearLimit()
@@ -520,13 +530,56 @@ void TestAlerts::laneStarvation()
     }
 }
 
+void TestAlerts::liveViewHoldsBackRecentFailures_data()
+{
+    QTest::addColumn<qint64>("asOfAfterFailureMs");
+    QTest::addColumn<int>("expectedLostWork");
+
+    QTest::newRow("30 s after the failure: may still be retried") << qint64(30000) << 0;
+    QTest::newRow("exactly the grace period") << qint64(60000) << 1;
+    QTest::newRow("well after the grace period") << qint64(600000) << 1;
+}
+
+void TestAlerts::liveViewHoldsBackRecentFailures()
+{
+    QFETCH(qint64, asOfAfterFailureMs);
+    QFETCH(int, expectedLostWork);
+
+    AlertDetector::Parameters parameters;
+    parameters.lostWorkGraceMs = 60000;
+    AlertDetector detector(parameters);
+    const RequestEvent failed = request(kT0, 503, QStringLiteral("section-1"));
+    detector.add(failed, throttle::extract(failed));
+    QCOMPARE(
+        ofKind(detector.alertsAsOf(kT0 + asOfAfterFailureMs), QStringLiteral("lost-work")).size(),
+        expectedLostWork);
+}
+
+void TestAlerts::fillReportMergesWithEngineAlerts()
+{
+    AlertDetector detector;
+    const QList<RequestEvent> events{request(kT0, 503, QStringLiteral("section-1")),
+                                     request(kT0 + 5000, 500, QStringLiteral("section-2"))};
+    for (const RequestEvent &event : events)
+        detector.add(event, throttle::extract(event));
+    ReportData report;
+    report.alerts.append(Alert{QStringLiteral("near-limit"), QStringLiteral("warning"), kT0 + 1000,
+                               QStringLiteral("sp-migrator"), QStringLiteral("fill")});
+    detector.fillReport(&report, kT0 + 10000);
+    QCOMPARE(report.alerts.size(), 2);
+    QCOMPARE(report.alerts[0].kind, QStringLiteral("lost-work")); // atMs kT0: the first failure
+    QCOMPARE(report.alerts[0].atMs, kT0);
+    QCOMPARE(report.alerts[1].kind, QStringLiteral("near-limit"));
+}
+
 void TestAlerts::incrementalBatchesMatchOneShot()
 {
     QList<RequestEvent> events = jobsWorkload(Workload::DeathSpiral, 300, 3);
     events << batchEnvelope(kT0 + 400000, QStringLiteral("b-9"), 200)
            << batchSubResponse(kT0 + 400000, QStringLiteral("b-9"), 4, 503);
     const QList<Alert> oneShot = run(events);
-    QVERIFY2(kindsOf(oneShot).contains(QStringLiteral("retry-storm")), qPrintable(kindsOf(oneShot)));
+    QVERIFY2(kindsOf(oneShot).contains(QStringLiteral("retry-storm")),
+             qPrintable(kindsOf(oneShot)));
 
     AlertDetector live;
     for (qsizetype i = 0; i < events.size(); ++i) {

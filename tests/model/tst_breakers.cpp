@@ -93,6 +93,11 @@ private Q_SLOTS:
     void halfOpenProbeDecides();
     void openAtEndOfDataCountsUntilTheEnd();
     void quietTrafficCreatesNoBreaker();
+    void batchEnvelopeTripsOnlyWhenThrottled_data();
+    void batchEnvelopeTripsOnlyWhenThrottled();
+    void deathSpiralCollapsesIntoOneProbePerCooldown_data();
+    void deathSpiralCollapsesIntoOneProbePerCooldown();
+    void transitionListIsBounded();
     void loggedTransitionsSummarised_data();
     void loggedTransitionsSummarised();
 };
@@ -104,14 +109,14 @@ void TestBreakers::routesByThrottleScope_data()
     QTest::addColumn<bool>("bobBlocked");
 
     QTest::newRow("short form Application: the app stops for everyone")
-            << QStringLiteral("Application") << QStringLiteral("app:note-bridge") << true;
+        << QStringLiteral("Application") << QStringLiteral("app:note-bridge") << true;
     QTest::newRow("documented Tenant_Application form")
-            << QStringLiteral("Tenant_Application/ReadWrite/note-bridge/contoso")
-            << QStringLiteral("app:note-bridge") << true;
+        << QStringLiteral("Tenant_Application/ReadWrite/note-bridge/contoso")
+        << QStringLiteral("app:note-bridge") << true;
     QTest::newRow("short form User: only alice stops")
-            << QStringLiteral("User") << QStringLiteral("user:alice@contoso.com") << false;
+        << QStringLiteral("User") << QStringLiteral("user:alice@contoso.com") << false;
     QTest::newRow("no scope header on Graph: the caller's own breaker")
-            << QString() << QStringLiteral("user:alice@contoso.com") << false;
+        << QString() << QStringLiteral("user:alice@contoso.com") << false;
 }
 
 void TestBreakers::routesByThrottleScope()
@@ -137,11 +142,17 @@ void TestBreakers::routesByThrottleScope()
     QCOMPARE(tripped->finalState, QStringLiteral("open"));
     QCOMPARE(tripped->openSeconds, 9.0);
 
+    const QList<BreakerTransition> transitions = tracker.transitions();
+    QCOMPARE(transitions.size(), 1);
+    QCOMPARE(transitions.first().reason.contains(QStringLiteral("every user of the app waits")),
+             bobBlocked);
+    QVERIFY2(transitions.first().reason.contains(QStringLiteral("cooldown 30 s")),
+             qPrintable(transitions.first().reason));
     if (bobBlocked) {
         QCOMPARE(tripped->blockedRequests, 3);
         QCOMPARE(tripped->blockedIdentities, QStringList({alice, bob}));
-        QVERIFY(!summaryOf(summaries, QStringLiteral("user:") + bob,
-                           QStringLiteral("reconstructed")));
+        QVERIFY(
+            !summaryOf(summaries, QStringLiteral("user:") + bob, QStringLiteral("reconstructed")));
     } else {
         QCOMPARE(tripped->blockedRequests, 1);
         QCOMPARE(tripped->blockedIdentities, QStringList({alice}));
@@ -159,18 +170,18 @@ void TestBreakers::nonGraphServicesGetOneBreakerPerCaller_data()
     QTest::addColumn<QString>("expectedScope");
 
     QTest::newRow("fabric quota per identity")
-            << QStringLiteral("fabric") << QStringLiteral("sp-migrator") << QString()
-            << QStringLiteral("fabric:sp-migrator");
+        << QStringLiteral("fabric") << QStringLiteral("sp-migrator") << QString()
+        << QStringLiteral("fabric:sp-migrator");
     QTest::newRow("service bus per namespace")
-            << QStringLiteral("servicebus") << QStringLiteral("orders-app")
-            << QStringLiteral("sb-prod") << QStringLiteral("servicebus:sb-prod");
+        << QStringLiteral("servicebus") << QStringLiteral("orders-app") << QStringLiteral("sb-prod")
+        << QStringLiteral("servicebus:sb-prod");
     QTest::newRow("service bus without namespace falls back to the caller")
-            << QStringLiteral("servicebus") << QStringLiteral("orders-app") << QString()
-            << QStringLiteral("servicebus:orders-app");
+        << QStringLiteral("servicebus") << QStringLiteral("orders-app") << QString()
+        << QStringLiteral("servicebus:orders-app");
     QTest::newRow("nginx per client") << QStringLiteral("nginx") << QStringLiteral("10.0.0.7")
                                       << QString() << QStringLiteral("nginx:10.0.0.7");
-    QTest::newRow("unknown caller") << QStringLiteral("fabric") << QString() << QString()
-                                    << QStringLiteral("fabric:unknown");
+    QTest::newRow("unknown caller")
+        << QStringLiteral("fabric") << QString() << QString() << QStringLiteral("fabric:unknown");
 }
 
 void TestBreakers::nonGraphServicesGetOneBreakerPerCaller()
@@ -205,13 +216,13 @@ void TestBreakers::softOpensBeforeTheFirst429_data()
     QTest::addColumn<bool>("softOpens");
 
     QTest::newRow("limit percentage 0.85")
-            << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.85") << true;
+        << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.85") << true;
     QTest::newRow("limit percentage 0.5 stays closed")
-            << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.5") << false;
+        << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.5") << false;
     QTest::newRow("RateLimit-Remaining 10 of 100")
-            << QStringLiteral("RateLimit-Remaining") << QStringLiteral("10") << true;
+        << QStringLiteral("RateLimit-Remaining") << QStringLiteral("10") << true;
     QTest::newRow("RateLimit-Remaining 60 of 100")
-            << QStringLiteral("RateLimit-Remaining") << QStringLiteral("60") << false;
+        << QStringLiteral("RateLimit-Remaining") << QStringLiteral("60") << false;
 }
 
 void TestBreakers::softOpensBeforeTheFirst429()
@@ -233,10 +244,9 @@ void TestBreakers::softOpensBeforeTheFirst429()
 
     feed(tracker, {throttledGraph(kT0 + 5000, alice, QStringLiteral("User"))});
     QCOMPARE(tracker.state(scope), BreakerState::Open);
-    const QStringList expected = softOpens
-                                         ? QStringList{QStringLiteral("closed->soft-open"),
-                                                       QStringLiteral("soft-open->open")}
-                                         : QStringList{QStringLiteral("closed->open")};
+    const QStringList expected = softOpens ? QStringList{QStringLiteral("closed->soft-open"),
+                                                         QStringLiteral("soft-open->open")}
+                                           : QStringList{QStringLiteral("closed->open")};
     QCOMPARE(transitionsOf(tracker, scope), expected);
     if (softOpens)
         QCOMPARE(tracker.transitions().first().tsMs, kT0 + 1000); // before the first 429
@@ -265,14 +275,14 @@ void TestBreakers::cooldownIsMaxOfRetryAfterAndBase_data()
     QTest::addColumn<QString>("retryAfter");
     QTest::addColumn<qint64>("expectedCooldownMs");
 
-    QTest::newRow("Retry-After 55 s beats the 30 s base") << qint64(30000) << QStringLiteral("55")
-                                                          << qint64(55000);
-    QTest::newRow("Retry-After 5 s: the base wins") << qint64(30000) << QStringLiteral("5")
-                                                    << qint64(30000);
-    QTest::newRow("no Retry-After (OneNote): the base") << qint64(30000) << QString()
-                                                        << qint64(30000);
-    QTest::newRow("decimal Retry-After with a short base") << qint64(1000) << QStringLiteral("2.5")
-                                                           << qint64(2500);
+    QTest::newRow("Retry-After 55 s beats the 30 s base")
+        << qint64(30000) << QStringLiteral("55") << qint64(55000);
+    QTest::newRow("Retry-After 5 s: the base wins")
+        << qint64(30000) << QStringLiteral("5") << qint64(30000);
+    QTest::newRow("no Retry-After (OneNote): the base")
+        << qint64(30000) << QString() << qint64(30000);
+    QTest::newRow("decimal Retry-After with a short base")
+        << qint64(1000) << QStringLiteral("2.5") << qint64(2500);
 }
 
 void TestBreakers::cooldownIsMaxOfRetryAfterAndBase()
@@ -312,12 +322,12 @@ void TestBreakers::halfOpenProbeDecides_data()
 
     // Cooldown 30 s from t=0, probe at t=40 s, end of data at t=100 s.
     QTest::newRow("probe succeeds: closed") << 200 << QStringLiteral("closed") << 1 << 30.0;
-    QTest::newRow("probe 404 is still an answer: closed") << 404 << QStringLiteral("closed") << 1
-                                                           << 30.0;
+    QTest::newRow("probe 404 is still an answer: closed")
+        << 404 << QStringLiteral("closed") << 1 << 30.0;
     QTest::newRow("probe throttled: open again for a new cooldown, half-open at 70 s")
-            << 429 << QStringLiteral("half-open") << 2 << 60.0;
+        << 429 << QStringLiteral("half-open") << 2 << 60.0;
     QTest::newRow("no response proves nothing: stays half-open")
-            << 0 << QStringLiteral("half-open") << 1 << 30.0;
+        << 0 << QStringLiteral("half-open") << 1 << 30.0;
 }
 
 void TestBreakers::halfOpenProbeDecides()
@@ -352,6 +362,13 @@ void TestBreakers::openAtEndOfDataCountsUntilTheEnd()
     QCOMPARE(summaries.first().transitions, 1);
     // summaries() is a read-only view: the tracker itself has not moved.
     QCOMPARE(tracker.transitions().size(), 1);
+
+    ReportData report;
+    tracker.fillReport(&report, kT0 + 20000);
+    QCOMPARE(report.breakers.size(), 1);
+    QCOMPARE(report.breakers.first().openSeconds, 20.0);
+    QCOMPARE(report.breakerTransitions.size(), 1);
+    QCOMPARE(report.breakerTransitions.first().to, QStringLiteral("open"));
 }
 
 void TestBreakers::quietTrafficCreatesNoBreaker()
@@ -363,6 +380,108 @@ void TestBreakers::quietTrafficCreatesNoBreaker()
     QVERIFY(tracker.transitions().isEmpty());
 }
 
+void TestBreakers::deathSpiralCollapsesIntoOneProbePerCooldown_data()
+{
+    QTest::addColumn<int>("waves");
+
+    QTest::newRow("one retry wave") << 1;
+    QTest::newRow("four retry waves") << 4;
+}
+
+void TestBreakers::deathSpiralCollapsesIntoOneProbePerCooldown()
+{
+    QFETCH(int, waves);
+
+    // 1100 Fabric jobs; 200 get through, 900 are blocked (RequestBlocked, Retry-After 30) and
+    // all retry together every 32 s, blocked again each time; finally the queue drains.
+    constexpr int jobs = 1100;
+    constexpr int blocked = 900;
+    const auto job = [](qint64 t, int status) {
+        RequestEvent event;
+        event.tsMs = t;
+        event.identity = QStringLiteral("sp-migrator");
+        event.service = QStringLiteral("fabric");
+        event.method = QStringLiteral("POST");
+        event.status = status;
+        if (status == 429) {
+            event.errorCode = QStringLiteral("RequestBlocked");
+            event.retryAfter = QStringLiteral("30");
+        }
+        return event;
+    };
+    QList<RequestEvent> events;
+    for (int i = 0; i < jobs; ++i)
+        events << job(kT0 + i * 2000 / jobs, i < jobs - blocked ? 200 : 429);
+    for (int wave = 1; wave <= waves; ++wave) {
+        for (int i = 0; i < blocked; ++i)
+            events << job(kT0 + wave * 32000 + i * 2000 / jobs, 429);
+    }
+    const qint64 drainAt = kT0 + (waves + 1) * 32000 + 600000;
+    events << job(drainAt, 200);
+
+    BreakerTracker tracker;
+    feed(tracker, events);
+    const QList<BreakerSummary> summaries = tracker.summaries(drainAt);
+    QCOMPARE(summaries.size(), 1);
+    const BreakerSummary &breaker = summaries.first();
+    QCOMPARE(breaker.scope, QStringLiteral("fabric:sp-migrator"));
+    // The reference breaker sends one probe per cooldown and holds back everything else: the
+    // first 429 opens it, every wave's first request is the (failing) probe.
+    QCOMPARE(breaker.trips, 1 + waves);
+    QCOMPARE(breaker.blockedRequests, qint64(blocked - 1 + waves * (blocked - 1)));
+    QCOMPARE(breaker.finalState, QStringLiteral("closed"));
+    QCOMPARE(breaker.blockedIdentities, QStringList{QStringLiteral("sp-migrator")});
+}
+
+void TestBreakers::batchEnvelopeTripsOnlyWhenThrottled_data()
+{
+    QTest::addColumn<int>("envelopeStatus");
+    QTest::addColumn<int>("expectedBreakers");
+
+    QTest::newRow("envelope 200: its sub-responses speak for it") << 200 << 0;
+    QTest::newRow("envelope 429: the whole batch was refused") << 429 << 1;
+}
+
+void TestBreakers::batchEnvelopeTripsOnlyWhenThrottled()
+{
+    QFETCH(int, envelopeStatus);
+    QFETCH(int, expectedBreakers);
+
+    RequestEvent envelope = graphRequest(kT0, QStringLiteral("alice@contoso.com"), envelopeStatus);
+    envelope.method = QStringLiteral("POST");
+    envelope.url = QStringLiteral("https://graph.microsoft.com/v1.0/$batch");
+    envelope.batchEnvelope = true;
+    envelope.batchId = QStringLiteral("b-1");
+    BreakerTracker tracker;
+    feed(tracker, {envelope});
+    const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 1000);
+    QCOMPARE(summaries.size(), expectedBreakers);
+    if (expectedBreakers > 0)
+        QCOMPARE(summaries.first().scope, QStringLiteral("user:alice@contoso.com"));
+}
+
+void TestBreakers::transitionListIsBounded()
+{
+    BreakerTracker::Parameters parameters;
+    parameters.maxStoredTransitions = 8;
+    BreakerTracker tracker(parameters);
+    const QString alice = QStringLiteral("alice@contoso.com");
+    // 20 cycles closed -> open -> half-open -> closed: 60 transitions.
+    for (int cycle = 0; cycle < 20; ++cycle) {
+        const qint64 start = kT0 + cycle * 100000;
+        feed(tracker, {throttledGraph(start, alice, QStringLiteral("User")),
+                       graphRequest(start + 40000, alice, 200)});
+    }
+    const QList<BreakerTransition> kept = tracker.transitions();
+    QVERIFY(kept.size() <= 8);
+    QCOMPARE(kept.size() + tracker.droppedTransitions(), 60);
+    QCOMPARE(kept.last().to, QStringLiteral("closed")); // the newest are kept
+    QCOMPARE(kept.last().tsMs, kT0 + 19 * 100000 + 40000);
+    // The summary still counts every transition.
+    QCOMPARE(tracker.summaries(kT0 + 2000000).first().transitions, 60);
+    QCOMPARE(tracker.summaries(kT0 + 2000000).first().trips, 20);
+}
+
 void TestBreakers::loggedTransitionsSummarised_data()
 {
     QTest::addColumn<QString>("log"); // "seconds:scope:state" separated by spaces
@@ -371,19 +490,19 @@ void TestBreakers::loggedTransitionsSummarised_data()
     QTest::addColumn<double>("openSeconds");
     QTest::addColumn<QString>("finalState");
 
-    const QString cycle = QStringLiteral(
-            "0:app:open 30:app:half-open 31:app:closed 60:app:open 70:user:bob:open");
+    const QString cycle =
+        QStringLiteral("0:app:open 30:app:half-open 31:app:closed 60:app:open 70:user:bob:open");
     QTest::newRow("app: two trips, open at the end (t=100)")
-            << cycle << QStringLiteral("app") << 4 << 70.0 << QStringLiteral("open");
+        << cycle << QStringLiteral("app") << 4 << 70.0 << QStringLiteral("open");
     QTest::newRow("user scope logged separately")
-            << cycle << QStringLiteral("user:bob") << 1 << 30.0 << QStringLiteral("open");
+        << cycle << QStringLiteral("user:bob") << 1 << 30.0 << QStringLiteral("open");
     QTest::newRow("repeated state is not a transition")
-            << QStringLiteral("0:app:closed 5:app:closed 10:app:soft-open 12:app:soft-open "
-                              "20:app:closed")
-            << QStringLiteral("app") << 2 << 0.0 << QStringLiteral("closed");
+        << QStringLiteral("0:app:closed 5:app:closed 10:app:soft-open 12:app:soft-open "
+                          "20:app:closed")
+        << QStringLiteral("app") << 2 << 0.0 << QStringLiteral("closed");
     QTest::newRow("state names are case-insensitive")
-            << QStringLiteral("0:app:OPEN 40:app:Half-Open") << QStringLiteral("app") << 2 << 40.0
-            << QStringLiteral("half-open");
+        << QStringLiteral("0:app:OPEN 40:app:Half-Open") << QStringLiteral("app") << 2 << 40.0
+        << QStringLiteral("half-open");
 }
 
 void TestBreakers::loggedTransitionsSummarised()
