@@ -102,6 +102,7 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
                            m_view->fontMetrics().horizontalAdvance(
                                QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
     m_view->setColumnWidth(models::BreakerTransitionsModel::ScopeColumn, 220);
+    m_view->setColumnWidth(models::BreakerTransitionsModel::ToColumn, 90);
     splitter->addWidget(m_view);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
@@ -176,11 +177,19 @@ void BreakersPage::refresh()
                                 : tr("No data."));
     } else {
         QStringList parts;
-        for (const BreakerSummary &breaker : snap->report.breakers)
-            parts.append(tr("%1 (%2): %3 transitions, open %4 s, now %5")
-                             .arg(breaker.scope, breaker.source)
-                             .arg(breaker.transitions)
-                             .arg(QString::number(breaker.openSeconds, 'f', 1), breaker.finalState));
+        for (const BreakerSummary &breaker : snap->report.breakers) {
+            QString line = tr("%1 (%2): %3 transitions, open %4 s, now %5")
+                               .arg(breaker.scope, breaker.source)
+                               .arg(breaker.transitions)
+                               .arg(QString::number(breaker.openSeconds, 'f', 1),
+                                    breaker.finalState);
+            if (breaker.trips > 0 || breaker.blockedRequests > 0)
+                line += tr("; tripped %1 times, %2 requests sent while open (%3 identities)")
+                            .arg(breaker.trips)
+                            .arg(breaker.blockedRequests)
+                            .arg(breaker.blockedIdentities.size());
+            parts.append(line);
+        }
         m_summary->setText(parts.join(u'\n'));
     }
     applyTimeRange();

@@ -2,6 +2,7 @@
 
 #include "models/eventsmodel.h"
 #include "models/timerange.h"
+#include "models/workspaceeventsource.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -242,8 +243,19 @@ void EventsPage::restoreHeaderState(const QByteArray &state)
 
 bool EventsPage::setWorkspacePath(const QString &path)
 {
-    Q_UNUSED(path);
-    return false;
+    if (path.isEmpty()) {
+        setEventSource(nullptr);
+        return true;
+    }
+    QString error;
+    auto source = models::WorkspaceEventSource::open(path, &error);
+    if (!source) {
+        setEventSource(nullptr);
+        m_statusLabel->setText(tr("Could not open workspace %1: %2").arg(path, error));
+        return false;
+    }
+    setEventSource(std::move(source));
+    return true;
 }
 
 } // namespace ts::widgets

@@ -60,6 +60,8 @@ QVariant BreakerTransitionsModel::data(const QModelIndex &index, int role) const
         return transition.from;
     case ToColumn:
         return transition.to;
+    case ReasonColumn:
+        return transition.reason;
     default:
         return {};
     }
@@ -81,6 +83,8 @@ QVariant BreakerTransitionsModel::headerData(int section, Qt::Orientation orient
         return tr("From");
     case ToColumn:
         return tr("To");
+    case ReasonColumn:
+        return tr("Why");
     default:
         return {};
     }

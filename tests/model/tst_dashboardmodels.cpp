@@ -208,6 +208,8 @@ private Q_SLOTS:
                  QStringLiteral("half-open"));
         QCOMPARE(model.index(2, 0).data(BreakerTransitionsModel::TimeMsRole).toLongLong(),
                  fixture::at(185));
+        QCOMPARE(model.index(0, BreakerTransitionsModel::ReasonColumn).data().toString(),
+                 QStringLiteral("429 RequestBlocked, cooldown 55 s"));
     }
 
     void throttleTable()

@@ -19,6 +19,32 @@ inline qint64 at(qint64 seconds)
     return t0() + seconds * 1000;
 }
 
+inline BreakerTransition transition(qint64 tsMs, const QString &scope, const QString &source,
+                                    const QString &from, const QString &to,
+                                    const QString &reason = {})
+{
+    BreakerTransition t;
+    t.tsMs = tsMs;
+    t.scope = scope;
+    t.source = source;
+    t.from = from;
+    t.to = to;
+    t.reason = reason;
+    return t;
+}
+
+inline BreakerSummary breaker(const QString &scope, const QString &source, int transitions,
+                              double openSeconds, const QString &finalState)
+{
+    BreakerSummary b;
+    b.scope = scope;
+    b.source = source;
+    b.transitions = transitions;
+    b.openSeconds = openSeconds;
+    b.finalState = finalState;
+    return b;
+}
+
 inline ScopeSummary scope(const QString &key, const QString &service, const QString &limit,
                           double capacity, double windowSeconds)
 {
@@ -140,12 +166,14 @@ inline std::shared_ptr<DashboardSnapshot> smallSnapshot()
     const QString closed = QStringLiteral("closed");
     const QString open = QStringLiteral("open");
     const QString halfOpen = QStringLiteral("half-open");
-    r.breakerTransitions = {{at(121), app, reconstructed, closed, open},
-                            {at(125), app, logged, closed, open},
-                            {at(185), app, logged, open, halfOpen},
-                            {at(190), app, reconstructed, open, closed},
-                            {at(200), app, logged, halfOpen, closed}};
-    r.breakers = {{app, logged, 3, 60, closed}, {app, reconstructed, 2, 69, closed}};
+    r.breakerTransitions = {
+        transition(at(121), app, reconstructed, closed, open,
+                   QStringLiteral("429 RequestBlocked, cooldown 55 s")),
+        transition(at(125), app, logged, closed, open),
+        transition(at(185), app, logged, open, halfOpen),
+        transition(at(190), app, reconstructed, open, closed),
+        transition(at(200), app, logged, halfOpen, closed)};
+    r.breakers = {breaker(app, logged, 3, 60, closed), breaker(app, reconstructed, 2, 69, closed)};
 
     r.alerts = {{QStringLiteral("near-limit"), QStringLiteral("warning"), at(115), migrator,
                  QStringLiteral("fabric/platform at 90 %")},
@@ -212,8 +240,8 @@ inline std::shared_ptr<DashboardSnapshot> largeSnapshot(int identities, int limi
     for (int b = 0; b < 200; ++b) {
         const QString to = b % 2 == 0 ? QStringLiteral("open") : QStringLiteral("closed");
         const QString from = b % 2 == 0 ? QStringLiteral("closed") : QStringLiteral("open");
-        r.breakerTransitions.append({t0() + span * b / 200, QStringLiteral("app"),
-                                     QStringLiteral("reconstructed"), from, to});
+        r.breakerTransitions.append(transition(t0() + span * b / 200, QStringLiteral("app"),
+                                               QStringLiteral("reconstructed"), from, to));
     }
     for (int a = 0; a < 500; ++a)
         r.alerts.append({QStringLiteral("near-limit"), QStringLiteral("warning"),
