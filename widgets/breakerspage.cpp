@@ -121,6 +121,7 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     m_cursor->setPen(QPen(palette().color(QPalette::Text), 1.2, Qt::DashLine));
     m_cursor->setVisible(false);
     applyPalette(m_plot);
+    tunePlotForSpeed(m_plot);
 
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this,
             [this](QMouseEvent *) { this->timeRange()->showAll(); });

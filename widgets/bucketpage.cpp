@@ -124,8 +124,16 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
                               QPen(seriesColor(1), 1.4));
     m_observedPct->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
 
+    // The replay cursor lives on its own buffered layer: scrubbing redraws that layer only,
+    // not the thousands of points under it.
+    m_plot->addLayer(QStringLiteral("cursor"), m_plot->layer(QStringLiteral("main")),
+                     QCustomPlot::limAbove);
+    m_cursorLayer = m_plot->layer(QStringLiteral("cursor"));
+    m_cursorLayer->setMode(QCPLayer::lmBuffered);
     m_cursor = new QCPItemStraightLine(m_plot);
     m_pctCursor = new QCPItemStraightLine(m_plot);
+    m_cursor->setLayer(m_cursorLayer);
+    m_pctCursor->setLayer(m_cursorLayer);
     for (QCPItemStraightLine *cursor : {m_cursor, m_pctCursor}) {
         // The replay instant: the palette's text colour, dashed, so it never reads as data.
         cursor->setPen(QPen(palette().color(QPalette::Text), 1.2, Qt::DashLine));
@@ -147,6 +155,7 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     m_pctRect->setRangeDragAxes(pctX, pctY);
     m_pctRect->setRangeZoomAxes(pctX, pctY);
     applyPalette(m_plot);
+    tunePlotForSpeed(m_plot);
 
     // Shift+drag: select a time range and zoom to it (QCustomPlot reads the mode after
     // emitting mousePress, so switching here applies to this very drag).
@@ -313,7 +322,28 @@ void BucketPage::rebuildGraphs()
 
 void BucketPage::timeChanged()
 {
+    // Only the replay instant moved (scrubbing): move the cursor and redraw its layer.
+    if (timeRange()->hasRange() && timeRange()->startMs() == m_appliedStartMs &&
+        timeRange()->endMs() == m_appliedEndMs) {
+        placeCursor();
+        m_cursorLayer->replot();
+        return;
+    }
     applyTimeRange();
+}
+
+void BucketPage::placeCursor()
+{
+    const auto instant = timeRange()->replayInstant();
+    m_cursor->setVisible(instant.has_value());
+    m_pctCursor->setVisible(instant.has_value());
+    if (instant) {
+        const double key = plotKey(*instant);
+        m_cursor->point1->setCoords(key, 0);
+        m_cursor->point2->setCoords(key, 1);
+        m_pctCursor->point1->setCoords(key, 0);
+        m_pctCursor->point2->setCoords(key, 1);
+    }
 }
 
 void BucketPage::applyTimeRange()
@@ -328,16 +358,9 @@ void BucketPage::applyTimeRange()
         m_pctRect->axis(QCPAxis::atBottom)->setRange(m_plot->xAxis->range());
     }
     m_applyingRange = false;
-    const auto instant = timeRange()->replayInstant();
-    m_cursor->setVisible(instant.has_value());
-    m_pctCursor->setVisible(instant.has_value());
-    if (instant) {
-        const double key = plotKey(*instant);
-        m_cursor->point1->setCoords(key, 0);
-        m_cursor->point2->setCoords(key, 1);
-        m_pctCursor->point1->setCoords(key, 0);
-        m_pctCursor->point2->setCoords(key, 1);
-    }
+    m_appliedStartMs = timeRange()->startMs();
+    m_appliedEndMs = timeRange()->endMs();
+    placeCursor();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

@@ -43,6 +43,13 @@ void applyPalette(QCustomPlot *plot)
     plot->legend->setSelectedTextColor(palette.color(QPalette::HighlightedText));
 }
 
+void tunePlotForSpeed(QCustomPlot *plot)
+{
+    plot->setPlottingHint(QCP::phFastPolylines, true);
+    plot->setNotAntialiasedElements(QCP::aeFills);
+    plot->setNoAntialiasingOnDrag(true);
+}
+
 void useUtcTimeAxis(QCPAxis *axis)
 {
     auto ticker = QSharedPointer<QCPAxisTickerDateTime>::create();

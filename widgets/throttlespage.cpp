@@ -62,6 +62,7 @@ ThrottlesPage::ThrottlesPage(models::TimeRange *timeRange, QWidget *parent)
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
     applyPalette(m_plot);
+    tunePlotForSpeed(m_plot);
 
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent *event) {
         m_plot->setSelectionRectMode((event->modifiers() & Qt::ShiftModifier) ? QCP::srmZoom
