@@ -104,6 +104,7 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
             &EventsPage::showDetail);
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &EventsPage::updateStatus);
     connect(m_model, &QAbstractItemModel::modelReset, this, &EventsPage::updateStatus);
+    connect(m_model, &models::EventsModel::matchingCountChanged, this, &EventsPage::updateStatus);
     connect(m_model, &QAbstractItemModel::modelReset, m_detail, &QPlainTextEdit::clear);
     connect(m_view->horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
             [this](const QPoint &pos) {
@@ -218,8 +219,12 @@ void EventsPage::updateStatus()
     }
     QString text = source->description() + QStringLiteral(" · ");
     const qint64 matching = m_model->matchingCount();
-    text += matching >= 0 ? tr("%1 matching, %2 loaded").arg(matching).arg(m_model->rowCount())
-                          : tr("%1 loaded").arg(m_model->rowCount());
+    if (matching >= 0)
+        text += tr("%1 matching, %2 loaded").arg(matching).arg(m_model->rowCount());
+    else if (m_model->isCounting())
+        text += tr("counting…, %1 loaded").arg(m_model->rowCount());
+    else
+        text += tr("%1 loaded (text search: not counted)").arg(m_model->rowCount());
     const models::EventQuery query = currentQuery();
     if (query.fromMs || query.toMs)
         text += tr(" · time-filtered");

@@ -62,6 +62,18 @@ qint64 WorkspaceEventSource::count(const EventQuery &query)
     return m_reader->countEvents(toFilter(query));
 }
 
+std::function<qint64()> WorkspaceEventSource::backgroundCounter(const EventQuery &query) const
+{
+    if (!query.text.isEmpty())
+        return {}; // no index for substrings: not counted at all (see count())
+    return [path = m_path, filter = toFilter(query)] {
+        WorkspaceReader reader;
+        if (!reader.open(path))
+            return qint64(-1);
+        return reader.countEvents(filter);
+    };
+}
+
 QString WorkspaceEventSource::description() const
 {
     return QObject::tr("workspace %1").arg(QFileInfo(m_path).fileName());

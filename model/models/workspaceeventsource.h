@@ -23,6 +23,9 @@ public:
 
     QList<EventRow> fetchPage(const EventQuery &query, qint64 afterRowId, int limit) override;
     qint64 count(const EventQuery &query) override;
+    // Counts with its own read-only connection on the calling (worker) thread: a count over a
+    // million rows takes hundreds of ms and must not block the GUI.
+    [[nodiscard]] std::function<qint64()> backgroundCounter(const EventQuery &query) const override;
     [[nodiscard]] QString description() const override;
     [[nodiscard]] QString errorString() const override;
 

@@ -10,9 +10,13 @@
 #include "models/snapshotmath.h"
 #include "models/throttletablemodel.h"
 #include "models/timerange.h"
+#include "models/workspaceeventsource.h"
+#include "store/workspace.h"
+#include "store/workspacewriter.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace ts;
@@ -298,6 +302,63 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), static_cast<int>(expected));
         for (int row = 0; row < model.rowCount(); ++row)
             QVERIFY(query.matches(model.eventAt(row)));
+    }
+
+    // Over a real workspace: pages by keyset, the count arrives from a background thread, and
+    // a substring search is not counted on the GUI thread at all.
+    void workspaceEvents()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("ws.db"));
+        {
+            Workspace workspace;
+            QVERIFY2(workspace.open(path), qPrintable(workspace.errorString()));
+            const qint64 sourceId = workspace.addSource(QStringLiteral("t.ndjson"),
+                                                        QStringLiteral("ndjson"), 0, 0, "t");
+            QVERIFY(sourceId > 0);
+            WorkspaceWriter writer;
+            QVERIFY2(writer.start(path), qPrintable(writer.errorString()));
+            WriteBatch batch;
+            batch.sourceId = sourceId;
+            for (const RequestEvent &event : makeEvents(1000))
+                batch.events.append(event);
+            QVERIFY(writer.submit(std::move(batch)));
+            QVERIFY2(writer.finish(), qPrintable(writer.errorString()));
+        }
+        QString error;
+        auto source = WorkspaceEventSource::open(path, &error);
+        QVERIFY2(source, qPrintable(error));
+        EventsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy counted(&model, &EventsModel::matchingCountChanged);
+        model.setSource(source);
+        QCOMPARE(model.rowCount(), EventsModel::kPageSize);
+        if (model.isCounting())
+            QVERIFY(counted.wait(5000));
+        QCOMPARE(model.matchingCount(), qint64(1000));
+        while (model.canFetchMore({}))
+            model.fetchMore({});
+        QCOMPARE(model.rowCount(), 1000);
+
+        EventQuery throttles;
+        throttles.status = 429;
+        model.setQuery(throttles);
+        if (model.isCounting())
+            QVERIFY(counted.wait(5000));
+        QCOMPARE(model.matchingCount(), qint64(100));
+        QCOMPARE(model.rowCount(), 100);
+        QCOMPARE(model.eventAt(0).errorCode, QStringLiteral("RequestBlocked"));
+
+        EventQuery text;
+        text.text = QStringLiteral("ITEMS/999"); // case-insensitive substring
+        model.setQuery(text);
+        QVERIFY(!model.isCounting());
+        QCOMPARE(model.matchingCount(), qint64(-1));
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.eventAt(0).url, QStringLiteral("https://api.fabric.microsoft.com/v1/items/999"));
+
+        QVERIFY(!WorkspaceEventSource::open(dir.filePath(QStringLiteral("missing.db")), &error));
+        QVERIFY(!error.isEmpty());
     }
 
     void eventsTimeWindow()
