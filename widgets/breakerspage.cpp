@@ -40,8 +40,7 @@ std::vector<BreakerBand> breakerBands(const ReportData &report, QStringList *row
     rowLabels->clear();
     for (auto it = rows.begin(); it != rows.end(); ++it, ++row) {
         const QStringList parts = it.key().split(QChar(0x1f));
-        rowLabels->append(parts.value(0) + QStringLiteral(" (") + parts.value(1).mid(1) +
-                          u')');
+        rowLabels->append(parts.value(0) + QStringLiteral(" (") + parts.value(1).mid(1) + u')');
         auto &transitions = it.value();
         std::stable_sort(transitions.begin(), transitions.end(),
                          [](const BreakerTransition *a, const BreakerTransition *b) {
@@ -71,8 +70,8 @@ std::vector<BreakerBand> breakerBands(const ReportData &report, QStringList *row
 
 BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     : DashboardPage(timeRange, parent), m_plot(new QCustomPlot), m_summary(new QLabel),
-      m_model(new models::BreakerTransitionsModel(this)),
-      m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView)
+      m_model(new models::BreakerTransitionsModel(this)), m_proxy(new QSortFilterProxyModel(this)),
+      m_view(new QTableView)
 {
     auto *layout = new QVBoxLayout(this);
     QStringList legend;
@@ -98,9 +97,9 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setColumnWidth(models::BreakerTransitionsModel::TimeColumn,
-                           m_view->fontMetrics().horizontalAdvance(
-                               QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
+    m_view->setColumnWidth(
+        models::BreakerTransitionsModel::TimeColumn,
+        m_view->fontMetrics().horizontalAdvance(QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
     m_view->setColumnWidth(models::BreakerTransitionsModel::ScopeColumn, 220);
     m_view->setColumnWidth(models::BreakerTransitionsModel::ToColumn, 90);
     splitter->addWidget(m_view);
@@ -128,8 +127,7 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     connect(m_plot->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
             [this](const QCPRange &range) {
                 if (!m_applyingRange)
-                    this->timeRange()->setRange(plotKeyToMs(range.lower),
-                                                plotKeyToMs(range.upper));
+                    this->timeRange()->setRange(plotKeyToMs(range.lower), plotKeyToMs(range.upper));
             });
     // A transition clicked in the list: show the moment it happened.
     connect(m_view, &QTableView::activated, this, [this](const QModelIndex &index) {
@@ -179,11 +177,11 @@ void BreakersPage::refresh()
     } else {
         QStringList parts;
         for (const BreakerSummary &breaker : snap->report.breakers) {
-            QString line = tr("%1 (%2): %3 transitions, open %4 s, now %5")
-                               .arg(breaker.scope, breaker.source)
-                               .arg(breaker.transitions)
-                               .arg(QString::number(breaker.openSeconds, 'f', 1),
-                                    breaker.finalState);
+            QString line =
+                tr("%1 (%2): %3 transitions, open %4 s, now %5")
+                    .arg(breaker.scope, breaker.source)
+                    .arg(breaker.transitions)
+                    .arg(QString::number(breaker.openSeconds, 'f', 1), breaker.finalState);
             if (breaker.trips > 0 || breaker.blockedRequests > 0)
                 line += tr("; tripped %1 times, %2 requests sent while open (%3 identities)")
                             .arg(breaker.trips)

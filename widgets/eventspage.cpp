@@ -32,7 +32,8 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     m_identity->setPlaceholderText(tr("identity"));
     m_identity->setObjectName(QStringLiteral("filterIdentity"));
     m_status->setPlaceholderText(tr("status"));
-    m_status->setMaximumWidth(m_status->fontMetrics().horizontalAdvance(QStringLiteral("000000")) + 20);
+    m_status->setMaximumWidth(m_status->fontMetrics().horizontalAdvance(QStringLiteral("000000")) +
+                              20);
     m_status->setObjectName(QStringLiteral("filterStatus"));
     m_errorCode->setPlaceholderText(tr("error code"));
     m_errorCode->setObjectName(QStringLiteral("filterErrorCode"));
@@ -72,9 +73,9 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
     m_view->setWordWrap(false);
-    m_view->setColumnWidth(models::EventsModel::TimeColumn,
-                           m_view->fontMetrics().horizontalAdvance(
-                               QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
+    m_view->setColumnWidth(
+        models::EventsModel::TimeColumn,
+        m_view->fontMetrics().horizontalAdvance(QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
     m_view->setColumnWidth(models::EventsModel::UrlColumn, 380);
     splitter->addWidget(m_view);
     m_detail->setReadOnly(true);
@@ -110,9 +111,8 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
             [this](const QPoint &pos) {
                 showColumnMenu(m_view->horizontalHeader()->mapToGlobal(pos));
             });
-    connect(m_columns, &QToolButton::clicked, this, [this] {
-        showColumnMenu(m_columns->mapToGlobal(QPoint(0, m_columns->height())));
-    });
+    connect(m_columns, &QToolButton::clicked, this,
+            [this] { showColumnMenu(m_columns->mapToGlobal(QPoint(0, m_columns->height()))); });
     updateStatus();
 }
 

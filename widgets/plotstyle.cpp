@@ -1,12 +1,12 @@
 #include "plotstyle.h"
 
+#include "qcp.h"
 #include <QAbstractItemModel>
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTextStream>
-#include "qcp.h"
 
 namespace ts::widgets {
 

@@ -12,8 +12,14 @@ class QCustomPlot;
 namespace ts::widgets {
 
 // Plot keys are seconds since the epoch (double), as QCPAxisTickerDateTime expects.
-inline double plotKey(qint64 ms) { return static_cast<double>(ms) / 1000.0; }
-inline qint64 plotKeyToMs(double key) { return static_cast<qint64>(key * 1000.0); }
+inline double plotKey(qint64 ms)
+{
+    return static_cast<double>(ms) / 1000.0;
+}
+inline qint64 plotKeyToMs(double key)
+{
+    return static_cast<qint64>(key * 1000.0);
+}
 
 // Applies the widget's palette to background, axes, grid and legend. Call again on
 // QEvent::PaletteChange.

@@ -16,11 +16,11 @@ namespace ts::models {
 
 struct EventQuery
 {
-    QString identity;          // exact
-    std::optional<int> status; // exact HTTP status
-    QString errorCode;         // exact
-    QString lane;              // exact
-    QString text;              // case-insensitive substring of url, errorCode or identity
+    QString identity;             // exact
+    std::optional<int> status;    // exact HTTP status
+    QString errorCode;            // exact
+    QString lane;                 // exact
+    QString text;                 // case-insensitive substring of url, errorCode or identity
     std::optional<qint64> fromMs; // tsMs >= fromMs
     std::optional<qint64> toMs;   // tsMs < toMs
 

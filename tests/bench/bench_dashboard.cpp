@@ -85,8 +85,8 @@ bool buildWorkspace(const QString &path, int count)
         std::fprintf(stderr, "workspace: %s\n", qPrintable(workspace.errorString()));
         return false;
     }
-    const qint64 sourceId = workspace.addSource(QStringLiteral("bench.ndjson"),
-                                                QStringLiteral("ndjson"), 0, 0, QByteArray("bench"));
+    const qint64 sourceId = workspace.addSource(
+        QStringLiteral("bench.ndjson"), QStringLiteral("ndjson"), 0, 0, QByteArray("bench"));
     ts::WorkspaceWriter writer;
     if (!writer.start(path)) {
         std::fprintf(stderr, "writer: %s\n", qPrintable(writer.errorString()));
@@ -103,7 +103,8 @@ bool buildWorkspace(const QString &path, int count)
             event.tsMs = ts::fixture::t0() + i * 3;
             event.identity = QStringLiteral("identity-%1").arg(i % 20);
             event.method = QStringLiteral("GET");
-            event.url = QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/%1").arg(i % 500);
+            event.url =
+                QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/%1").arg(i % 500);
             event.status = i % 10 == 0 ? 429 : 200;
             event.errorCode = i % 10 == 0 ? QStringLiteral("RequestBlocked") : QString();
             event.lane = i % 3 == 0 ? QStringLiteral("background") : QStringLiteral("foreground");

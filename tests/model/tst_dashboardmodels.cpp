@@ -68,7 +68,8 @@ private Q_SLOTS:
     void gridShape()
     {
         BucketGridModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSnapshot(fixture::smallSnapshot());
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.columnCount(), 3);
@@ -137,7 +138,8 @@ private Q_SLOTS:
         QFETCH(qint64, seconds);
         QFETCH(double, fill);
         BucketGridModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSnapshot(fixture::smallSnapshot());
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
         QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
@@ -154,7 +156,8 @@ private Q_SLOTS:
     void gridBatchedUpdates()
     {
         BucketGridModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSnapshot(fixture::smallSnapshot());
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
         QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
@@ -180,7 +183,8 @@ private Q_SLOTS:
     void alertsAppendOrReset()
     {
         AlertsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
         auto alerts = fixture::smallSnapshot()->report.alerts;
@@ -205,7 +209,8 @@ private Q_SLOTS:
     void breakerTransitions()
     {
         BreakerTransitionsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setTransitions(fixture::smallSnapshot()->report.breakerTransitions);
         QCOMPARE(model.rowCount(), 5);
         QCOMPARE(model.index(2, BreakerTransitionsModel::ToColumn).data().toString(),
@@ -219,7 +224,8 @@ private Q_SLOTS:
     void throttleTable()
     {
         ThrottleTableModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setThrottles(fixture::smallSnapshot()->report.throttles);
         // identities x (CapacityLimitExceeded, RequestBlocked) + total
         QCOMPARE(model.rowCount(), 2);
@@ -245,7 +251,8 @@ private Q_SLOTS:
     void eventsPaging()
     {
         EventsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSource(std::make_shared<MemoryEventSource>(makeEvents(1000)));
         QCOMPARE(model.matchingCount(), qint64(1000));
         QCOMPARE(model.rowCount(), EventsModel::kPageSize); // one page, not everything
@@ -267,15 +274,18 @@ private Q_SLOTS:
         QTest::addColumn<QString>("lane");
         QTest::addColumn<QString>("text");
         QTest::addColumn<qint64>("expected");
-        QTest::newRow("none") << QString() << 0 << QString() << QString() << QString() << qint64(100);
-        QTest::newRow("identity") << kMigrator << 0 << QString() << QString() << QString() << qint64(50);
-        QTest::newRow("status") << QString() << 429 << QString() << QString() << QString() << qint64(10);
+        QTest::newRow("none") << QString() << 0 << QString() << QString() << QString()
+                              << qint64(100);
+        QTest::newRow("identity") << kMigrator << 0 << QString() << QString() << QString()
+                                  << qint64(50);
+        QTest::newRow("status") << QString() << 429 << QString() << QString() << QString()
+                                << qint64(10);
         QTest::newRow("code") << QString() << 0 << QStringLiteral("RequestBlocked") << QString()
                               << QString() << qint64(10);
         QTest::newRow("lane") << QString() << 0 << QString() << QStringLiteral("background")
                               << QString() << qint64(34);
-        QTest::newRow("text in url") << QString() << 0 << QString() << QString()
-                                     << QStringLiteral("ITEMS/42") << qint64(1);
+        QTest::newRow("text in url")
+            << QString() << 0 << QString() << QString() << QStringLiteral("ITEMS/42") << qint64(1);
         QTest::newRow("combined") << kMigrator << 429 << QString() << QString() << QString()
                                   << qint64(10);
     }
@@ -288,7 +298,8 @@ private Q_SLOTS:
         QFETCH(QString, text);
         QFETCH(qint64, expected);
         EventsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSource(std::make_shared<MemoryEventSource>(makeEvents(100)));
         EventQuery query;
         query.identity = identity;
@@ -329,7 +340,8 @@ private Q_SLOTS:
         auto source = WorkspaceEventSource::open(path, &error);
         QVERIFY2(source, qPrintable(error));
         EventsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy counted(&model, &EventsModel::matchingCountChanged);
         model.setSource(source);
         QCOMPARE(model.rowCount(), EventsModel::kPageSize);
@@ -355,7 +367,8 @@ private Q_SLOTS:
         QVERIFY(!model.isCounting());
         QCOMPARE(model.matchingCount(), qint64(-1));
         QCOMPARE(model.rowCount(), 1);
-        QCOMPARE(model.eventAt(0).url, QStringLiteral("https://api.fabric.microsoft.com/v1/items/999"));
+        QCOMPARE(model.eventAt(0).url,
+                 QStringLiteral("https://api.fabric.microsoft.com/v1/items/999"));
 
         QVERIFY(!WorkspaceEventSource::open(dir.filePath(QStringLiteral("missing.db")), &error));
         QVERIFY(!error.isEmpty());
@@ -393,7 +406,8 @@ private Q_SLOTS:
     void ingestSilence()
     {
         IngestSourcesModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         const qint64 now = fixture::at(1000);
         IngestSourceStatus quiet;
         quiet.path = QStringLiteral("http");
@@ -414,7 +428,8 @@ private Q_SLOTS:
                  QStringLiteral("3 min 42 s ago"));
 
         MalformedRecordsModel malformed;
-        QAbstractItemModelTester malformedTester(&malformed, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester malformedTester(
+            &malformed, QAbstractItemModelTester::FailureReportingMode::QtTest);
         malformed.setRecords({{QStringLiteral("a.ndjson"), 17, QStringLiteral("not JSON")}});
         QCOMPARE(malformed.index(0, 0).data().toString(), QStringLiteral("a.ndjson:17"));
         QCOMPARE(malformed.index(0, 1).data().toString(), QStringLiteral("not JSON"));

@@ -87,9 +87,9 @@ inline std::shared_ptr<DashboardSnapshot> smallSnapshot()
     const QString platform = QStringLiteral("platform");
     const QString perApp = QStringLiteral("per-app");
 
-    r.scopes = {scope(migrator, fabric, platform, 200, 60), scope(migrator, graph, perApp, 1000, 600),
-                scope(alice, fabric, platform, 200, 60), scope(alice, graph, perApp, 1000, 600),
-                scope(bob, graph, perApp, 1000, 600)};
+    r.scopes = {scope(migrator, fabric, platform, 200, 60),
+                scope(migrator, graph, perApp, 1000, 600), scope(alice, fabric, platform, 200, 60),
+                scope(alice, graph, perApp, 1000, 600), scope(bob, graph, perApp, 1000, 600)};
     snap->series.resize(5);
 
     ScopeSeries &s0 = snap->series[0];
@@ -148,7 +148,8 @@ inline std::shared_ptr<DashboardSnapshot> smallSnapshot()
     r.throttles.byScope = {{QStringLiteral("Application"), 6}, {QStringLiteral("User"), 3}};
     r.throttles.byKind = {{QStringLiteral("rate-limit"), 8}, {QStringLiteral("capacity"), 1}};
     r.throttles.byIdentityAndErrorCode = {
-        {migrator, {{QStringLiteral("RequestBlocked"), 6}, {QStringLiteral("CapacityLimitExceeded"), 1}}},
+        {migrator,
+         {{QStringLiteral("RequestBlocked"), 6}, {QStringLiteral("CapacityLimitExceeded"), 1}}},
         {alice, {{QStringLiteral("RequestBlocked"), 2}}}};
     snap->binMs = 60'000;
     ThrottleBin first;
@@ -166,13 +167,12 @@ inline std::shared_ptr<DashboardSnapshot> smallSnapshot()
     const QString closed = QStringLiteral("closed");
     const QString open = QStringLiteral("open");
     const QString halfOpen = QStringLiteral("half-open");
-    r.breakerTransitions = {
-        transition(at(121), app, reconstructed, closed, open,
-                   QStringLiteral("429 RequestBlocked, cooldown 55 s")),
-        transition(at(125), app, logged, closed, open),
-        transition(at(185), app, logged, open, halfOpen),
-        transition(at(190), app, reconstructed, open, closed),
-        transition(at(200), app, logged, halfOpen, closed)};
+    r.breakerTransitions = {transition(at(121), app, reconstructed, closed, open,
+                                       QStringLiteral("429 RequestBlocked, cooldown 55 s")),
+                            transition(at(125), app, logged, closed, open),
+                            transition(at(185), app, logged, open, halfOpen),
+                            transition(at(190), app, reconstructed, open, closed),
+                            transition(at(200), app, logged, halfOpen, closed)};
     r.breakers = {breaker(app, logged, 3, 60, closed), breaker(app, reconstructed, 2, 69, closed)};
 
     r.alerts = {{QStringLiteral("near-limit"), QStringLiteral("warning"), at(115), migrator,
