@@ -91,8 +91,8 @@ void MainWindow::createActions()
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     file->addSeparator();
-    QAction *exportPlot = file->addAction(tr("Export &Plot (PNG, PDF, SVG)…"), this,
-                                          &MainWindow::exportPlotDialog);
+    QAction *exportPlot =
+        file->addAction(tr("Export &Plot (PNG, PDF, SVG)…"), this, &MainWindow::exportPlotDialog);
     exportPlot->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     QAction *exportTable =
         file->addAction(tr("Export &Table as CSV…"), this, &MainWindow::exportTableDialog);
@@ -111,9 +111,8 @@ void MainWindow::createActions()
         action->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + i)));
     }
     view->addSeparator();
-    QAction *live = view->addAction(tr("&Live (follow newest data)"), this, [this] {
-        m_dashboard->timeRange()->setFollowing(true);
-    });
+    QAction *live = view->addAction(tr("&Live (follow newest data)"), this,
+                                    [this] { m_dashboard->timeRange()->setFollowing(true); });
     live->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     toolbar->addAction(live);
     QAction *showAll = view->addAction(tr("Show &All Time"), this,
@@ -125,22 +124,21 @@ void MainWindow::createActions()
             edit->setFocus();
     });
     filter->setShortcut(QKeySequence::Find);
-    QAction *fullScreen = view->addAction(tr("F&ull Screen"), this, [this] {
-        setWindowState(windowState() ^ Qt::WindowFullScreen);
-    });
+    QAction *fullScreen = view->addAction(
+        tr("F&ull Screen"), this, [this] { setWindowState(windowState() ^ Qt::WindowFullScreen); });
     fullScreen->setShortcut(QKeySequence::FullScreen);
 
     QMenu *analysis = menuBar()->addMenu(tr("&Analysis"));
-    QAction *policy =
-        analysis->addAction(tr("&Policy…"), this, &MainWindow::showPolicyEditor);
+    QAction *policy = analysis->addAction(tr("&Policy…"), this, &MainWindow::showPolicyEditor);
     policy->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     toolbar->addAction(policy);
-    QAction *demo = analysis->addAction(style()->standardIcon(QStyle::SP_MediaPlay),
-                                        tr("Start &Demo"), this, [this] { Q_EMIT demoRequested(); });
+    QAction *demo =
+        analysis->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Start &Demo"), this,
+                            [this] { Q_EMIT demoRequested(); });
     demo->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     toolbar->addAction(demo);
-    QAction *cancel = analysis->addAction(tr("&Cancel Import"), this,
-                                          [this] { Q_EMIT cancelRequested(); });
+    QAction *cancel =
+        analysis->addAction(tr("&Cancel Import"), this, [this] { Q_EMIT cancelRequested(); });
     cancel->setShortcut(QKeySequence(Qt::Key_Escape));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
@@ -195,7 +193,8 @@ void MainWindow::setProgress(qint64 done, qint64 total)
     }
     m_progress->setRange(0, 1000);
     m_progress->setValue(static_cast<int>(done * 1000 / total));
-    m_progress->setFormat(QStringLiteral("%1 %").arg(QString::number(done * 100.0 / total, 'f', 0)));
+    m_progress->setFormat(
+        QStringLiteral("%1 %").arg(QString::number(done * 100.0 / total, 'f', 0)));
 }
 
 void MainWindow::setIngestStatus(const ts::IngestStatus &status)
@@ -291,8 +290,9 @@ void MainWindow::openFilesDialog()
 
 void MainWindow::openWorkspaceDialog()
 {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open workspace"), QString(), tr("Workspace (*.db *.tsdb *.sqlite);;All files (*)"));
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Open workspace"), QString(),
+                                     tr("Workspace (*.db *.tsdb *.sqlite);;All files (*)"));
     if (!path.isEmpty()) {
         addRecentFile(path);
         Q_EMIT openWorkspaceRequested(path);
@@ -348,9 +348,8 @@ void MainWindow::exportTableDialog()
 
 void MainWindow::exportReportDialog()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Export JSON report"),
-                                                      QStringLiteral("report.json"),
-                                                      tr("JSON (*.json)"));
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Export JSON report"), QStringLiteral("report.json"), tr("JSON (*.json)"));
     if (!path.isEmpty())
         Q_EMIT exportReportRequested(path);
 }
@@ -381,8 +380,7 @@ void MainWindow::notifyCriticalAlerts(const QList<ts::Alert> &alerts)
     QString text = alert.kind + QStringLiteral(" · ") + alert.key + u'\n' + alert.detail;
     if (more > 0)
         text += tr("\n(+%1 more critical alerts)").arg(more);
-    m_tray->showMessage(tr("Throttlescope: critical alert"), text, QSystemTrayIcon::Critical,
-                        8000);
+    m_tray->showMessage(tr("Throttlescope: critical alert"), text, QSystemTrayIcon::Critical, 8000);
     m_lastNotificationMs = now;
     m_suppressedNotifications = 0;
 }

@@ -62,8 +62,14 @@ AlertsPage::AlertsPage(models::AlertsModel *model, models::TimeRange *timeRange,
     connect(m_view, &QTableView::activated, this, [this](const QModelIndex &proxyIndex) {
         jumpToAlert(m_proxy->mapToSource(proxyIndex).row());
     });
-    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] { markStale(); refreshIfStale(); });
-    connect(m_model, &QAbstractItemModel::modelReset, this, [this] { markStale(); refreshIfStale(); });
+    connect(m_model, &QAbstractItemModel::rowsInserted, this, [this] {
+        markStale();
+        refreshIfStale();
+    });
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+        markStale();
+        refreshIfStale();
+    });
 }
 
 QAbstractItemModel *AlertsPage::tableModel() const

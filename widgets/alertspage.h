@@ -20,8 +20,7 @@ class AlertsPage : public DashboardPage
 public:
     // The model is the dashboard's (it is updated with every snapshot so that notifications
     // about new critical alerts do not depend on this page being visible).
-    AlertsPage(models::AlertsModel *model, models::TimeRange *timeRange,
-               QWidget *parent = nullptr);
+    AlertsPage(models::AlertsModel *model, models::TimeRange *timeRange, QWidget *parent = nullptr);
 
     [[nodiscard]] QAbstractItemModel *tableModel() const override;
     [[nodiscard]] QTableView *view() const { return m_view; }

@@ -40,8 +40,7 @@ std::vector<BreakerBand> breakerBands(const ReportData &report, QStringList *row
     rowLabels->clear();
     for (auto it = rows.begin(); it != rows.end(); ++it, ++row) {
         const QStringList parts = it.key().split(QChar(0x1f));
-        rowLabels->append(parts.value(0) + QStringLiteral(" (") + parts.value(1).mid(1) +
-                          u')');
+        rowLabels->append(parts.value(0) + QStringLiteral(" (") + parts.value(1).mid(1) + u')');
         auto &transitions = it.value();
         std::stable_sort(transitions.begin(), transitions.end(),
                          [](const BreakerTransition *a, const BreakerTransition *b) {
@@ -71,8 +70,8 @@ std::vector<BreakerBand> breakerBands(const ReportData &report, QStringList *row
 
 BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     : DashboardPage(timeRange, parent), m_plot(new QCustomPlot), m_summary(new QLabel),
-      m_model(new models::BreakerTransitionsModel(this)),
-      m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView)
+      m_model(new models::BreakerTransitionsModel(this)), m_proxy(new QSortFilterProxyModel(this)),
+      m_view(new QTableView)
 {
     auto *layout = new QVBoxLayout(this);
     QStringList legend;
@@ -98,10 +97,11 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setColumnWidth(models::BreakerTransitionsModel::TimeColumn,
-                           m_view->fontMetrics().horizontalAdvance(
-                               QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
+    m_view->setColumnWidth(
+        models::BreakerTransitionsModel::TimeColumn,
+        m_view->fontMetrics().horizontalAdvance(QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
     m_view->setColumnWidth(models::BreakerTransitionsModel::ScopeColumn, 220);
+    m_view->setColumnWidth(models::BreakerTransitionsModel::ToColumn, 90);
     splitter->addWidget(m_view);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
@@ -120,14 +120,14 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     m_cursor->setPen(QPen(palette().color(QPalette::Text), 1.2, Qt::DashLine));
     m_cursor->setVisible(false);
     applyPalette(m_plot);
+    tunePlotForSpeed(m_plot);
 
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this,
             [this](QMouseEvent *) { this->timeRange()->showAll(); });
     connect(m_plot->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
             [this](const QCPRange &range) {
                 if (!m_applyingRange)
-                    this->timeRange()->setRange(plotKeyToMs(range.lower),
-                                                plotKeyToMs(range.upper));
+                    this->timeRange()->setRange(plotKeyToMs(range.lower), plotKeyToMs(range.upper));
             });
     // A transition clicked in the list: show the moment it happened.
     connect(m_view, &QTableView::activated, this, [this](const QModelIndex &index) {
@@ -176,11 +176,19 @@ void BreakersPage::refresh()
                                 : tr("No data."));
     } else {
         QStringList parts;
-        for (const BreakerSummary &breaker : snap->report.breakers)
-            parts.append(tr("%1 (%2): %3 transitions, open %4 s, now %5")
-                             .arg(breaker.scope, breaker.source)
-                             .arg(breaker.transitions)
-                             .arg(QString::number(breaker.openSeconds, 'f', 1), breaker.finalState));
+        for (const BreakerSummary &breaker : snap->report.breakers) {
+            QString line =
+                tr("%1 (%2): %3 transitions, open %4 s, now %5")
+                    .arg(breaker.scope, breaker.source)
+                    .arg(breaker.transitions)
+                    .arg(QString::number(breaker.openSeconds, 'f', 1), breaker.finalState);
+            if (breaker.trips > 0 || breaker.blockedRequests > 0)
+                line += tr("; tripped %1 times, %2 requests sent while open (%3 identities)")
+                            .arg(breaker.trips)
+                            .arg(breaker.blockedRequests)
+                            .arg(breaker.blockedIdentities.size());
+            parts.append(line);
+        }
         m_summary->setText(parts.join(u'\n'));
     }
     applyTimeRange();

@@ -17,8 +17,7 @@
 namespace ts::widgets {
 
 namespace {
-QCPGraph *makeGraph(QCustomPlot *plot, QCPAxis *x, QCPAxis *y, const QString &name,
-                    const QPen &pen)
+QCPGraph *makeGraph(QCustomPlot *plot, QCPAxis *x, QCPAxis *y, const QString &name, const QPen &pen)
 {
     QCPGraph *graph = plot->addGraph(x, y);
     graph->setName(name);
@@ -83,8 +82,7 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     QCPAxis *shadeAxis = m_plot->yAxis2;
     shadeAxis->setRange(0, 1);
     shadeAxis->setVisible(false);
-    m_retryAfter = makeGraph(m_plot, m_plot->xAxis, shadeAxis, tr("Retry-After (wait)"),
-                             Qt::NoPen);
+    m_retryAfter = makeGraph(m_plot, m_plot->xAxis, shadeAxis, tr("Retry-After (wait)"), Qt::NoPen);
     QColor shade = breakerStateColor(QStringLiteral("half-open"));
     shade.setAlpha(50);
     m_retryAfter->setBrush(shade);
@@ -95,20 +93,19 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
                            QPen(fillColor(1.0), 1.5, Qt::DashLine));
     m_effective = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("effective limit"),
                             QPen(fillColor(0.9), 1.5, Qt::DashDotLine));
-    m_usage = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("usage"),
-                        QPen(seriesColor(0), 1.6));
+    m_usage =
+        makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("usage"), QPen(seriesColor(0), 1.6));
     m_usage->setLineStyle(QCPGraph::lsStepLeft);
     QColor usageFill = seriesColor(0);
     usageFill.setAlpha(40);
     m_usage->setBrush(usageFill);
-    m_observed429 = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("429 observed"),
-                              Qt::NoPen);
+    m_observed429 = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("429 observed"), Qt::NoPen);
     m_observed429->setLineStyle(QCPGraph::lsNone);
     m_observed429->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssCross, QPen(fillColor(1.0), 2), Qt::NoBrush, 10));
     m_observed429->setAdaptiveSampling(false);
-    m_predicted429 = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("429 predicted"),
-                               Qt::NoPen);
+    m_predicted429 =
+        makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("429 predicted"), Qt::NoPen);
     m_predicted429->setLineStyle(QCPGraph::lsNone);
     m_predicted429->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(seriesColor(6), 2), Qt::NoBrush, 9));
@@ -117,15 +114,23 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     QCPAxis *pctX = m_pctRect->axis(QCPAxis::atBottom);
     QCPAxis *pctY = m_pctRect->axis(QCPAxis::atLeft);
     pctY->setRange(0, 110);
-    m_reconstructedPct = makeGraph(m_plot, pctX, pctY, tr("reconstructed %"),
-                                   QPen(seriesColor(0), 1.4));
+    m_reconstructedPct =
+        makeGraph(m_plot, pctX, pctY, tr("reconstructed %"), QPen(seriesColor(0), 1.4));
     m_reconstructedPct->setLineStyle(QCPGraph::lsStepLeft);
-    m_observedPct = makeGraph(m_plot, pctX, pctY, tr("header-observed %"),
-                              QPen(seriesColor(1), 1.4));
+    m_observedPct =
+        makeGraph(m_plot, pctX, pctY, tr("header-observed %"), QPen(seriesColor(1), 1.4));
     m_observedPct->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
 
+    // The replay cursor lives on its own buffered layer: scrubbing redraws that layer only,
+    // not the thousands of points under it.
+    m_plot->addLayer(QStringLiteral("cursor"), m_plot->layer(QStringLiteral("main")),
+                     QCustomPlot::limAbove);
+    m_cursorLayer = m_plot->layer(QStringLiteral("cursor"));
+    m_cursorLayer->setMode(QCPLayer::lmBuffered);
     m_cursor = new QCPItemStraightLine(m_plot);
     m_pctCursor = new QCPItemStraightLine(m_plot);
+    m_cursor->setLayer(m_cursorLayer);
+    m_pctCursor->setLayer(m_cursorLayer);
     for (QCPItemStraightLine *cursor : {m_cursor, m_pctCursor}) {
         // The replay instant: the palette's text colour, dashed, so it never reads as data.
         cursor->setPen(QPen(palette().color(QPalette::Text), 1.2, Qt::DashLine));
@@ -147,6 +152,7 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     m_pctRect->setRangeDragAxes(pctX, pctY);
     m_pctRect->setRangeZoomAxes(pctX, pctY);
     applyPalette(m_plot);
+    tunePlotForSpeed(m_plot);
 
     // Shift+drag: select a time range and zoom to it (QCustomPlot reads the mode after
     // emitting mousePress, so switching here applies to this very drag).
@@ -233,10 +239,10 @@ void BucketPage::rebuildGraphs()
     m_usage->data()->set(pointsOf(series.usageT, series.usage, 1.0, snap->report.lastMs), true);
     m_usage->setName(scope.algorithm == u"credits" ? tr("credits used") : tr("usage"));
 
-    const qint64 first = snap->report.firstMs.value_or(
-        series.usageT.empty() ? 0 : series.usageT.front());
-    const qint64 last = snap->report.lastMs.value_or(
-        series.usageT.empty() ? first : series.usageT.back());
+    const qint64 first =
+        snap->report.firstMs.value_or(series.usageT.empty() ? 0 : series.usageT.front());
+    const qint64 last =
+        snap->report.lastMs.value_or(series.usageT.empty() ? first : series.usageT.back());
     const QVector<double> ends = {plotKey(first), plotKey(std::max(last, first + 1))};
     m_capacity->setData(ends, {scope.capacity, scope.capacity}, true);
     if (scope.effectiveLimit)
@@ -295,10 +301,9 @@ void BucketPage::rebuildGraphs()
     if (scope.effectiveLimit)
         limits += tr(" · effective (where observed 429s began): %1 (%2 % of documented)")
                       .arg(*scope.effectiveLimit)
-                      .arg(QString::number(scope.capacity > 0
-                                               ? *scope.effectiveLimit / scope.capacity * 100.0
-                                               : 0.0,
-                                           'f', 0));
+                      .arg(QString::number(
+                          scope.capacity > 0 ? *scope.effectiveLimit / scope.capacity * 100.0 : 0.0,
+                          'f', 0));
     else
         limits += tr(" · effective: unknown (no observed 429 yet)");
     limits += tr(" · peak %1 %").arg(QString::number(scope.peakFill * 100.0, 'f', 0));
@@ -313,7 +318,28 @@ void BucketPage::rebuildGraphs()
 
 void BucketPage::timeChanged()
 {
+    // Only the replay instant moved (scrubbing): move the cursor and redraw its layer.
+    if (timeRange()->hasRange() && timeRange()->startMs() == m_appliedStartMs &&
+        timeRange()->endMs() == m_appliedEndMs) {
+        placeCursor();
+        m_cursorLayer->replot();
+        return;
+    }
     applyTimeRange();
+}
+
+void BucketPage::placeCursor()
+{
+    const auto instant = timeRange()->replayInstant();
+    m_cursor->setVisible(instant.has_value());
+    m_pctCursor->setVisible(instant.has_value());
+    if (instant) {
+        const double key = plotKey(*instant);
+        m_cursor->point1->setCoords(key, 0);
+        m_cursor->point2->setCoords(key, 1);
+        m_pctCursor->point1->setCoords(key, 0);
+        m_pctCursor->point2->setCoords(key, 1);
+    }
 }
 
 void BucketPage::applyTimeRange()
@@ -328,16 +354,9 @@ void BucketPage::applyTimeRange()
         m_pctRect->axis(QCPAxis::atBottom)->setRange(m_plot->xAxis->range());
     }
     m_applyingRange = false;
-    const auto instant = timeRange()->replayInstant();
-    m_cursor->setVisible(instant.has_value());
-    m_pctCursor->setVisible(instant.has_value());
-    if (instant) {
-        const double key = plotKey(*instant);
-        m_cursor->point1->setCoords(key, 0);
-        m_cursor->point2->setCoords(key, 1);
-        m_pctCursor->point1->setCoords(key, 0);
-        m_pctCursor->point2->setCoords(key, 1);
-    }
+    m_appliedStartMs = timeRange()->startMs();
+    m_appliedEndMs = timeRange()->endMs();
+    placeCursor();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
 

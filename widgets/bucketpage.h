@@ -14,6 +14,7 @@ class QLabel;
 class QCPAxisRect;
 class QCPGraph;
 class QCPItemStraightLine;
+class QCPLayer;
 class QCPRange;
 
 namespace ts::widgets {
@@ -48,6 +49,7 @@ private:
     void rebuildGraphs();
     void applyTimeRange();
     void onPlotRangeChanged(const QCPRange &range);
+    void placeCursor();
 
     QComboBox *m_scopes;
     QLabel *m_limits;
@@ -63,6 +65,9 @@ private:
     QCPGraph *m_observedPct = nullptr;
     QCPItemStraightLine *m_cursor = nullptr;
     QCPItemStraightLine *m_pctCursor = nullptr;
+    QCPLayer *m_cursorLayer = nullptr;
+    qint64 m_appliedStartMs = 0; // the range the axes show, to tell a scrub from a zoom
+    qint64 m_appliedEndMs = 0;
     int m_scopeIndex = -1;
     quint64 m_drawnGeneration = 0;
     int m_drawnScope = -2;

@@ -55,11 +55,11 @@ Dashboard::Dashboard(QWidget *parent)
     m_navigation->setObjectName(QStringLiteral("pageNavigation"));
     for (const PageTitle &page : kPages)
         m_navigation->addItem(tr(page.title));
-    m_navigation->setFixedWidth(m_navigation->fontMetrics().horizontalAdvance(
-                                    QStringLiteral("Throttles")) * 2);
+    m_navigation->setFixedWidth(
+        m_navigation->fontMetrics().horizontalAdvance(QStringLiteral("Throttles")) * 2);
     body->addWidget(m_navigation);
     const QList<QWidget *> pages = {m_overview, m_bucket, m_throttles, m_breakers,
-                                    m_alerts, m_events, m_ingest};
+                                    m_alerts,   m_events, m_ingest};
     for (QWidget *page : pages)
         m_stack->addWidget(page);
     body->addWidget(m_stack, 1);

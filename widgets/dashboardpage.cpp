@@ -3,8 +3,8 @@
 #include "models/timerange.h"
 #include "plotstyle.h"
 
-#include <QEvent>
 #include "qcp.h"
+#include <QEvent>
 
 namespace ts::widgets {
 

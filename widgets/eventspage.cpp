@@ -2,6 +2,7 @@
 
 #include "models/eventsmodel.h"
 #include "models/timerange.h"
+#include "models/workspaceeventsource.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -31,7 +32,8 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     m_identity->setPlaceholderText(tr("identity"));
     m_identity->setObjectName(QStringLiteral("filterIdentity"));
     m_status->setPlaceholderText(tr("status"));
-    m_status->setMaximumWidth(m_status->fontMetrics().horizontalAdvance(QStringLiteral("000000")) + 20);
+    m_status->setMaximumWidth(m_status->fontMetrics().horizontalAdvance(QStringLiteral("000000")) +
+                              20);
     m_status->setObjectName(QStringLiteral("filterStatus"));
     m_errorCode->setPlaceholderText(tr("error code"));
     m_errorCode->setObjectName(QStringLiteral("filterErrorCode"));
@@ -71,9 +73,9 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
     m_view->setWordWrap(false);
-    m_view->setColumnWidth(models::EventsModel::TimeColumn,
-                           m_view->fontMetrics().horizontalAdvance(
-                               QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
+    m_view->setColumnWidth(
+        models::EventsModel::TimeColumn,
+        m_view->fontMetrics().horizontalAdvance(QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
     m_view->setColumnWidth(models::EventsModel::UrlColumn, 380);
     splitter->addWidget(m_view);
     m_detail->setReadOnly(true);
@@ -103,14 +105,14 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
             &EventsPage::showDetail);
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &EventsPage::updateStatus);
     connect(m_model, &QAbstractItemModel::modelReset, this, &EventsPage::updateStatus);
+    connect(m_model, &models::EventsModel::matchingCountChanged, this, &EventsPage::updateStatus);
     connect(m_model, &QAbstractItemModel::modelReset, m_detail, &QPlainTextEdit::clear);
     connect(m_view->horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
             [this](const QPoint &pos) {
                 showColumnMenu(m_view->horizontalHeader()->mapToGlobal(pos));
             });
-    connect(m_columns, &QToolButton::clicked, this, [this] {
-        showColumnMenu(m_columns->mapToGlobal(QPoint(0, m_columns->height())));
-    });
+    connect(m_columns, &QToolButton::clicked, this,
+            [this] { showColumnMenu(m_columns->mapToGlobal(QPoint(0, m_columns->height()))); });
     updateStatus();
 }
 
@@ -217,8 +219,12 @@ void EventsPage::updateStatus()
     }
     QString text = source->description() + QStringLiteral(" · ");
     const qint64 matching = m_model->matchingCount();
-    text += matching >= 0 ? tr("%1 matching, %2 loaded").arg(matching).arg(m_model->rowCount())
-                          : tr("%1 loaded").arg(m_model->rowCount());
+    if (matching >= 0)
+        text += tr("%1 matching, %2 loaded").arg(matching).arg(m_model->rowCount());
+    else if (m_model->isCounting())
+        text += tr("counting…, %1 loaded").arg(m_model->rowCount());
+    else
+        text += tr("%1 loaded (text search: not counted)").arg(m_model->rowCount());
     const models::EventQuery query = currentQuery();
     if (query.fromMs || query.toMs)
         text += tr(" · time-filtered");
@@ -242,8 +248,19 @@ void EventsPage::restoreHeaderState(const QByteArray &state)
 
 bool EventsPage::setWorkspacePath(const QString &path)
 {
-    Q_UNUSED(path);
-    return false;
+    if (path.isEmpty()) {
+        setEventSource(nullptr);
+        return true;
+    }
+    QString error;
+    auto source = models::WorkspaceEventSource::open(path, &error);
+    if (!source) {
+        setEventSource(nullptr);
+        m_statusLabel->setText(tr("Could not open workspace %1: %2").arg(path, error));
+        return false;
+    }
+    setEventSource(std::move(source));
+    return true;
 }
 
 } // namespace ts::widgets

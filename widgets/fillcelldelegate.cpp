@@ -52,11 +52,11 @@ void FillCellDelegate::paint(QPainter *painter, const QStyleOptionViewItem &opti
     painter->restore();
 }
 
-QSize FillCellDelegate::sizeHint(const QStyleOptionViewItem &option,
-                                 const QModelIndex &index) const
+QSize FillCellDelegate::sizeHint(const QStyleOptionViewItem &option, const QModelIndex &index) const
 {
     QSize size = QStyledItemDelegate::sizeHint(option, index);
-    size.setWidth(std::max(size.width(), option.fontMetrics.horizontalAdvance(QStringLiteral("100 %")) + 40));
+    size.setWidth(
+        std::max(size.width(), option.fontMetrics.horizontalAdvance(QStringLiteral("100 %")) + 40));
     return size;
 }
 

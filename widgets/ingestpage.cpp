@@ -56,8 +56,8 @@ void IngestPage::setStatus(const IngestStatus &status)
             ? tr("Malformed records: %1 (showing the last %2)")
                   .arg(status.malformedTotal)
                   .arg(status.malformed.size())
-            : tr("Malformed records: %1").arg(std::max<qint64>(status.malformedTotal,
-                                                               status.malformed.size())));
+            : tr("Malformed records: %1")
+                  .arg(std::max<qint64>(status.malformedTotal, status.malformed.size())));
     tick();
 }
 

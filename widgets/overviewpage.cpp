@@ -47,8 +47,8 @@ QLabel *addCard(QHBoxLayout *row, const QString &caption, const QString &objectN
 
 OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
     : DashboardPage(timeRange, parent), m_model(new models::BucketGridModel(this)),
-      m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView),
-      m_filter(new QLineEdit), m_emptyHint(new QLabel), m_instantLabel(new QLabel)
+      m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView), m_filter(new QLineEdit),
+      m_emptyHint(new QLabel), m_instantLabel(new QLabel)
 {
     auto *layout = new QVBoxLayout(this);
     auto *cards = new QHBoxLayout;
@@ -108,9 +108,8 @@ OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
         if (scope >= 0)
             Q_EMIT bucketActivated(scope);
     });
-    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
-        m_view->resizeColumnToContents(0);
-    });
+    connect(m_model, &QAbstractItemModel::modelReset, this,
+            [this] { m_view->resizeColumnToContents(0); });
 }
 
 QAbstractItemModel *OverviewPage::tableModel() const
@@ -181,8 +180,9 @@ void OverviewPage::updateHeadline()
         m_worst->setText(QString::number(worstFill * 100.0, 'f', 0) + QStringLiteral(" % ") +
                          report.scopes.at(worst).key);
         m_worst->setToolTip(models::scopeLabel(report.scopes.at(worst)));
-        m_worst->setStyleSheet(QStringLiteral("color: %1").arg(
-            worstFill >= 0.8 ? fillColor(worstFill).name() : palette().color(QPalette::Text).name()));
+        m_worst->setStyleSheet(QStringLiteral("color: %1")
+                                   .arg(worstFill >= 0.8 ? fillColor(worstFill).name()
+                                                         : palette().color(QPalette::Text).name()));
     }
 
     int open = 0;
@@ -196,8 +196,9 @@ void OverviewPage::updateHeadline()
     }
     m_breakers->setText(QString::number(open));
     m_breakers->setToolTip(openScopes.join(u'\n'));
-    m_breakers->setStyleSheet(open > 0 ? QStringLiteral("color: %1").arg(breakerStateColor(QStringLiteral("open")).name())
-                                       : QString());
+    m_breakers->setStyleSheet(
+        open > 0 ? QStringLiteral("color: %1").arg(breakerStateColor(QStringLiteral("open")).name())
+                 : QString());
 
     int critical = 0;
     for (const Alert &alert : report.alerts)

@@ -1,12 +1,12 @@
 #include "plotstyle.h"
 
+#include "qcp.h"
 #include <QAbstractItemModel>
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
 #include <QSvgGenerator>
 #include <QTextStream>
-#include "qcp.h"
 
 namespace ts::widgets {
 
@@ -41,6 +41,13 @@ void applyPalette(QCustomPlot *plot)
     plot->legend->setBorderPen(QPen(grid));
     plot->legend->setTextColor(text);
     plot->legend->setSelectedTextColor(palette.color(QPalette::HighlightedText));
+}
+
+void tunePlotForSpeed(QCustomPlot *plot)
+{
+    plot->setPlottingHint(QCP::phFastPolylines, true);
+    plot->setNotAntialiasedElements(QCP::aeFills);
+    plot->setNoAntialiasingOnDrag(true);
 }
 
 void useUtcTimeAxis(QCPAxis *axis)

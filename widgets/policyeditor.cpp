@@ -18,9 +18,8 @@ namespace ts::widgets {
 QStringList PolicyEditor::builtinPolicyNames()
 {
     QStringList names;
-    const QStringList files =
-        QDir(QStringLiteral(":/policies")).entryList({QStringLiteral("*.json")}, QDir::Files,
-                                                     QDir::Name);
+    const QStringList files = QDir(QStringLiteral(":/policies"))
+                                  .entryList({QStringLiteral("*.json")}, QDir::Files, QDir::Name);
     for (const QString &file : files)
         names.append(file.chopped(5));
     return names;
@@ -35,8 +34,8 @@ QString PolicyEditor::builtinPolicyText(const QString &name)
 }
 
 PolicyEditor::PolicyEditor(QWidget *parent)
-    : QDialog(parent), m_builtin(new QComboBox), m_editor(new QPlainTextEdit),
-      m_status(new QLabel), m_apply(new QPushButton(tr("&Apply")))
+    : QDialog(parent), m_builtin(new QComboBox), m_editor(new QPlainTextEdit), m_status(new QLabel),
+      m_apply(new QPushButton(tr("&Apply")))
 {
     setWindowTitle(tr("Throttle policy"));
     auto *layout = new QVBoxLayout(this);
@@ -162,13 +161,12 @@ void PolicyEditor::loadFile()
 
 void PolicyEditor::saveFile()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save policy"), QString(),
-                                                      tr("Policy (*.json)"));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Save policy"), QString(), tr("Policy (*.json)"));
     if (path.isEmpty())
         return;
     QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly) || file.write(policyText().toUtf8()) < 0 ||
-        !file.commit())
+    if (!file.open(QIODevice::WriteOnly) || file.write(policyText().toUtf8()) < 0 || !file.commit())
         m_status->setText(tr("Could not write %1: %2").arg(path, file.errorString()));
 }
 

@@ -45,8 +45,7 @@ ReplayBar::ReplayBar(models::TimeRange *timeRange, QWidget *parent)
     connect(m_timeRange, &models::TimeRange::boundsChanged, this, &ReplayBar::syncFromTimeRange);
     connect(m_timeRange, &models::TimeRange::replayInstantChanged, this,
             &ReplayBar::syncFromTimeRange);
-    connect(m_timeRange, &models::TimeRange::followingChanged, this,
-            &ReplayBar::syncFromTimeRange);
+    connect(m_timeRange, &models::TimeRange::followingChanged, this, &ReplayBar::syncFromTimeRange);
     syncFromTimeRange();
 }
 

@@ -62,6 +62,7 @@ ThrottlesPage::ThrottlesPage(models::TimeRange *timeRange, QWidget *parent)
     m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
     m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
     applyPalette(m_plot);
+    tunePlotForSpeed(m_plot);
 
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent *event) {
         m_plot->setSelectionRectMode((event->modifiers() & Qt::ShiftModifier) ? QCP::srmZoom
@@ -72,8 +73,7 @@ ThrottlesPage::ThrottlesPage(models::TimeRange *timeRange, QWidget *parent)
     connect(m_plot->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
             [this](const QCPRange &range) {
                 if (!m_applyingRange)
-                    this->timeRange()->setRange(plotKeyToMs(range.lower),
-                                                plotKeyToMs(range.upper));
+                    this->timeRange()->setRange(plotKeyToMs(range.lower), plotKeyToMs(range.upper));
             });
     connect(m_plot, &QCustomPlot::plottableClick, this,
             [this](QCPAbstractPlottable *plottable, int dataIndex, QMouseEvent *) {
@@ -156,7 +156,8 @@ void ThrottlesPage::refresh()
     for (int i = 0; i < m_codes.size(); ++i) {
         QCPBars *bars = m_bars.at(i);
         bars->setWidth(width);
-        bars->setName(QStringLiteral("%1 (%2)").arg(m_codes.at(i)).arg(totals.value(m_codes.at(i))));
+        bars->setName(
+            QStringLiteral("%1 (%2)").arg(m_codes.at(i)).arg(totals.value(m_codes.at(i))));
         QVector<QCPBarsData> points;
         points.reserve(static_cast<qsizetype>(snap->throttleBins.size()));
         for (size_t b = 0; b < snap->throttleBins.size(); ++b) {
@@ -164,7 +165,8 @@ void ThrottlesPage::refresh()
             const qint64 count = bin.byErrorCode.value(m_codes.at(i));
             if (count == 0)
                 continue;
-            points.append(QCPBarsData(plotKey(bin.startMs + m_binMs / 2), static_cast<double>(count)));
+            points.append(
+                QCPBarsData(plotKey(bin.startMs + m_binMs / 2), static_cast<double>(count)));
             stackHeight[b] += static_cast<double>(count);
             top = std::max(top, stackHeight[b]);
         }
@@ -184,7 +186,8 @@ void ThrottlesPage::refresh()
         kinds.append(QStringLiteral("%1 %2").arg(it.key().toHtmlEscaped()).arg(it.value()));
     if (!kinds.isEmpty())
         parts.append(tr("by kind: %1").arg(kinds.join(QStringLiteral(", "))));
-    parts.append(tr("bins of %1 s; click a bar for its events").arg(static_cast<double>(m_binMs) / 1000.0));
+    parts.append(
+        tr("bins of %1 s; click a bar for its events").arg(static_cast<double>(m_binMs) / 1000.0));
     m_split->setText(parts.join(QStringLiteral(" · ")));
     const bool noBreakdown = throttles.total > 0 && throttles.byIdentityAndErrorCode.isEmpty();
     m_note->setVisible(noBreakdown);

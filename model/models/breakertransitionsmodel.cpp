@@ -4,18 +4,16 @@
 
 namespace ts::models {
 
-BreakerTransitionsModel::BreakerTransitionsModel(QObject *parent) : QAbstractTableModel(parent)
-{
-}
+BreakerTransitionsModel::BreakerTransitionsModel(QObject *parent) : QAbstractTableModel(parent) {}
 
 void BreakerTransitionsModel::setTransitions(const QList<BreakerTransition> &transitions)
 {
     const qsizetype oldCount = m_transitions.size();
-    const bool extends = transitions.size() > oldCount &&
-                         (oldCount == 0 || (transitions.at(oldCount - 1).tsMs ==
-                                                m_transitions.at(oldCount - 1).tsMs &&
-                                            transitions.at(oldCount - 1).scope ==
-                                                m_transitions.at(oldCount - 1).scope));
+    const bool extends =
+        transitions.size() > oldCount &&
+        (oldCount == 0 ||
+         (transitions.at(oldCount - 1).tsMs == m_transitions.at(oldCount - 1).tsMs &&
+          transitions.at(oldCount - 1).scope == m_transitions.at(oldCount - 1).scope));
     if (transitions.size() == oldCount && oldCount > 0 &&
         transitions.constLast().tsMs == m_transitions.constLast().tsMs)
         return;
@@ -51,7 +49,8 @@ QVariant BreakerTransitionsModel::data(const QModelIndex &index, int role) const
         return {};
     switch (index.column()) {
     case TimeColumn:
-        return role == SortRole ? QVariant(transition.tsMs) : QVariant(formatIsoMs(transition.tsMs));
+        return role == SortRole ? QVariant(transition.tsMs)
+                                : QVariant(formatIsoMs(transition.tsMs));
     case ScopeColumn:
         return transition.scope;
     case SourceColumn:
@@ -60,6 +59,8 @@ QVariant BreakerTransitionsModel::data(const QModelIndex &index, int role) const
         return transition.from;
     case ToColumn:
         return transition.to;
+    case ReasonColumn:
+        return transition.reason;
     default:
         return {};
     }
@@ -81,6 +82,8 @@ QVariant BreakerTransitionsModel::headerData(int section, Qt::Orientation orient
         return tr("From");
     case ToColumn:
         return tr("To");
+    case ReasonColumn:
+        return tr("Why");
     default:
         return {};
     }

@@ -11,7 +11,15 @@ class BreakerTransitionsModel : public QAbstractTableModel
 {
     Q_OBJECT
 public:
-    enum Column { TimeColumn, ScopeColumn, SourceColumn, FromColumn, ToColumn, ColumnCount };
+    enum Column {
+        TimeColumn,
+        ScopeColumn,
+        SourceColumn,
+        FromColumn,
+        ToColumn,
+        ReasonColumn,
+        ColumnCount
+    };
     enum Role { TimeMsRole = Qt::UserRole + 1, SortRole };
 
     explicit BreakerTransitionsModel(QObject *parent = nullptr);

@@ -190,7 +190,9 @@ QString BucketGridModel::tooltip(int scopeIndex) const
                 .arg(usage)
                 .arg(QString::number(fill * 100.0, 'f', 1)) +
             u'\n';
-    text += tr("Peak: %1 (%2 %)").arg(scope.peakUsage).arg(QString::number(scope.peakFill * 100.0, 'f', 1)) +
+    text += tr("Peak: %1 (%2 %)")
+                .arg(scope.peakUsage)
+                .arg(QString::number(scope.peakFill * 100.0, 'f', 1)) +
             u'\n';
     if (scope.effectiveLimit)
         text += tr("Effective limit (from observed 429s): %1").arg(*scope.effectiveLimit) + u'\n';

@@ -8,6 +8,7 @@
 #include <QList>
 #include <QString>
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -15,11 +16,11 @@ namespace ts::models {
 
 struct EventQuery
 {
-    QString identity;          // exact
-    std::optional<int> status; // exact HTTP status
-    QString errorCode;         // exact
-    QString lane;              // exact
-    QString text;              // case-insensitive substring of url, errorCode or identity
+    QString identity;             // exact
+    std::optional<int> status;    // exact HTTP status
+    QString errorCode;            // exact
+    QString lane;                 // exact
+    QString text;                 // case-insensitive substring of url, errorCode or identity
     std::optional<qint64> fromMs; // tsMs >= fromMs
     std::optional<qint64> toMs;   // tsMs < toMs
 
@@ -41,6 +42,14 @@ public:
     virtual QList<EventRow> fetchPage(const EventQuery &query, qint64 afterRowId, int limit) = 0;
     // Number of matching events, -1 when unknown (or too costly).
     virtual qint64 count(const EventQuery &query) = 0;
+    // A callable that counts matching events on ANOTHER thread (it must not touch this
+    // object: e.g. it opens its own database connection there), or an empty function when
+    // count() is cheap enough to call on the GUI thread.
+    [[nodiscard]] virtual std::function<qint64()> backgroundCounter(const EventQuery &query) const
+    {
+        Q_UNUSED(query);
+        return {};
+    }
     // A line for the page header: "workspace /path/ws.db", "12 events in memory".
     [[nodiscard]] virtual QString description() const = 0;
     [[nodiscard]] virtual QString errorString() const { return {}; }

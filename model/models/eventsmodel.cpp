@@ -2,7 +2,10 @@
 
 #include "core/timeparse.h"
 
+#include <QCoreApplication>
+#include <QPointer>
 #include <QScopedValueRollback>
+#include <QThreadPool>
 
 namespace ts::models {
 
@@ -31,7 +34,31 @@ void EventsModel::reload()
         m_exhausted = !m_source;
         endResetModel();
     }
-    m_matching = m_source ? m_source->count(m_query) : 0;
+    ++m_queryGeneration;
+    std::function<qint64()> counter = m_source ? m_source->backgroundCounter(m_query) : nullptr;
+    if (counter) {
+        m_matching = -1;
+        m_counting = true;
+        const quint64 generation = m_queryGeneration;
+        const QPointer<EventsModel> model(this);
+        QThreadPool::globalInstance()->start([counter = std::move(counter), model, generation] {
+            const qint64 count = counter();
+            // Delivered on the model's thread; the QPointer is only read there.
+            QMetaObject::invokeMethod(
+                QCoreApplication::instance(),
+                [model, generation, count] {
+                    if (model && model->m_queryGeneration == generation) {
+                        model->m_matching = count;
+                        model->m_counting = false;
+                        Q_EMIT model->matchingCountChanged(count);
+                    }
+                },
+                Qt::QueuedConnection);
+        });
+    } else {
+        m_counting = false;
+        m_matching = m_source ? m_source->count(m_query) : 0;
+    }
     Q_EMIT matchingCountChanged(m_matching);
     // The first page right away, so the view is not empty for an event-loop turn.
     if (canFetchMore({}))

@@ -41,8 +41,10 @@ public:
     [[nodiscard]] const std::shared_ptr<EventPageSource> &source() const { return m_source; }
     void setQuery(const EventQuery &query);
     [[nodiscard]] const EventQuery &query() const { return m_query; }
-    // Matching events in the source (-1 unknown), counted when the query changes.
+    // Matching events in the source (-1 unknown or still counting), counted when the query
+    // changes; matchingCountChanged() tells when a background count arrives.
     [[nodiscard]] qint64 matchingCount() const { return m_matching; }
+    [[nodiscard]] bool isCounting() const { return m_counting; }
     [[nodiscard]] bool reachedLoadLimit() const;
     [[nodiscard]] const RequestEvent &eventAt(int row) const { return m_rows.at(row).event; }
 
@@ -66,6 +68,8 @@ private:
     bool m_exhausted = true;
     bool m_inChange = false; // inside a reset or an insertion: no nested fetchMore
     qint64 m_matching = 0;
+    bool m_counting = false;
+    quint64 m_queryGeneration = 0; // a background count for an older query is dropped
 };
 
 // The text of the detail pane: request line, status, headers (secrets masked) and body.

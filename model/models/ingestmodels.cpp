@@ -143,8 +143,7 @@ QVariant MalformedRecordsModel::data(const QModelIndex &index, int role) const
     return record.reason;
 }
 
-QVariant MalformedRecordsModel::headerData(int section, Qt::Orientation orientation,
-                                           int role) const
+QVariant MalformedRecordsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);

@@ -6,6 +6,7 @@
 #include "core/requestevent.h"
 
 #include <QList>
+#include <QMetaType>
 #include <QString>
 
 #include <optional>
@@ -36,3 +37,6 @@ struct IngestStatus
 };
 
 } // namespace ts
+
+// Handed from the pipeline's thread to MainWindow::setIngestStatus through queued connections.
+Q_DECLARE_METATYPE(ts::IngestStatus)

@@ -18,8 +18,8 @@ void TimeRange::setBounds(qint64 firstMs, qint64 lastMs)
     Q_EMIT boundsChanged(firstMs, lastMs);
     if (m_following || firstTime || !hasRange()) {
         // Keep the width the operator chose while following; the first time, show everything.
-        const qint64 width = (firstTime || !hasRange() || !m_following) ? (lastMs - firstMs)
-                                                                        : (m_endMs - m_startMs);
+        const qint64 width =
+            (firstTime || !hasRange() || !m_following) ? (lastMs - firstMs) : (m_endMs - m_startMs);
         const qint64 end = lastMs;
         qint64 start = end - width;
         if (start < firstMs || firstTime)

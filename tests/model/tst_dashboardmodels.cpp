@@ -10,9 +10,13 @@
 #include "models/snapshotmath.h"
 #include "models/throttletablemodel.h"
 #include "models/timerange.h"
+#include "models/workspaceeventsource.h"
+#include "store/workspace.h"
+#include "store/workspacewriter.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace ts;
@@ -64,7 +68,8 @@ private Q_SLOTS:
     void gridShape()
     {
         BucketGridModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSnapshot(fixture::smallSnapshot());
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.columnCount(), 3);
@@ -133,7 +138,8 @@ private Q_SLOTS:
         QFETCH(qint64, seconds);
         QFETCH(double, fill);
         BucketGridModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSnapshot(fixture::smallSnapshot());
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
         QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
@@ -150,7 +156,8 @@ private Q_SLOTS:
     void gridBatchedUpdates()
     {
         BucketGridModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSnapshot(fixture::smallSnapshot());
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
         QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
@@ -176,7 +183,8 @@ private Q_SLOTS:
     void alertsAppendOrReset()
     {
         AlertsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
         auto alerts = fixture::smallSnapshot()->report.alerts;
@@ -201,19 +209,23 @@ private Q_SLOTS:
     void breakerTransitions()
     {
         BreakerTransitionsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setTransitions(fixture::smallSnapshot()->report.breakerTransitions);
         QCOMPARE(model.rowCount(), 5);
         QCOMPARE(model.index(2, BreakerTransitionsModel::ToColumn).data().toString(),
                  QStringLiteral("half-open"));
         QCOMPARE(model.index(2, 0).data(BreakerTransitionsModel::TimeMsRole).toLongLong(),
                  fixture::at(185));
+        QCOMPARE(model.index(0, BreakerTransitionsModel::ReasonColumn).data().toString(),
+                 QStringLiteral("429 RequestBlocked, cooldown 55 s"));
     }
 
     void throttleTable()
     {
         ThrottleTableModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setThrottles(fixture::smallSnapshot()->report.throttles);
         // identities x (CapacityLimitExceeded, RequestBlocked) + total
         QCOMPARE(model.rowCount(), 2);
@@ -239,7 +251,8 @@ private Q_SLOTS:
     void eventsPaging()
     {
         EventsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSource(std::make_shared<MemoryEventSource>(makeEvents(1000)));
         QCOMPARE(model.matchingCount(), qint64(1000));
         QCOMPARE(model.rowCount(), EventsModel::kPageSize); // one page, not everything
@@ -261,15 +274,18 @@ private Q_SLOTS:
         QTest::addColumn<QString>("lane");
         QTest::addColumn<QString>("text");
         QTest::addColumn<qint64>("expected");
-        QTest::newRow("none") << QString() << 0 << QString() << QString() << QString() << qint64(100);
-        QTest::newRow("identity") << kMigrator << 0 << QString() << QString() << QString() << qint64(50);
-        QTest::newRow("status") << QString() << 429 << QString() << QString() << QString() << qint64(10);
+        QTest::newRow("none") << QString() << 0 << QString() << QString() << QString()
+                              << qint64(100);
+        QTest::newRow("identity") << kMigrator << 0 << QString() << QString() << QString()
+                                  << qint64(50);
+        QTest::newRow("status") << QString() << 429 << QString() << QString() << QString()
+                                << qint64(10);
         QTest::newRow("code") << QString() << 0 << QStringLiteral("RequestBlocked") << QString()
                               << QString() << qint64(10);
         QTest::newRow("lane") << QString() << 0 << QString() << QStringLiteral("background")
                               << QString() << qint64(34);
-        QTest::newRow("text in url") << QString() << 0 << QString() << QString()
-                                     << QStringLiteral("ITEMS/42") << qint64(1);
+        QTest::newRow("text in url")
+            << QString() << 0 << QString() << QString() << QStringLiteral("ITEMS/42") << qint64(1);
         QTest::newRow("combined") << kMigrator << 429 << QString() << QString() << QString()
                                   << qint64(10);
     }
@@ -282,7 +298,8 @@ private Q_SLOTS:
         QFETCH(QString, text);
         QFETCH(qint64, expected);
         EventsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         model.setSource(std::make_shared<MemoryEventSource>(makeEvents(100)));
         EventQuery query;
         query.identity = identity;
@@ -296,6 +313,65 @@ private Q_SLOTS:
         QCOMPARE(model.rowCount(), static_cast<int>(expected));
         for (int row = 0; row < model.rowCount(); ++row)
             QVERIFY(query.matches(model.eventAt(row)));
+    }
+
+    // Over a real workspace: pages by keyset, the count arrives from a background thread, and
+    // a substring search is not counted on the GUI thread at all.
+    void workspaceEvents()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("ws.db"));
+        {
+            Workspace workspace;
+            QVERIFY2(workspace.open(path), qPrintable(workspace.errorString()));
+            const qint64 sourceId = workspace.addSource(QStringLiteral("t.ndjson"),
+                                                        QStringLiteral("ndjson"), 0, 0, "t");
+            QVERIFY(sourceId > 0);
+            WorkspaceWriter writer;
+            QVERIFY2(writer.start(path), qPrintable(writer.errorString()));
+            WriteBatch batch;
+            batch.sourceId = sourceId;
+            for (const RequestEvent &event : makeEvents(1000))
+                batch.events.append(event);
+            QVERIFY(writer.submit(std::move(batch)));
+            QVERIFY2(writer.finish(), qPrintable(writer.errorString()));
+        }
+        QString error;
+        auto source = WorkspaceEventSource::open(path, &error);
+        QVERIFY2(source, qPrintable(error));
+        EventsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy counted(&model, &EventsModel::matchingCountChanged);
+        model.setSource(source);
+        QCOMPARE(model.rowCount(), EventsModel::kPageSize);
+        if (model.isCounting())
+            QVERIFY(counted.wait(5000));
+        QCOMPARE(model.matchingCount(), qint64(1000));
+        while (model.canFetchMore({}))
+            model.fetchMore({});
+        QCOMPARE(model.rowCount(), 1000);
+
+        EventQuery throttles;
+        throttles.status = 429;
+        model.setQuery(throttles);
+        if (model.isCounting())
+            QVERIFY(counted.wait(5000));
+        QCOMPARE(model.matchingCount(), qint64(100));
+        QCOMPARE(model.rowCount(), 100);
+        QCOMPARE(model.eventAt(0).errorCode, QStringLiteral("RequestBlocked"));
+
+        EventQuery text;
+        text.text = QStringLiteral("ITEMS/999"); // case-insensitive substring
+        model.setQuery(text);
+        QVERIFY(!model.isCounting());
+        QCOMPARE(model.matchingCount(), qint64(-1));
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.eventAt(0).url,
+                 QStringLiteral("https://api.fabric.microsoft.com/v1/items/999"));
+
+        QVERIFY(!WorkspaceEventSource::open(dir.filePath(QStringLiteral("missing.db")), &error));
+        QVERIFY(!error.isEmpty());
     }
 
     void eventsTimeWindow()
@@ -330,7 +406,8 @@ private Q_SLOTS:
     void ingestSilence()
     {
         IngestSourcesModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         const qint64 now = fixture::at(1000);
         IngestSourceStatus quiet;
         quiet.path = QStringLiteral("http");
@@ -351,7 +428,8 @@ private Q_SLOTS:
                  QStringLiteral("3 min 42 s ago"));
 
         MalformedRecordsModel malformed;
-        QAbstractItemModelTester malformedTester(&malformed, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester malformedTester(
+            &malformed, QAbstractItemModelTester::FailureReportingMode::QtTest);
         malformed.setRecords({{QStringLiteral("a.ndjson"), 17, QStringLiteral("not JSON")}});
         QCOMPARE(malformed.index(0, 0).data().toString(), QStringLiteral("a.ndjson:17"));
         QCOMPARE(malformed.index(0, 1).data().toString(), QStringLiteral("not JSON"));

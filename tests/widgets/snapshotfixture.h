@@ -19,6 +19,32 @@ inline qint64 at(qint64 seconds)
     return t0() + seconds * 1000;
 }
 
+inline BreakerTransition transition(qint64 tsMs, const QString &scope, const QString &source,
+                                    const QString &from, const QString &to,
+                                    const QString &reason = {})
+{
+    BreakerTransition t;
+    t.tsMs = tsMs;
+    t.scope = scope;
+    t.source = source;
+    t.from = from;
+    t.to = to;
+    t.reason = reason;
+    return t;
+}
+
+inline BreakerSummary breaker(const QString &scope, const QString &source, int transitions,
+                              double openSeconds, const QString &finalState)
+{
+    BreakerSummary b;
+    b.scope = scope;
+    b.source = source;
+    b.transitions = transitions;
+    b.openSeconds = openSeconds;
+    b.finalState = finalState;
+    return b;
+}
+
 inline ScopeSummary scope(const QString &key, const QString &service, const QString &limit,
                           double capacity, double windowSeconds)
 {
@@ -61,9 +87,9 @@ inline std::shared_ptr<DashboardSnapshot> smallSnapshot()
     const QString platform = QStringLiteral("platform");
     const QString perApp = QStringLiteral("per-app");
 
-    r.scopes = {scope(migrator, fabric, platform, 200, 60), scope(migrator, graph, perApp, 1000, 600),
-                scope(alice, fabric, platform, 200, 60), scope(alice, graph, perApp, 1000, 600),
-                scope(bob, graph, perApp, 1000, 600)};
+    r.scopes = {scope(migrator, fabric, platform, 200, 60),
+                scope(migrator, graph, perApp, 1000, 600), scope(alice, fabric, platform, 200, 60),
+                scope(alice, graph, perApp, 1000, 600), scope(bob, graph, perApp, 1000, 600)};
     snap->series.resize(5);
 
     ScopeSeries &s0 = snap->series[0];
@@ -122,7 +148,8 @@ inline std::shared_ptr<DashboardSnapshot> smallSnapshot()
     r.throttles.byScope = {{QStringLiteral("Application"), 6}, {QStringLiteral("User"), 3}};
     r.throttles.byKind = {{QStringLiteral("rate-limit"), 8}, {QStringLiteral("capacity"), 1}};
     r.throttles.byIdentityAndErrorCode = {
-        {migrator, {{QStringLiteral("RequestBlocked"), 6}, {QStringLiteral("CapacityLimitExceeded"), 1}}},
+        {migrator,
+         {{QStringLiteral("RequestBlocked"), 6}, {QStringLiteral("CapacityLimitExceeded"), 1}}},
         {alice, {{QStringLiteral("RequestBlocked"), 2}}}};
     snap->binMs = 60'000;
     ThrottleBin first;
@@ -140,13 +167,13 @@ inline std::shared_ptr<DashboardSnapshot> smallSnapshot()
     const QString closed = QStringLiteral("closed");
     const QString open = QStringLiteral("open");
     const QString halfOpen = QStringLiteral("half-open");
-    const QString why = QStringLiteral("fixture");
-    r.breakerTransitions = {{at(121), app, reconstructed, closed, open, why},
-                            {at(125), app, logged, closed, open, why},
-                            {at(185), app, logged, open, halfOpen, why},
-                            {at(190), app, reconstructed, open, closed, why},
-                            {at(200), app, logged, halfOpen, closed, why}};
-    r.breakers = {{app, logged, 3, 60, closed, 0, 0, {}}, {app, reconstructed, 2, 69, closed, 1, 0, {}}};
+    r.breakerTransitions = {transition(at(121), app, reconstructed, closed, open,
+                                       QStringLiteral("429 RequestBlocked, cooldown 55 s")),
+                            transition(at(125), app, logged, closed, open),
+                            transition(at(185), app, logged, open, halfOpen),
+                            transition(at(190), app, reconstructed, open, closed),
+                            transition(at(200), app, logged, halfOpen, closed)};
+    r.breakers = {breaker(app, logged, 3, 60, closed), breaker(app, reconstructed, 2, 69, closed)};
 
     r.alerts = {{QStringLiteral("near-limit"), QStringLiteral("warning"), at(115), migrator,
                  QStringLiteral("fabric/platform at 90 %")},
@@ -213,8 +240,8 @@ inline std::shared_ptr<DashboardSnapshot> largeSnapshot(int identities, int limi
     for (int b = 0; b < 200; ++b) {
         const QString to = b % 2 == 0 ? QStringLiteral("open") : QStringLiteral("closed");
         const QString from = b % 2 == 0 ? QStringLiteral("closed") : QStringLiteral("open");
-        r.breakerTransitions.append({t0() + span * b / 200, QStringLiteral("app"),
-                                     QStringLiteral("reconstructed"), from, to, QString()});
+        r.breakerTransitions.append(transition(t0() + span * b / 200, QStringLiteral("app"),
+                                               QStringLiteral("reconstructed"), from, to));
     }
     for (int a = 0; a < 500; ++a)
         r.alerts.append({QStringLiteral("near-limit"), QStringLiteral("warning"),

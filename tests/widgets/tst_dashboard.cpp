@@ -98,7 +98,8 @@ private Q_SLOTS:
         QCOMPARE(proxy->rowCount(), 3);
         // Sorting by the per-app column, fullest first: bob (100 %), alice (99.9 %), migrator.
         proxy->sort(2, Qt::DescendingOrder);
-        QCOMPARE(proxy->index(0, 0).data().toString(), QStringLiteral("note-bridge+bob@contoso.com"));
+        QCOMPARE(proxy->index(0, 0).data().toString(),
+                 QStringLiteral("note-bridge+bob@contoso.com"));
         QCOMPARE(proxy->index(2, 0).data().toString(), QStringLiteral("sp-migrator"));
     }
 
@@ -130,8 +131,7 @@ private Q_SLOTS:
         // usage: 5 samples + the last step extended to the end of the data (600 s)
         QCOMPARE(keysOf(page->usageGraph()),
                  QVector<double>({sec(0), sec(60), sec(120), sec(180), sec(240), sec(600)}));
-        QCOMPARE(valuesOf(page->usageGraph()),
-                 QVector<double>({0, 100, 200, 150, 170, 170}));
+        QCOMPARE(valuesOf(page->usageGraph()), QVector<double>({0, 100, 200, 150, 170, 170}));
         QCOMPARE(valuesOf(page->capacityGraph()), QVector<double>({200, 200}));
         QCOMPARE(valuesOf(page->effectiveLimitGraph()), QVector<double>({180, 180}));
         // 429 markers sit on the usage curve at their instant
@@ -145,7 +145,8 @@ private Q_SLOTS:
         QCOMPARE(page->reconstructedPctGraph()->dataCount(), 6);
         QVERIFY2(page->limitsText().contains(QStringLiteral("Documented: 200 per 60 s")),
                  qPrintable(page->limitsText()));
-        QVERIFY2(page->limitsText().contains(QStringLiteral("effective")), qPrintable(page->limitsText()));
+        QVERIFY2(page->limitsText().contains(QStringLiteral("effective")),
+                 qPrintable(page->limitsText()));
         QVERIFY2(page->limitsText().contains(QStringLiteral("90 % of documented")),
                  qPrintable(page->limitsText()));
         QCOMPARE(page->plot()->interactions(),
@@ -249,9 +250,10 @@ private Q_SLOTS:
                                   .arg((band.startMs - fixture::t0()) / 1000)
                                   .arg((band.endMs - fixture::t0()) / 1000));
         }
-        QCOMPARE(logged, QStringList({QStringLiteral("closed@0-125"), QStringLiteral("open@125-185"),
-                                      QStringLiteral("half-open@185-200"),
-                                      QStringLiteral("closed@200-600")}));
+        QCOMPARE(
+            logged,
+            QStringList({QStringLiteral("closed@0-125"), QStringLiteral("open@125-185"),
+                         QStringLiteral("half-open@185-200"), QStringLiteral("closed@200-600")}));
         QCOMPARE(page->plot()->itemCount(), int(page->bands().size()) + 1); // + replay cursor
         QCOMPARE(page->tableModel()->rowCount(), 5);
     }
@@ -322,7 +324,8 @@ private Q_SLOTS:
         live->generation = 2;
         const qint64 now = QDateTime::currentMSecsSinceEpoch();
         live->report.alerts.append({QStringLiteral("lost-work"), QStringLiteral("critical"), now,
-                                    QStringLiteral("note-bridge"), QStringLiteral("batch item 3 never succeeded")});
+                                    QStringLiteral("note-bridge"),
+                                    QStringLiteral("batch item 3 never succeeded")});
         live->report.alerts.append({QStringLiteral("near-limit"), QStringLiteral("warning"), now,
                                     QStringLiteral("note-bridge"), QStringLiteral("0.85")});
         dashboard.applySnapshot(live);
@@ -366,7 +369,8 @@ private Q_SLOTS:
         query.status = 429;
         page->setFilter(query);
         QCOMPARE(page->model()->rowCount(), 2);
-        QVERIFY2(page->statusText().contains(QStringLiteral("2 matching")), qPrintable(page->statusText()));
+        QVERIFY2(page->statusText().contains(QStringLiteral("2 matching")),
+                 qPrintable(page->statusText()));
         page->view()->setCurrentIndex(page->model()->index(1, 0));
         QVERIFY(page->detailText().contains(QStringLiteral("retry-after: 7")));
         QVERIFY(page->detailText().contains(QStringLiteral("authorization: [redacted]")));
@@ -392,7 +396,8 @@ private Q_SLOTS:
         status.malformed = {{QStringLiteral("a.ndjson"), 3, QStringLiteral("bad JSON")}};
         status.malformedTotal = 5;
         page.setStatus(status);
-        QVERIFY2(page.summaryText().contains(QStringLiteral("Silent feed")), qPrintable(page.summaryText()));
+        QVERIFY2(page.summaryText().contains(QStringLiteral("Silent feed")),
+                 qPrintable(page.summaryText()));
         QVERIFY(page.summaryText().contains(QStringLiteral("2 min 0 s ago")));
         QCOMPARE(page.malformedModel()->rowCount(), 1);
         source.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch();
@@ -425,7 +430,9 @@ private Q_SLOTS:
         QVERIFY(content.size() > 2000);
         if (suffix == u"svg")
             QVERIFY(content.contains("<svg"));
-        QVERIFY(!widgets::exportPlot(shown.dashboard.currentPlot(), dir.filePath(QStringLiteral("x.bmpx"))).isEmpty());
+        QVERIFY(!widgets::exportPlot(shown.dashboard.currentPlot(),
+                                     dir.filePath(QStringLiteral("x.bmpx")))
+                     .isEmpty());
     }
 
     void exportCsv()
@@ -437,9 +444,11 @@ private Q_SLOTS:
         QCOMPARE(widgets::exportModelCsv(shown.dashboard.currentTable(), path), QString());
         QFile file(path);
         QVERIFY(file.open(QIODevice::ReadOnly));
-        const QStringList lines = QString::fromUtf8(file.readAll()).split(u'\n', Qt::SkipEmptyParts);
+        const QStringList lines =
+            QString::fromUtf8(file.readAll()).split(u'\n', Qt::SkipEmptyParts);
         QCOMPARE(lines.size(), 3);
-        QCOMPARE(lines.at(0), QStringLiteral("Identity,CapacityLimitExceeded,RequestBlocked,Total"));
+        QCOMPARE(lines.at(0),
+                 QStringLiteral("Identity,CapacityLimitExceeded,RequestBlocked,Total"));
         QVERIFY(lines.contains(QStringLiteral("sp-migrator,1,6,7")));
         QCOMPARE(widgets::csvField(QStringLiteral("a,\"b\"")), QStringLiteral("\"a,\"\"b\"\"\""));
     }

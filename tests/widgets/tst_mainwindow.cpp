@@ -3,7 +3,10 @@
 #include "dashboard.h"
 #include "mainwindow.h"
 #include "models/timerange.h"
+#include "qcp.h"
 #include "snapshotfixture.h"
+
+#include <QApplication>
 
 #include <QImage>
 #include <QProgressBar>
@@ -61,6 +64,44 @@ private Q_SLOTS:
             for (int x = 0; x < image.width(); x += 7)
                 colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+    }
+
+    // A dark desktop palette gives dark plots: backgrounds come from the palette, never a
+    // hard-coded white.
+    void darkPalette()
+    {
+        const QPalette original = QApplication::palette();
+        QPalette dark;
+        dark.setColor(QPalette::Window, QColor(0x2b, 0x2b, 0x2b));
+        dark.setColor(QPalette::Base, QColor(0x1e, 0x1e, 0x1e));
+        dark.setColor(QPalette::AlternateBase, QColor(0x2b, 0x2b, 0x2b));
+        dark.setColor(QPalette::Text, QColor(0xe0, 0xe0, 0xe0));
+        dark.setColor(QPalette::WindowText, QColor(0xe0, 0xe0, 0xe0));
+        dark.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
+        dark.setColor(QPalette::ButtonText, QColor(0xe0, 0xe0, 0xe0));
+        dark.setColor(QPalette::Mid, QColor(0x60, 0x60, 0x60));
+        QApplication::setPalette(dark);
+        {
+            MainWindow window;
+            window.applySnapshot(ts::fixture::smallSnapshot());
+            window.showPage(QStringLiteral("throttles"));
+            QTemporaryDir dir;
+            QString path = dir.filePath(QStringLiteral("dark.png"));
+            const QByteArray keep = qgetenv("TS_SCREENSHOT_DIR");
+            if (!keep.isEmpty())
+                path = QString::fromLocal8Bit(keep) + QStringLiteral("/dark-throttles.png");
+            QVERIFY(window.saveScreenshot(path, QSize(1000, 700)));
+            QCustomPlot *plot = window.dashboard()->currentPlot();
+            QVERIFY(plot);
+            const QImage image = QImage(path).convertToFormat(QImage::Format_RGB32);
+            // A point inside the plot's axis rect, above the bars: the plot background.
+            const QRect rect = plot->axisRect()->rect();
+            const QPoint inPlot = plot->mapTo(&window, QPoint(rect.left() + 5, rect.top() + 5)) *
+                                  window.devicePixelRatio();
+            QVERIFY2(QColor(image.pixel(inPlot)).lightness() < 80,
+                     qPrintable(QColor(image.pixel(inPlot)).name()));
+        }
+        QApplication::setPalette(original);
     }
 
     // Snapshots arriving faster than the drain interval are coalesced: the dashboard applies

@@ -1,0 +1,87 @@
+#include "workspaceeventsource.h"
+
+#include "store/workspacereader.h"
+
+#include <QFileInfo>
+#include <QObject>
+
+namespace ts::models {
+
+namespace {
+EventFilter toFilter(const EventQuery &query)
+{
+    EventFilter filter;
+    filter.identity = query.identity;
+    filter.status = query.status;
+    filter.errorCode = query.errorCode;
+    filter.lane = query.lane;
+    filter.text = query.text;
+    filter.fromMs = query.fromMs;
+    filter.toMs = query.toMs;
+    return filter;
+}
+} // namespace
+
+std::shared_ptr<WorkspaceEventSource> WorkspaceEventSource::open(const QString &path,
+                                                                 QString *error)
+{
+    auto reader = std::make_unique<WorkspaceReader>();
+    if (!reader->open(path)) {
+        if (error)
+            *error = reader->errorString();
+        return nullptr;
+    }
+    return std::shared_ptr<WorkspaceEventSource>(new WorkspaceEventSource(path, std::move(reader)));
+}
+
+WorkspaceEventSource::WorkspaceEventSource(QString path, std::unique_ptr<WorkspaceReader> reader)
+    : m_path(std::move(path)), m_reader(std::move(reader))
+{
+}
+
+WorkspaceEventSource::~WorkspaceEventSource() = default;
+
+QList<EventRow> WorkspaceEventSource::fetchPage(const EventQuery &query, qint64 afterRowId,
+                                                int limit)
+{
+    const QList<StoredEvent> stored = m_reader->fetchPage(toFilter(query), afterRowId, limit);
+    QList<EventRow> rows;
+    rows.reserve(stored.size());
+    for (const StoredEvent &event : stored)
+        rows.append({event.rowId, event.event});
+    return rows;
+}
+
+qint64 WorkspaceEventSource::count(const EventQuery &query)
+{
+    // A substring search has no index: counting it scans every row (about a second for a
+    // million events), which the GUI thread must not do. The page still fills by keyset and
+    // the table says "loaded" instead of a total.
+    if (!query.text.isEmpty())
+        return -1;
+    return m_reader->countEvents(toFilter(query));
+}
+
+std::function<qint64()> WorkspaceEventSource::backgroundCounter(const EventQuery &query) const
+{
+    if (!query.text.isEmpty())
+        return {}; // no index for substrings: not counted at all (see count())
+    return [path = m_path, filter = toFilter(query)] {
+        WorkspaceReader reader;
+        if (!reader.open(path))
+            return qint64(-1);
+        return reader.countEvents(filter);
+    };
+}
+
+QString WorkspaceEventSource::description() const
+{
+    return QObject::tr("workspace %1").arg(QFileInfo(m_path).fileName());
+}
+
+QString WorkspaceEventSource::errorString() const
+{
+    return m_reader->errorString();
+}
+
+} // namespace ts::models
