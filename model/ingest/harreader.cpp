@@ -53,6 +53,7 @@ struct HarReader::Impl
     std::string batchRequest;
     std::string batchResponse;
     QList<RequestEvent> batchEvents;
+    ingest::BearerIdentityCache identities;
 
     // Maps one entry; false (with a reason) when it cannot become an event.
     bool mapEntry(simdjson::dom::object entry, RequestEvent &event, QString &authorization,
@@ -307,8 +308,7 @@ ReadResult HarReader::read(QIODevice &input, const QString &sourceName, IngestSi
                     counted.onMalformed(
                         {sourceName, line, QStringLiteral("entry %1: ").arg(entryNumber) + reason});
                 } else {
-                    if (!authorization.isEmpty())
-                        redact::applyIdentityFromAuthorization(event, authorization);
+                    d->identities.apply(event, authorization);
                     d->batchEvents.clear();
                     if (!d->batchResponse.empty() &&
                         ingest::explodeGraphBatch(event, d->batchRequest, d->batchResponse,

@@ -122,6 +122,26 @@ void finishEvent(RequestEvent &event, QStringView authorization)
     redact::redactEvent(event);
 }
 
+void BearerIdentityCache::apply(RequestEvent &event, const QString &authorization)
+{
+    if (authorization.isEmpty())
+        return;
+    if (authorization != m_lastAuthorization) {
+        m_lastAuthorization = authorization;
+        const auto claims = redact::claimsFromAuthorization(authorization);
+        m_identity =
+            claims ? (claims->user.isEmpty() ? claims->objectId : claims->user) : QString();
+        m_app = claims ? claims->app : QString();
+        m_tenant = claims ? claims->tenant : QString();
+    }
+    if (event.identity.isEmpty())
+        event.identity = m_identity;
+    if (event.app.isEmpty())
+        event.app = m_app;
+    if (event.tenant.isEmpty())
+        event.tenant = m_tenant;
+}
+
 bool isHeaderOfInterest(QStringView lowerName)
 {
     if (lowerName.startsWith(u"x-ms-") || lowerName.startsWith(u"retry-after") ||

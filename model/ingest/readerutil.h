@@ -88,6 +88,21 @@ private:
 // The authorization value itself is never stored.
 void finishEvent(RequestEvent &event, QStringView authorization = {});
 
+// Identity from bearer tokens, decoded once per distinct token: a capture repeats the same
+// token on thousands of requests, and decoding (base64 + JSON) costs microseconds each time.
+// Fills identity (user, else object id), app and tenant, each only when still empty.
+class BearerIdentityCache
+{
+public:
+    void apply(RequestEvent &event, const QString &authorization);
+
+private:
+    QString m_lastAuthorization;
+    QString m_identity;
+    QString m_app;
+    QString m_tenant;
+};
+
 // Whether a response header is worth keeping on an event: throttle and rate-limit dialects,
 // Retry-After variants, request ids, Azure diagnostics. Everything else (caching, content,
 // security headers) is dropped so that captures of hundreds of MB stay small in memory.
