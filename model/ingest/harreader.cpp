@@ -129,13 +129,20 @@ bool HarReader::Impl::mapEntry(simdjson::dom::object entry, RequestEvent &event,
                 simdjson::dom::object fields;
                 if (header.get_object().get(fields) != simdjson::SUCCESS)
                     continue;
-                const QString name = ingest::toQString(stringField(fields, "name")).toLower();
+                // Decide on the raw bytes: only kept headers are turned into QStrings.
+                const std::string_view rawName = stringField(fields, "name");
+                const bool requestId =
+                    event.requestId.isEmpty() && ingest::isRequestIdHeader(rawName);
+                if (!requestId && !ingest::isHeaderOfInterest(rawName))
+                    continue;
+                const QString name = ingest::toQString(rawName).toLower();
+                const QString value = ingest::toQString(stringField(fields, "value"));
                 if (name == u"retry-after")
-                    event.retryAfter = ingest::toQString(stringField(fields, "value"));
-                if (event.requestId.isEmpty() && ingest::isRequestIdHeader(name))
-                    event.requestId = ingest::toQString(stringField(fields, "value"));
-                if (ingest::isHeaderOfInterest(name))
-                    event.headers.set(name, ingest::toQString(stringField(fields, "value")));
+                    event.retryAfter = value;
+                if (requestId)
+                    event.requestId = value;
+                if (ingest::isHeaderOfInterest(rawName))
+                    event.headers.set(name, value);
             }
         }
         simdjson::dom::object content;

@@ -142,22 +142,81 @@ void BearerIdentityCache::apply(RequestEvent &event, const QString &authorizatio
         event.tenant = m_tenant;
 }
 
-bool isHeaderOfInterest(QStringView lowerName)
+namespace {
+
+// Header names are ASCII; they are copied lower-case into a small stack buffer so the checks
+// below are plain byte comparisons (QString::contains/startsWith showed up in profiles).
+constexpr size_t kMaxHeaderName = 96;
+
+template <typename Char>
+std::optional<std::string_view> lowerAscii(const Char *data, size_t size, char *buffer)
 {
-    if (lowerName.startsWith(u"x-ms-") || lowerName.startsWith(u"retry-after") ||
-        lowerName.startsWith(u"ratelimit") || lowerName.startsWith(u"x-ratelimit") ||
-        lowerName.startsWith(u"x-rate-limit"))
-        return true;
-    return lowerName.contains(u"throttl") || lowerName == u"request-id" ||
-           lowerName == u"client-request-id" || lowerName == u"x-request-id" ||
-           lowerName == u"x-correlation-id";
+    if (size > kMaxHeaderName)
+        return std::nullopt;
+    for (size_t i = 0; i < size; ++i) {
+        const auto c = static_cast<char32_t>(data[i]);
+        if (c > 0x7F)
+            return std::nullopt;
+        buffer[i] = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    return std::string_view(buffer, size);
 }
 
-bool isRequestIdHeader(QStringView lowerName)
+bool startsWith(std::string_view text, std::string_view prefix)
 {
-    return lowerName == u"request-id" || lowerName == u"x-ms-request-id" ||
-           lowerName == u"client-request-id" || lowerName == u"x-ms-client-request-id" ||
-           lowerName == u"x-request-id";
+    return text.size() >= prefix.size() && text.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool interesting(std::string_view n)
+{
+    switch (n.empty() ? '\0' : n.front()) {
+    case 'x':
+        return startsWith(n, "x-ms-") || startsWith(n, "x-ratelimit") ||
+               startsWith(n, "x-rate-limit") || n == "x-request-id" || n == "x-correlation-id" ||
+               n.find("throttl") != std::string_view::npos;
+    case 'r':
+        return startsWith(n, "retry-after") || startsWith(n, "ratelimit") || n == "request-id";
+    case 'c':
+        return n == "client-request-id";
+    default:
+        return n.find("throttl") != std::string_view::npos;
+    }
+}
+
+bool requestId(std::string_view n)
+{
+    return n == "request-id" || n == "x-ms-request-id" || n == "client-request-id" ||
+           n == "x-ms-client-request-id" || n == "x-request-id";
+}
+
+} // namespace
+
+bool isHeaderOfInterest(QStringView name)
+{
+    char buffer[kMaxHeaderName];
+    const auto lower = lowerAscii(name.utf16(), size_t(name.size()), buffer);
+    return lower && interesting(*lower);
+}
+
+bool isHeaderOfInterest(std::string_view name)
+{
+    char buffer[kMaxHeaderName];
+    const auto lower = lowerAscii(name.data(), name.size(), buffer);
+    return lower && interesting(*lower);
+}
+
+bool isRequestIdHeader(QStringView name)
+{
+    char buffer[kMaxHeaderName];
+    const auto lower = lowerAscii(name.utf16(), size_t(name.size()), buffer);
+    return lower && requestId(*lower);
+}
+
+bool isRequestIdHeader(std::string_view name)
+{
+    char buffer[kMaxHeaderName];
+    const auto lower = lowerAscii(name.data(), name.size(), buffer);
+    return lower && requestId(*lower);
 }
 
 QString bodyText(std::string_view utf8)

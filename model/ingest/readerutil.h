@@ -106,9 +106,12 @@ private:
 // Whether a response header is worth keeping on an event: throttle and rate-limit dialects,
 // Retry-After variants, request ids, Azure diagnostics. Everything else (caching, content,
 // security headers) is dropped so that captures of hundreds of MB stay small in memory.
-bool isHeaderOfInterest(QStringView lowerName);
-// Request ids carried by response (or request) headers, in order of preference.
-bool isRequestIdHeader(QStringView lowerName);
+// Names in any case.
+bool isHeaderOfInterest(QStringView name);
+bool isHeaderOfInterest(std::string_view name);
+// Request ids carried by response (or request) headers. Names in any case.
+bool isRequestIdHeader(QStringView name);
+bool isRequestIdHeader(std::string_view name);
 
 // Apache/nginx $time_local: "17/May/2015:10:05:03 +0000" (without the brackets).
 std::optional<qint64> parseClfTimeMs(std::string_view text);

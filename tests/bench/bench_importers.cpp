@@ -212,17 +212,22 @@ int main(int argc, char **argv)
     const QString otlp = dir.filePath(QStringLiteral("bench.otlp.jsonl"));
     const QString access = dir.filePath(QStringLiteral("bench.access.log"));
     const QString ndjson = dir.filePath(QStringLiteral("bench.ndjson"));
-    writeFile(har, target,
-              R"({"log":{"version":"1.2","creator":{"name":"bench","version":"1"},"entries":[)",
-              harEntry, ",\n", "]}}\n");
-    writeFile(csv, target,
-              "timestamp "
-              "[UTC],id,name,url,success,resultCode,duration,customDimensions,operation_Id,cloud_"
-              "RoleName,user_AuthenticatedId,itemCount\n",
-              csvRow, "\n", "\n");
-    writeFile(otlp, target, {}, otlpLine, "\n", "\n");
-    writeFile(access, target, {}, accessLine, "\n", "\n");
-    writeFile(ndjson, target, {}, ndjsonLine, "\n", "\n");
+    const auto wanted = [](const char *name) { return g_only.isEmpty() || g_only == name; };
+    if (wanted("har"))
+        writeFile(har, target,
+                  R"({"log":{"version":"1.2","creator":{"name":"bench","version":"1"},"entries":[)",
+                  harEntry, ",\n", "]}}\n");
+    if (wanted("csv"))
+        writeFile(csv, target,
+                  "timestamp [UTC],id,name,url,success,resultCode,duration,customDimensions,"
+                  "operation_Id,cloud_RoleName,user_AuthenticatedId,itemCount\n",
+                  csvRow, "\n", "\n");
+    if (wanted("otlp"))
+        writeFile(otlp, target, {}, otlpLine, "\n", "\n");
+    if (wanted("access"))
+        writeFile(access, target, {}, accessLine, "\n", "\n");
+    if (wanted("ndjson"))
+        writeFile(ndjson, target, {}, ndjsonLine, "\n", "\n");
 
     NdjsonReader ndjsonReader;
     HarReader harReader;
