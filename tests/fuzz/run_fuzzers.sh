@@ -42,7 +42,7 @@ for harness in "${harnesses[@]}"; do
     for seed in $(seed_dirs "$harness"); do
         [[ -e "$seed" ]] || continue
         if [[ -d "$seed" ]]; then
-            find "$seed" -maxdepth 1 -type f -size -1M -exec cp -n {} "$corpus/" \;
+            find "$seed" -maxdepth 1 -type f -size -1024k -exec cp -n {} "$corpus/" \;
         else
             cp -n "$seed" "$corpus/"
         fi
