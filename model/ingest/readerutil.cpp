@@ -5,6 +5,7 @@
 
 #include <QIODevice>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -25,7 +26,11 @@ LineSource::LineSource(QIODevice &device, const ReadControl &control)
     m_bufferOffset = device.pos();
     m_offsetAfter = m_bufferOffset;
     m_lineNumber = control.startLine;
-    m_buffer.reserve(kChunkSize * 2);
+    // Small inputs get a small buffer (a test file, a POST body); large ones 4 MiB chunks.
+    m_chunkSize = m_total < 0
+        ? kChunkSize
+        : std::clamp<qint64>(m_total - m_bufferOffset + 1, 64 * 1024, kChunkSize);
+    m_buffer.reserve(m_chunkSize * 2);
 }
 
 bool LineSource::fill()
@@ -38,8 +43,8 @@ bool LineSource::fill()
         m_begin = 0;
     }
     const qsizetype oldSize = m_buffer.size();
-    m_buffer.resize(oldSize + kChunkSize);
-    const qint64 got = m_device.read(m_buffer.data() + oldSize, kChunkSize);
+    m_buffer.resize(oldSize + m_chunkSize);
+    const qint64 got = m_device.read(m_buffer.data() + oldSize, m_chunkSize);
     if (got < 0) {
         m_readError = m_device.errorString();
         m_buffer.resize(oldSize);

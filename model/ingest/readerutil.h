@@ -53,6 +53,7 @@ private:
     qint64 m_offsetAfter = 0;
     qint64 m_bytesRead = 0;
     qint64 m_total = -1;
+    qint64 m_chunkSize = 0;
     qint64 m_lastProgress = 0;
     quint32 m_linesSinceCancelCheck = 0;
     bool m_eof = false;
