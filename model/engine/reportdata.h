@@ -7,6 +7,7 @@
 #include <QList>
 #include <QMap>
 #include <QString>
+#include <QStringList>
 
 #include <optional>
 #include <vector>
@@ -45,6 +46,12 @@ struct BreakerSummary
     int transitions = 0;
     double openSeconds = 0;
     QString finalState; // closed | soft-open | open | half-open
+    // Reconstructed breakers only: how often the breaker opened, how many requests were sent
+    // while it was open (the reference breaker would have held them back), and who sent them
+    // (for an application-wide breaker: every user of the app it stopped; at most 1000 names).
+    int trips = 0;
+    qint64 blockedRequests = 0;
+    QStringList blockedIdentities;
 };
 
 struct BreakerTransition
@@ -54,6 +61,7 @@ struct BreakerTransition
     QString source;
     QString from;
     QString to;
+    QString reason; // why, for an operator: "429 RequestBlocked, cooldown 55 s", "probe succeeded"
 };
 
 struct Alert
@@ -71,6 +79,9 @@ struct ThrottleSummary
     QMap<QString, qint64> byErrorCode; // "none" for a throttle without a code
     QMap<QString, qint64> byScope;     // "Application", "User", ... ("none" without a scope)
     QMap<QString, qint64> byKind;      // rate-limit | capacity | server-busy
+    // Throttles per identity (the event's identity, "none" when unknown) and error code, for the
+    // Throttles view's identity x errorCode table.
+    QMap<QString, QMap<QString, qint64>> byIdentityAndErrorCode;
 };
 
 struct ReportData

@@ -8,6 +8,8 @@
 #include <simdjson.h>
 
 #include <cstring>
+#include <deque>
+#include <future>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,6 +23,8 @@ using namespace simdjson;
 
 constexpr qsizetype kChunkSize = 4 * 1024 * 1024;
 constexpr int kMaxInternedPerField = 4096;
+// Parser threads for one read: this machine class has 2 cores, and the consumer needs one too.
+constexpr int kWorkers = 2;
 
 QString toQString(std::string_view sv)
 {
@@ -346,31 +350,43 @@ bool NdjsonReader::parseLine(const char *data, qsizetype size, RequestEvent &eve
     return d->parsePadded(d->scratch.data(), static_cast<size_t>(size), event, reason);
 }
 
-ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, IngestSink &sink,
-                              const ReadControl &control)
+namespace {
+
+// A run of complete lines cut from the input, parsed on a worker and delivered in order.
+struct Chunk
 {
-    ReadResult result;
-    const qint64 total = input.isSequential() ? -1 : input.size();
-    qint64 offset = 0; // byte offset of buffer[0] in the source
-    if (control.startOffset > 0 && !input.isSequential()) {
-        if (!input.seek(control.startOffset)) {
-            result.fatalError = sourceName + QStringLiteral(": cannot seek to resume offset");
-            return result;
-        }
-        offset = control.startOffset;
-    }
-    qint64 line = control.startLine;
-    result.endOffset = offset;
-    result.endLine = line;
+    std::vector<char> bytes; // the lines, followed by SIMDJSON_PADDING bytes
+    size_t size = 0;
+    qint64 baseOffset = 0; // source offset of bytes[0]
+    qint64 baseLine = 0;   // line number before the first line of the chunk
+    bool atFileStart = false;
+};
 
-    // buffer = [carried partial line][new chunk][padding]; lines are parsed in place.
-    std::vector<char> buffer(static_cast<size_t>(kChunkSize) + SIMDJSON_PADDING);
-    size_t filled = 0;
-    bool eof = false;
-    bool atStart = offset == 0;
-    qint64 lastProgress = 0;
+struct ParsedChunk
+{
+    std::vector<RequestEvent> events;
+    std::vector<MalformedRecord> malformed;
+    qint64 endOffset = 0;
+    qint64 endLine = 0;
+};
 
-    auto handleLine = [&](const char *begin, size_t length, qint64 lineOffset) {
+} // namespace
+
+// Parses every line of a chunk. Runs on a worker thread with an Impl no one else uses.
+static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk, const QString &sourceName)
+{
+    ParsedChunk parsed;
+    parsed.events.reserve(chunk.size / 160);
+    const char *data = chunk.bytes.data();
+    size_t pos = 0;
+    qint64 line = chunk.baseLine;
+    bool atStart = chunk.atFileStart;
+    while (pos < chunk.size) {
+        const void *nl = std::memchr(data + pos, '\n', chunk.size - pos);
+        const size_t end = nl ? size_t(static_cast<const char *>(nl) - data) : chunk.size;
+        const char *begin = data + pos;
+        size_t length = end - pos;
+        qint64 lineOffset = chunk.baseOffset + qint64(pos);
         ++line;
         if (atStart) {
             atStart = false;
@@ -385,33 +401,93 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
         size_t firstNonSpace = 0;
         while (firstNonSpace < length && (begin[firstNonSpace] == ' ' || begin[firstNonSpace] == '\t'))
             ++firstNonSpace;
-        if (firstNonSpace == length)
-            return; // blank line: not an event, not an error
-        RequestEvent event;
-        QString reason;
-        if (d->parsePadded(begin, length, event, &reason)) {
-            event.source = sourceName;
-            event.line = line;
-            event.offset = lineOffset;
-            ++result.events;
-            sink.onEvent(std::move(event));
-        } else {
-            ++result.malformed;
-            sink.onMalformed(MalformedRecord{sourceName, line, reason});
+        if (firstNonSpace < length) { // a blank line is not an event, not an error
+            RequestEvent event;
+            QString reason;
+            if (impl.parsePadded(begin, length, event, &reason)) {
+                event.source = sourceName;
+                event.line = line;
+                event.offset = lineOffset;
+                parsed.events.push_back(std::move(event));
+            } else {
+                parsed.malformed.push_back(MalformedRecord{sourceName, line, reason});
+            }
         }
+        pos = end + 1;
+    }
+    parsed.endOffset = chunk.baseOffset + qint64(chunk.size);
+    parsed.endLine = line;
+    return parsed;
+}
+
+ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, IngestSink &sink,
+                              const ReadControl &control)
+{
+    ReadResult result;
+    const qint64 total = input.isSequential() ? -1 : input.size();
+    qint64 offset = 0; // source offset of the first byte not yet cut into a chunk
+    if (control.startOffset > 0 && !input.isSequential()) {
+        if (!input.seek(control.startOffset)) {
+            result.fatalError = sourceName + QStringLiteral(": cannot seek to resume offset");
+            return result;
+        }
+        offset = control.startOffset;
+    }
+    qint64 lineBase = control.startLine; // lines before the next chunk
+    result.endOffset = offset;
+    result.endLine = lineBase;
+    bool atFileStart = offset == 0;
+
+    // Parsing runs on up to kWorkers threads while this thread reads ahead and hands finished
+    // chunks to the sink strictly in input order (the engine needs time order, the ledger needs
+    // offsets to advance monotonically). Each worker owns one Impl: simdjson parsers and the
+    // interners are not thread-safe.
+    std::vector<std::unique_ptr<Impl>> impls;
+    impls.push_back(std::move(d));
+    for (int i = 1; i < kWorkers; ++i)
+        impls.push_back(std::make_unique<Impl>());
+    std::deque<std::pair<std::future<ParsedChunk>, size_t>> inFlight; // (result, impl slot)
+    std::vector<size_t> freeSlots;
+    for (size_t i = 0; i < impls.size(); ++i)
+        freeSlots.push_back(i);
+
+    auto deliverOldest = [&] {
+        auto [future, slot] = std::move(inFlight.front());
+        inFlight.pop_front();
+        ParsedChunk parsed = future.get();
+        freeSlots.push_back(slot);
+        for (MalformedRecord &record : parsed.malformed)
+            sink.onMalformed(std::move(record));
+        for (RequestEvent &event : parsed.events)
+            sink.onEvent(std::move(event));
+        result.events += qint64(parsed.events.size());
+        result.malformed += qint64(parsed.malformed.size());
+        result.endOffset = parsed.endOffset;
+        result.endLine = parsed.endLine;
+        if (control.checkpoint)
+            control.checkpoint(result.endOffset, result.endLine);
+    };
+    auto countLines = [](const char *data, size_t size) {
+        qint64 count = 0;
+        for (const char *p = data, *end = data + size;
+             (p = static_cast<const char *>(std::memchr(p, '\n', size_t(end - p)))); ++p)
+            ++count;
+        return count;
     };
 
+    std::vector<char> carry; // the partial last line of the previous read
+    bool eof = false;
+    qint64 lastProgress = 0;
     while (!eof) {
         if (control.cancel && control.cancel->load(std::memory_order_relaxed)) {
             result.cancelled = true;
             break;
         }
-        if (filled == buffer.size() - SIMDJSON_PADDING) {
-            // One line longer than the whole buffer: grow rather than fail.
-            buffer.resize((buffer.size() - SIMDJSON_PADDING) * 2 + SIMDJSON_PADDING);
-        }
-        const qint64 want = static_cast<qint64>(buffer.size() - SIMDJSON_PADDING - filled);
-        const qint64 got = input.read(buffer.data() + filled, want);
+        Chunk chunk;
+        chunk.bytes.resize(carry.size() + size_t(kChunkSize) + SIMDJSON_PADDING);
+        std::memcpy(chunk.bytes.data(), carry.data(), carry.size());
+        size_t filled = carry.size();
+        const qint64 got = input.read(chunk.bytes.data() + filled, kChunkSize);
         if (got < 0) {
             result.fatalError = sourceName + QStringLiteral(": read error: ") + input.errorString();
             break;
@@ -423,43 +499,47 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
                 || !input.waitForReadyRead(30000)))
             eof = true;
         result.bytesRead += got;
-        filled += static_cast<size_t>(got);
+        filled += size_t(got);
+        // Cut at the last newline; at end of file the unterminated last line is complete too.
+        size_t cut = filled;
+        if (!eof) {
+            const char *data = chunk.bytes.data();
+            size_t lastNl = filled;
+            while (lastNl > 0 && data[lastNl - 1] != '\n')
+                --lastNl;
+            cut = lastNl;
+        }
+        carry.assign(chunk.bytes.begin() + qsizetype(cut), chunk.bytes.begin() + qsizetype(filled));
+        if (cut == 0)
+            continue; // no complete line yet (a line longer than a read): keep reading
+        chunk.size = cut;
+        std::memset(chunk.bytes.data() + cut, 0, SIMDJSON_PADDING);
+        chunk.baseOffset = offset;
+        chunk.baseLine = lineBase;
+        chunk.atFileStart = atFileStart;
+        atFileStart = false;
+        const qint64 newlines = countLines(chunk.bytes.data(), cut);
+        lineBase += newlines + ((cut > 0 && chunk.bytes[cut - 1] != '\n') ? 1 : 0);
+        offset += qint64(cut);
 
-        size_t lineStart = 0;
-        while (lineStart < filled) {
-            const void *nl = std::memchr(buffer.data() + lineStart, '\n', filled - lineStart);
-            if (!nl)
-                break;
-            const size_t lineEnd = static_cast<size_t>(static_cast<const char *>(nl) - buffer.data());
-            handleLine(buffer.data() + lineStart, lineEnd - lineStart,
-                       offset + static_cast<qint64>(lineStart));
-            lineStart = lineEnd + 1;
-            result.endOffset = offset + static_cast<qint64>(lineStart);
-            result.endLine = line;
-            if (control.checkpoint)
-                control.checkpoint(result.endOffset, line);
-        }
-        if (eof && lineStart < filled) {
-            // The last line has no terminator: it is complete at end of file.
-            handleLine(buffer.data() + lineStart, filled - lineStart,
-                       offset + static_cast<qint64>(lineStart));
-            lineStart = filled;
-            result.endOffset = offset + static_cast<qint64>(lineStart);
-            result.endLine = line;
-            if (control.checkpoint)
-                control.checkpoint(result.endOffset, line);
-        }
-        // Carry the partial line to the front of the buffer.
-        if (lineStart > 0) {
-            std::memmove(buffer.data(), buffer.data() + lineStart, filled - lineStart);
-            offset += static_cast<qint64>(lineStart);
-            filled -= lineStart;
-        }
+        if (freeSlots.empty())
+            deliverOldest();
+        const size_t slot = freeSlots.back();
+        freeSlots.pop_back();
+        Impl *impl = impls[slot].get();
+        inFlight.emplace_back(std::async(std::launch::async,
+                                         [impl, chunk = std::move(chunk), &sourceName] {
+                                             return parseChunk(*impl, chunk, sourceName);
+                                         }),
+                              slot);
         if (control.progress && (result.bytesRead - lastProgress >= kChunkSize || eof)) {
             lastProgress = result.bytesRead;
             control.progress(control.startOffset + result.bytesRead, total);
         }
     }
+    while (!inFlight.empty())
+        deliverOldest();
+    d = std::move(impls.front());
     return result;
 }
 

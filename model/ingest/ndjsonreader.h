@@ -25,8 +25,11 @@ public:
     // a canonical record. Exposed for the live listener (POST /ingest) and tests.
     bool parseLine(const char *data, qsizetype size, RequestEvent &event, QString *reason);
 
-private:
+    // Parser state (simdjson parser, string interners); one per parsing thread. Declared here
+    // only so the implementation's helpers can name it.
     struct Impl;
+
+private:
     std::unique_ptr<Impl> d;
 };
 

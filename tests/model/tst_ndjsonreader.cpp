@@ -187,15 +187,21 @@ private slots:
         QByteArray log;
         for (int i = 0; i < 10; ++i)
             log += R"({"ts":)" + QByteArray::number(1000 + i) + R"(,"status":200})" + '\n';
-        // First pass: read everything, remember the checkpoint after line 4.
-        qint64 offsetAfter4 = -1;
+        // Checkpoints arrive after each delivered batch; the last one is the end of the input.
+        qint64 lastCheckpointOffset = -1, lastCheckpointLine = -1;
         ReadControl control;
         control.checkpoint = [&](qint64 offsetAfter, qint64 line) {
-            if (line == 4)
-                offsetAfter4 = offsetAfter;
+            lastCheckpointOffset = offsetAfter;
+            lastCheckpointLine = line;
         };
         CollectingSink all;
         readAll(log, all, control);
+        QCOMPARE(lastCheckpointOffset, qint64(log.size()));
+        QCOMPARE(lastCheckpointLine, 10);
+        // Resume after line 4, as a ledger would after a kill.
+        qint64 offsetAfter4 = 0;
+        for (int i = 0; i < 4; ++i)
+            offsetAfter4 = log.indexOf('\n', offsetAfter4) + 1;
         QVERIFY(offsetAfter4 > 0);
         // Second pass: resume there; lines are numbered as in the file.
         ReadControl resume;

@@ -1,0 +1,743 @@
+#include "alertdetector.h"
+
+#include "core/timeparse.h"
+#include "engine/alertcommon.h"
+
+#include <algorithm>
+
+namespace ts {
+
+namespace {
+
+const QString kRetryStorm = QStringLiteral("retry-storm");
+const QString kLostWork = QStringLiteral("lost-work");
+const QString kRetryAfterIgnored = QStringLiteral("retry-after-ignored");
+const QString kCapacity = QStringLiteral("capacity");
+const QString kNearLimit = QStringLiteral("near-limit");
+const QString kLaneStarvation = QStringLiteral("lane-starvation");
+const QString kCritical = QStringLiteral("critical");
+const QString kWarning = QStringLiteral("warning");
+const QString kUnknown = QStringLiteral("unknown");
+
+// Bounds on per-episode bookkeeping, so one endless storm cannot grow without limit.
+constexpr qsizetype kMaxEpisodeOperations = qsizetype(1) << 20;
+constexpr size_t kMaxEarlinessSamples = 4096;
+constexpr qsizetype kMaxEpisodeCallers = 50;
+
+bool isSuccess(int status)
+{
+    return status >= 200 && status < 400;
+}
+
+const QString &orUnknown(const QString &text)
+{
+    return text.isEmpty() ? kUnknown : text;
+}
+
+// Who runs the retry loops and owns the lanes: the client application, else the identity.
+const QString &clientOf(const RequestEvent &event)
+{
+    return event.app.isEmpty() ? orUnknown(event.identity) : event.app;
+}
+
+// Whose work is lost: the identity that did it, else the app.
+const QString &ownerOf(const RequestEvent &event)
+{
+    return event.identity.isEmpty() ? orUnknown(event.app) : event.identity;
+}
+
+// The unit of work a request belongs to: its operationId, else identity + method + url.
+// Different seeds keep the two kinds of key apart.
+quint64 operationKey(const RequestEvent &event)
+{
+    if (!event.operationId.isEmpty())
+        return fastTextHash(event.operationId, 0x6f70);
+    return fastTextHash(event.url,
+                        fastTextHash(event.method, fastTextHash(event.identity, 0x7369)));
+}
+
+qint64 floorDiv(qint64 value, qint64 divisor)
+{
+    const qint64 quotient = value / divisor;
+    return (value % divisor != 0 && (value < 0) != (divisor < 0)) ? quotient - 1 : quotient;
+}
+
+QString secondsText(qint64 ms)
+{
+    return QString::number(double(ms) / 1000.0, 'f', ms % 1000 == 0 ? 0 : 1) + QStringLiteral(" s");
+}
+
+QString percentText(double fraction)
+{
+    return QString::number(fraction * 100.0, 'f', 0) + QStringLiteral(" %");
+}
+
+QString countsText(const QMap<QString, qint64> &counts)
+{
+    QStringList parts;
+    for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+        parts.append(QStringLiteral("%1 ×%2").arg(it.key()).arg(it.value()));
+    return parts.join(QStringLiteral(", "));
+}
+
+QString namesText(const QSet<QString> &names, qsizetype total)
+{
+    QStringList sorted = names.values();
+    sorted.sort();
+    constexpr qsizetype kShown = 5;
+    QString text = QStringList(sorted.mid(0, kShown)).join(QStringLiteral(", "));
+    if (total > kShown)
+        text += QStringLiteral(" and %1 more").arg(total - kShown);
+    return text;
+}
+
+quint64 textHash(const QString &text)
+{
+    return fastTextHash(text, 0x7e);
+}
+
+void sortDistinct(std::vector<quint64> &keys)
+{
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+}
+
+} // namespace
+
+// The hashes that key the per-scope tables, each computed at most once per event and only
+// when some table needs it.
+class AlertScopeKeys
+{
+public:
+    explicit AlertScopeKeys(const RequestEvent &event) : m_event(event) {}
+
+    quint64 app()
+    {
+        if (!m_app)
+            m_app = textHash(m_event.app);
+        return *m_app;
+    }
+    quint64 identity()
+    {
+        if (!m_identity)
+            m_identity = textHash(orUnknown(m_event.identity));
+        return *m_identity;
+    }
+    // identity + service: the scope of a throttle that is not application-wide
+    quint64 caller() { return combineHashes(textHash(m_event.service), identity()); }
+    // clientOf(): the app, else the identity
+    quint64 client() { return m_event.app.isEmpty() ? identity() : app(); }
+    // ownerOf(): the identity, else the app
+    quint64 owner()
+    {
+        return (m_event.identity.isEmpty() && !m_event.app.isEmpty()) ? app() : identity();
+    }
+
+private:
+    const RequestEvent &m_event;
+    std::optional<quint64> m_app;
+    std::optional<quint64> m_identity;
+};
+
+AlertDetector::AlertDetector(Parameters parameters) : m_parameters(parameters) {}
+
+void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+{
+    if (event.type != EventType::Request)
+        return;
+    if (event.batchEnvelope) {
+        recordEnvelope(event);
+        return;
+    }
+    const qint64 now = event.tsMs;
+    m_lastEventMs = std::max(m_lastEventMs, now);
+    if (now - m_lastSweepMs >= std::max<qint64>(1000, m_parameters.retryMemoryMs / 4))
+        sweep(now);
+
+    const bool success = isSuccess(event.status);
+    const bool hasOperationId = !event.operationId.isEmpty();
+    // Hashing the url costs more than everything else on a healthy request: only do it when
+    // some table can use the key.
+    const bool needKey = !success || event.attempt >= 1 || m_openStormWindows > 0
+                         || !m_failedOperations.isEmpty() || !m_throttledRequests.isEmpty();
+    const quint64 key = needKey ? operationKey(event) : 0;
+
+    bool retry = event.attempt >= 1;
+    if (!retry && needKey) {
+        retry = m_failedOperations.contains(key);
+        if (!retry && !hasOperationId) {
+            const auto it = m_throttledRequests.constFind(key);
+            retry = it != m_throttledRequests.constEnd()
+                    && now - it.value() <= m_parameters.retryMemoryMs;
+        }
+    }
+
+    AlertScopeKeys keys(event);
+    if (now < m_latestRetryAtMs)
+        checkRetryAfter(event, keys);
+
+    // Storm and lane bookkeeping, per client: only for clients that retry, get throttled,
+    // tag lanes, or while some storm window is open.
+    const bool lanes = !event.lane.isEmpty();
+    if (retry || sig.throttled || lanes || m_openStormWindows > 0) {
+        const QString &client = clientOf(event);
+        const quint64 clientKey = keys.client();
+        auto it = m_clients.find(clientKey);
+        if (it == m_clients.end() && (retry || sig.throttled || lanes))
+            it = m_clients.insert(clientKey, ClientState{client, {}, {}});
+        if (it != m_clients.end()) {
+            StormState &storm = it->storm;
+            if (storm.windowStartMs != kNever
+                && now >= storm.windowStartMs + m_parameters.stormWindowMs) {
+                closeStormWindow(client, storm, m_alerts);
+                --m_openStormWindows;
+            }
+            if (storm.windowStartMs == kNever && retry) {
+                storm.windowStartMs = now;
+                ++m_openStormWindows;
+            }
+            if (storm.windowStartMs != kNever) {
+                ++storm.windowRequests;
+                storm.windowSuccesses += success ? 1 : 0;
+                storm.windowThrottled += sig.throttled ? 1 : 0;
+                storm.windowOperations.push_back(key);
+                if (retry) {
+                    ++storm.windowRetries;
+                    storm.windowRetriedOperations.push_back(key);
+                }
+                storm.windowLastMs = now;
+            }
+            if (sig.throttled)
+                storm.lastThrottleMs = now;
+            if (lanes)
+                recordLane(client, it->lane, event, sig.throttled, retry);
+        }
+    }
+
+    // What each operation's last outcome was.
+    if (success) {
+        if (needKey) {
+            m_failedOperations.remove(key);
+            if (!hasOperationId)
+                m_throttledRequests.remove(key);
+        }
+    } else {
+        if (hasOperationId || !event.batchId.isEmpty()) {
+            auto it = m_failedOperations.find(key);
+            if (it == m_failedOperations.end()) {
+                if (m_failedOperations.size() >= m_parameters.maxTrackedOperations) {
+                    ++m_untrackedFailures;
+                } else {
+                    FailedOperation failed;
+                    failed.operationId = event.operationId;
+                    failed.method = event.method;
+                    failed.url = event.url;
+                    failed.owner = ownerOf(event);
+                    failed.firstFailureMs = now;
+                    it = m_failedOperations.insert(key, failed);
+                }
+            }
+            if (it != m_failedOperations.end()) {
+                FailedOperation &failed = it.value();
+                failed.lastFailureMs = now;
+                failed.lastStatus = event.status;
+                if (failed.batchId != event.batchId) {
+                    // A retry outside (or in another) batch: the old envelope no longer matters.
+                    failed.batchId = event.batchId;
+                    failed.envelopeStatus = -1;
+                    if (!event.batchId.isEmpty()) {
+                        const auto envelope = m_envelopes.constFind(event.batchId);
+                        if (envelope != m_envelopes.constEnd()) {
+                            failed.envelopeStatus = envelope.value().first;
+                        } else {
+                            auto &awaiting = m_awaitingEnvelope[event.batchId];
+                            awaiting.first = now;
+                            awaiting.second.append(key);
+                        }
+                    }
+                }
+            }
+        }
+        if (sig.throttled && !hasOperationId)
+            m_throttledRequests.insert(key, now);
+    }
+
+    if (sig.throttled) {
+        if (sig.retryAtMs)
+            recordAdvice(event, sig, keys);
+        if (sig.kind == throttle::ThrottleKind::Capacity)
+            recordCapacity(event, sig);
+    }
+    if (const auto fraction = reportedLimitFraction(sig);
+        fraction && *fraction >= m_parameters.nearLimitAt) {
+        recordNearLimit(event, *fraction,
+                        sig.limitPercentage && *sig.limitPercentage >= m_parameters.nearLimitAt,
+                        keys);
+    }
+}
+
+void AlertDetector::finish(qint64 endMs)
+{
+    m_endMs = std::max(m_endMs, endMs);
+}
+
+// ---- $batch envelopes ----------------------------------------------------------------------
+
+void AlertDetector::recordEnvelope(const RequestEvent &event)
+{
+    if (event.batchId.isEmpty())
+        return;
+    m_envelopes.insert(event.batchId, {event.status, event.tsMs});
+    const auto awaiting = m_awaitingEnvelope.constFind(event.batchId);
+    if (awaiting == m_awaitingEnvelope.constEnd())
+        return;
+    for (const quint64 key : awaiting.value().second) {
+        const auto it = m_failedOperations.find(key);
+        if (it != m_failedOperations.end() && it->batchId == event.batchId)
+            it->envelopeStatus = event.status;
+    }
+    m_awaitingEnvelope.erase(awaiting);
+}
+
+void AlertDetector::sweep(qint64 nowMs)
+{
+    m_lastSweepMs = nowMs;
+    const qint64 horizon = nowMs - m_parameters.retryMemoryMs;
+    m_throttledRequests.removeIf([horizon](const auto &it) { return it.value() < horizon; });
+    m_envelopes.removeIf([horizon](const auto &it) { return it.value().second < horizon; });
+    m_awaitingEnvelope.removeIf([horizon](const auto &it) { return it.value().first < horizon; });
+}
+
+// ---- retry-after-ignored -------------------------------------------------------------------
+
+namespace {
+
+QString adviceDetail(qint64 violations, const QString &label, qint64 firstMs, qint64 lastMs,
+                     qint64 maxEarlyMs, std::vector<qint64> samples)
+{
+    qint64 median = 0;
+    if (!samples.empty()) {
+        const auto middle = samples.begin() + qsizetype(samples.size() / 2);
+        std::nth_element(samples.begin(), middle, samples.end());
+        median = *middle;
+    }
+    return QStringLiteral("%1 request(s) by %2 were sent before the advised retry time "
+                          "(Retry-After / blocked-until) between %3 and %4, up to %5 early "
+                          "(median %6). Every early request meets the same block and can "
+                          "prolong it: wait until the advised time.")
+            .arg(violations)
+            .arg(label, formatIsoMs(firstMs), formatIsoMs(lastMs), secondsText(maxEarlyMs),
+                 secondsText(median));
+}
+
+} // namespace
+
+void AlertDetector::checkRetryAfter(const RequestEvent &event, AlertScopeKeys &keys)
+{
+    // One violation per request, even when both its app and its own scope are blocked.
+    if (!event.app.isEmpty()) {
+        const auto it = m_appAdvice.find(keys.app());
+        if (it != m_appAdvice.end() && event.tsMs > it->knownAtMs
+            && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
+            checkAdvice(it.value(), event);
+            return;
+        }
+    }
+    const auto it = m_callerAdvice.find(keys.caller());
+    if (it != m_callerAdvice.end() && event.tsMs > it->knownAtMs
+        && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
+        checkAdvice(it.value(), event);
+    }
+}
+
+void AlertDetector::checkAdvice(Advice &advice, const RequestEvent &event)
+{
+    const qint64 now = event.tsMs;
+    if (advice.alertIndex < 0 || now - advice.lastViolationMs > m_parameters.retryAfterEpisodeGapMs) {
+        if (advice.alertIndex >= 0) { // the previous episode is over: freeze its sentence
+            m_alerts[advice.alertIndex].detail =
+                    adviceDetail(advice.violations, advice.label, advice.episodeStartMs,
+                                 advice.lastViolationMs, advice.maxEarlyMs, advice.earlyMs);
+        }
+        advice.episodeStartMs = now;
+        advice.violations = 0;
+        advice.maxEarlyMs = 0;
+        advice.earlyMs.clear();
+        advice.alertIndex = int(m_alerts.size());
+        m_alerts.append(Alert{kRetryAfterIgnored, kWarning, now, advice.key, QString()});
+    }
+    const qint64 earlyMs = advice.retryAtMs - now;
+    ++advice.violations;
+    advice.maxEarlyMs = std::max(advice.maxEarlyMs, earlyMs);
+    if (advice.earlyMs.size() < kMaxEarlinessSamples)
+        advice.earlyMs.push_back(earlyMs);
+    advice.lastViolationMs = now;
+}
+
+void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                                 AlertScopeKeys &keys)
+{
+    const qint64 knownAtMs = responseArrivalMs(event);
+    const qint64 retryAtMs = *sig.retryAtMs;
+    if (retryAtMs <= knownAtMs)
+        return;
+    const QString &app = (event.app.isEmpty() && sig.scope) ? sig.scope->appId : event.app;
+    Advice *advice = nullptr;
+    if (sig.scope && sig.scope->isApplicationWide() && !app.isEmpty()) {
+        advice = &m_appAdvice[app == event.app ? keys.app() : textHash(app)];
+        if (advice->label.isEmpty()) {
+            advice->label = QStringLiteral("app %1 (application-wide throttle)").arg(app);
+            advice->key = app;
+        }
+    } else {
+        advice = &m_callerAdvice[keys.caller()];
+        if (advice->label.isEmpty()) {
+            advice->label = QStringLiteral("%1 on %2").arg(orUnknown(event.identity),
+                                                           orUnknown(event.service));
+            advice->key = orUnknown(event.identity);
+        }
+    }
+    if (advice->retryAtMs <= knownAtMs) // a fresh block; otherwise the old one is extended
+        advice->knownAtMs = knownAtMs;
+    advice->retryAtMs = std::max(advice->retryAtMs, retryAtMs);
+    m_latestRetryAtMs = std::max(m_latestRetryAtMs, advice->retryAtMs);
+}
+
+// ---- capacity and near-limit episodes ------------------------------------------------------
+
+namespace {
+
+QString capacityDetail(const QString &key, qint64 count, const QMap<QString, qint64> &byCode,
+                       const QSet<QString> &callers, qint64 firstMs, qint64 lastMs)
+{
+    return QStringLiteral("%1 capacity throttle(s) on %2 between %3 and %4 (%5), seen by %6. "
+                          "The capacity (compute) is overloaded, not the callers' rate: retrying "
+                          "soon rarely helps; back off exponentially, spread the load or scale "
+                          "the capacity.")
+            .arg(count)
+            .arg(key, formatIsoMs(firstMs), formatIsoMs(lastMs), countsText(byCode),
+                 namesText(callers, callers.size()));
+}
+
+QString nearLimitDetail(const QString &key, qint64 count, double peak,
+                        const QMap<QString, qint64> &bySource, qint64 firstMs, qint64 lastMs)
+{
+    return QStringLiteral("The service reported %1 near its limit %2 time(s) between %3 and %4, "
+                          "peak %5 of the limit used (%6): throttling is imminent, slow down "
+                          "(soft-open the breaker).")
+            .arg(key)
+            .arg(count)
+            .arg(formatIsoMs(firstMs), formatIsoMs(lastMs), percentText(peak),
+                 countsText(bySource));
+}
+
+} // namespace
+
+void AlertDetector::recordCapacity(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+{
+    const QString service = orUnknown(event.service);
+    const QString key = event.tenant.isEmpty() ? service : service + QLatin1Char('/') + event.tenant;
+    Episode &episode = m_capacity[key];
+    if (episode.alertIndex < 0 || event.tsMs - episode.lastMs > m_parameters.capacityEpisodeGapMs) {
+        if (episode.alertIndex >= 0) {
+            m_alerts[episode.alertIndex].detail =
+                    capacityDetail(key, episode.count, episode.byCode, episode.callers,
+                                   episode.firstMs, episode.lastMs);
+        }
+        episode = Episode{};
+        episode.firstMs = event.tsMs;
+        episode.alertIndex = int(m_alerts.size());
+        m_alerts.append(Alert{kCapacity, kWarning, event.tsMs, key, QString()});
+    }
+    ++episode.count;
+    episode.lastMs = event.tsMs;
+    const QString code = sig.errorCode.isEmpty() ? QStringLiteral("HTTP %1").arg(event.status)
+                                                 : sig.errorCode;
+    ++episode.byCode[code];
+    if (episode.callers.size() < kMaxEpisodeCallers)
+        episode.callers.insert(ownerOf(event));
+}
+
+void AlertDetector::recordNearLimit(const RequestEvent &event, double fraction,
+                                    bool fromPercentageHeader, AlertScopeKeys &keys)
+{
+    const QString &key = ownerOf(event);
+    Episode &episode = m_nearLimit[keys.owner()];
+    if (episode.alertIndex < 0 || event.tsMs - episode.lastMs > m_parameters.nearLimitEpisodeGapMs) {
+        if (episode.alertIndex >= 0) {
+            m_alerts[episode.alertIndex].detail =
+                    nearLimitDetail(key, episode.count, episode.peak, episode.byCode,
+                                    episode.firstMs, episode.lastMs);
+        }
+        episode = Episode{};
+        episode.key = key;
+        episode.firstMs = event.tsMs;
+        episode.alertIndex = int(m_alerts.size());
+        m_alerts.append(Alert{kNearLimit, kWarning, event.tsMs, key, QString()});
+    }
+    ++episode.count;
+    episode.lastMs = event.tsMs;
+    episode.peak = std::max(episode.peak, fraction);
+    static const QString percentageHeader = QStringLiteral("x-ms-throttle-limit-percentage");
+    static const QString rateLimitHeader = QStringLiteral("RateLimit remaining");
+    ++episode.byCode[fromPercentageHeader ? percentageHeader : rateLimitHeader];
+}
+
+// ---- lanes ---------------------------------------------------------------------------------
+
+void AlertDetector::recordLane(const QString &client, LaneState &lane, const RequestEvent &event,
+                               bool throttled, bool retry)
+{
+    // Exact spelling first: the case-insensitive compare is the slow path.
+    const bool background = event.lane == u"background"
+                            || event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
+    const bool foreground = !background
+                            && (event.lane == u"foreground"
+                                || event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0);
+    if (!background && !foreground)
+        return;
+    const qint64 window = floorDiv(event.tsMs, std::max<qint64>(1, m_parameters.laneWindowMs));
+    if (lane.windowIndex != window) {
+        if (lane.windowIndex != kNever)
+            closeLaneWindow(client, lane, m_alerts);
+        lane.windowIndex = window;
+    }
+    if (background) {
+        ++lane.background;
+    } else {
+        ++lane.foreground;
+        if (throttled || retry)
+            ++lane.foregroundWaits;
+    }
+}
+
+void AlertDetector::closeLaneWindow(const QString &client, LaneState &lane,
+                                    QList<Alert> &out) const
+{
+    const qint64 total = lane.foreground + lane.background;
+    const bool starving = total >= m_parameters.laneMinRequests
+                          && double(lane.background) > m_parameters.laneMaxBackgroundShare * double(total)
+                          && lane.foregroundWaits >= m_parameters.laneMinForegroundWaits;
+    if (starving) {
+        if (lane.alertIndex < 0 || lane.lastStarvingWindow != lane.windowIndex - 1) {
+            lane.episodeFirstWindow = lane.windowIndex;
+            lane.episodeForeground = 0;
+            lane.episodeBackground = 0;
+            lane.episodeForegroundWaits = 0;
+            lane.alertIndex = int(out.size());
+            out.append(Alert{kLaneStarvation, kWarning,
+                             lane.windowIndex * m_parameters.laneWindowMs, client, QString()});
+        }
+        lane.episodeForeground += lane.foreground;
+        lane.episodeBackground += lane.background;
+        lane.episodeForegroundWaits += lane.foregroundWaits;
+        lane.lastStarvingWindow = lane.windowIndex;
+        const qint64 windows = lane.windowIndex - lane.episodeFirstWindow + 1;
+        const qint64 episodeTotal = lane.episodeForeground + lane.episodeBackground;
+        out[lane.alertIndex].detail =
+                QStringLiteral("The background lane of %1 sent %2 of %3 lane-tagged requests "
+                               "over %4 (%5 window(s) of %6) while %7 foreground request(s) were "
+                               "throttled or had to be retried: background work is starving "
+                               "interactive work. Cap the background lane at %8 of the budget.")
+                        .arg(client, percentText(double(lane.episodeBackground) / double(episodeTotal)))
+                        .arg(episodeTotal)
+                        .arg(secondsText(windows * m_parameters.laneWindowMs))
+                        .arg(windows)
+                        .arg(secondsText(m_parameters.laneWindowMs))
+                        .arg(lane.episodeForegroundWaits)
+                        .arg(percentText(m_parameters.laneMaxBackgroundShare));
+    }
+    lane.foreground = 0;
+    lane.background = 0;
+    lane.foregroundWaits = 0;
+}
+
+// ---- retry storms --------------------------------------------------------------------------
+
+void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
+                                     QList<Alert> &out) const
+{
+    sortDistinct(storm.windowRetriedOperations);
+    sortDistinct(storm.windowOperations);
+    const auto retried = double(storm.windowRetriedOperations.size());
+    const auto active = double(storm.windowOperations.size());
+    const bool enoughOperations =
+            retried >= m_parameters.stormMinOperations
+            || (retried >= m_parameters.stormMinOperationsSmall
+                && retried >= m_parameters.stormSmallFraction * active);
+    const bool failing = double(storm.windowSuccesses)
+                         < m_parameters.stormMaxSuccessRatio * double(storm.windowRequests);
+    const bool afterThrottle =
+            storm.lastThrottleMs != kNever
+            && storm.lastThrottleMs >= storm.windowStartMs - m_parameters.stormThrottleLookbackMs;
+
+    if (enoughOperations && failing && afterThrottle) {
+        if (storm.waves == 0
+            || storm.windowStartMs - storm.lastWaveEndMs > m_parameters.stormMaxWaveGapMs) {
+            storm.waves = 0;
+            storm.episodeStartMs = storm.windowStartMs;
+            storm.episodeRequests = 0;
+            storm.episodeThrottled = 0;
+            storm.episodeRetries = 0;
+            storm.episodeOperations.clear();
+            storm.alertIndex = -1;
+        }
+        ++storm.waves;
+        storm.episodeRequests += storm.windowRequests;
+        storm.episodeThrottled += storm.windowThrottled;
+        storm.episodeRetries += storm.windowRetries;
+        if (qsizetype(storm.episodeOperations.size()) < kMaxEpisodeOperations) {
+            storm.episodeOperations.insert(storm.episodeOperations.end(),
+                                           storm.windowRetriedOperations.begin(),
+                                           storm.windowRetriedOperations.end());
+            sortDistinct(storm.episodeOperations);
+        }
+        storm.lastWaveEndMs = storm.windowLastMs;
+        if (storm.waves >= m_parameters.stormMinWaves) {
+            if (storm.alertIndex < 0) {
+                storm.alertIndex = int(out.size());
+                out.append(Alert{kRetryStorm, kCritical, storm.episodeStartMs, client, QString()});
+            }
+            const double requests = double(std::max<qint64>(1, storm.episodeRequests));
+            out[storm.alertIndex].detail =
+                    QStringLiteral("Retry storm: %1 distinct operations of %2 retried in %3 "
+                                   "synchronised waves (each within %4) after throttling; %5 "
+                                   "of the %6 requests in the waves were throttled; it lasted "
+                                   "%7 (%8 to %9). Every wave renews the throttling: one shared "
+                                   "circuit breaker (all retry loops wait once) and jittered "
+                                   "backoff break the spiral.")
+                            .arg(qsizetype(storm.episodeOperations.size()))
+                            .arg(client)
+                            .arg(storm.waves)
+                            .arg(secondsText(m_parameters.stormWindowMs),
+                                 percentText(double(storm.episodeThrottled) / requests))
+                            .arg(storm.episodeRequests)
+                            .arg(secondsText(storm.lastWaveEndMs - storm.episodeStartMs),
+                                 formatIsoMs(storm.episodeStartMs),
+                                 formatIsoMs(storm.lastWaveEndMs));
+        }
+    }
+    storm.windowStartMs = kNever;
+    storm.windowLastMs = kNever;
+    storm.windowRequests = 0;
+    storm.windowSuccesses = 0;
+    storm.windowThrottled = 0;
+    storm.windowRetries = 0;
+    storm.windowOperations.clear();
+    storm.windowRetriedOperations.clear();
+}
+
+// ---- lost work -----------------------------------------------------------------------------
+
+void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
+{
+    QHash<QString, std::vector<const FailedOperation *>> byOwner;
+    for (const FailedOperation &failed : m_failedOperations) {
+        if (failed.lastFailureMs <= asOfMs - m_parameters.lostWorkGraceMs)
+            byOwner[failed.owner].push_back(&failed);
+    }
+    for (auto it = byOwner.begin(); it != byOwner.end(); ++it) {
+        auto &operations = it.value();
+        std::sort(operations.begin(), operations.end(),
+                  [](const FailedOperation *a, const FailedOperation *b) {
+                      return a->firstFailureMs < b->firstFailureMs;
+                  });
+        QMap<QString, qint64> byStatus;
+        qint64 silent = 0;
+        for (const FailedOperation *failed : operations) {
+            ++byStatus[failed->lastStatus == 0 ? QStringLiteral("no response")
+                                               : QString::number(failed->lastStatus)];
+            if (isSuccess(failed->envelopeStatus))
+                ++silent;
+        }
+        QStringList names;
+        const auto named = std::min<qsizetype>(qsizetype(operations.size()),
+                                               std::max(0, m_parameters.lostWorkMaxNamed));
+        for (qsizetype i = 0; i < named; ++i) {
+            const FailedOperation *failed = operations[size_t(i)];
+            names.append(failed->operationId.isEmpty()
+                                 ? failed->method + QLatin1Char(' ') + failed->url
+                                 : failed->operationId);
+        }
+        QString detail = QStringLiteral("%1 operation(s) of %2 failed and never succeeded "
+                                        "later (last answers: %3): %4")
+                                 .arg(operations.size())
+                                 .arg(it.key(), countsText(byStatus), names.join(QStringLiteral(", ")));
+        if (qsizetype(operations.size()) > named)
+            detail += QStringLiteral(" and %1 more").arg(qsizetype(operations.size()) - named);
+        detail += QLatin1Char('.');
+        if (silent > 0) {
+            detail += QStringLiteral(" %1 of them failed inside $batch envelopes that answered "
+                                     "2xx, so nothing looked wrong: retry each failed "
+                                     "sub-response, not the envelope.")
+                              .arg(silent);
+        }
+        if (m_untrackedFailures > 0) {
+            detail += QStringLiteral(" (%1 further failed operations were not tracked: more "
+                                     "than %2 were pending.)")
+                              .arg(m_untrackedFailures)
+                              .arg(m_parameters.maxTrackedOperations);
+        }
+        out.append(Alert{kLostWork, kCritical, operations.front()->firstFailureMs, it.key(), detail});
+    }
+}
+
+// ---- all together --------------------------------------------------------------------------
+
+QList<Alert> AlertDetector::alerts() const
+{
+    QList<Alert> out = m_alerts;
+    const qint64 asOfMs = std::max(m_lastEventMs, m_endMs);
+
+    // Judge the windows still open on copies.
+    for (auto it = m_clients.cbegin(); it != m_clients.cend(); ++it) {
+        if (it->storm.windowStartMs != kNever) {
+            StormState copy = it->storm;
+            closeStormWindow(it->name, copy, out);
+        }
+        if (it->lane.windowIndex != kNever) {
+            LaneState copy = it->lane;
+            closeLaneWindow(it->name, copy, out);
+        }
+    }
+    // Episodes still going on: their sentences are written now, not per event.
+    const auto describeAdvice = [&out](const Advice &advice) {
+        if (advice.alertIndex >= 0) {
+            out[advice.alertIndex].detail =
+                    adviceDetail(advice.violations, advice.label, advice.episodeStartMs,
+                                 advice.lastViolationMs, advice.maxEarlyMs, advice.earlyMs);
+        }
+    };
+    for (const Advice &advice : m_appAdvice)
+        describeAdvice(advice);
+    for (const Advice &advice : m_callerAdvice)
+        describeAdvice(advice);
+    for (auto it = m_capacity.cbegin(); it != m_capacity.cend(); ++it) {
+        const Episode &episode = it.value();
+        if (episode.alertIndex >= 0) {
+            out[episode.alertIndex].detail =
+                    capacityDetail(it.key(), episode.count, episode.byCode, episode.callers,
+                                   episode.firstMs, episode.lastMs);
+        }
+    }
+    for (auto it = m_nearLimit.cbegin(); it != m_nearLimit.cend(); ++it) {
+        const Episode &episode = it.value();
+        if (episode.alertIndex >= 0) {
+            out[episode.alertIndex].detail =
+                    nearLimitDetail(episode.key, episode.count, episode.peak, episode.byCode,
+                                    episode.firstMs, episode.lastMs);
+        }
+    }
+    appendLostWork(asOfMs, out);
+
+    std::stable_sort(out.begin(), out.end(), [](const Alert &a, const Alert &b) {
+        if (a.atMs != b.atMs)
+            return a.atMs < b.atMs;
+        if (a.kind != b.kind)
+            return a.kind < b.kind;
+        return a.key < b.key;
+    });
+    return out;
+}
+
+} // namespace ts

@@ -1,0 +1,383 @@
+#pragma once
+// The state of one bucket under each throttling algorithm, with the exact arithmetic the engine
+// replays. Kept apart from the engine's bookkeeping so the algorithms read on their own and the
+// tests can drive them directly.
+//
+// Every limiter answers the same three questions at an instant t (ms since the epoch, never
+// earlier than the last charge):
+//   hasRoom(t, cost)  would a request of this cost be accepted now?
+//   charge(t, cost, accepted)  the request consumed quota (accepted: the service took it)
+//   roomAt(t)         the earliest instant >= t at which a unit request fits, with no traffic
+// and reports usage (in requests / credits / tokens used) for the fill = usage / capacity.
+// Usage is tracked twice: all charges (what decides) and charges of accepted requests only
+// (what the dashboard shows), so a storm of counted 429s does not paint a fixed window at 250 %
+// while a service that accepts more than documented still shows fill above 1.
+
+#include "policy/policy.h"
+
+#include <QtGlobal>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace ts::limiter {
+
+constexpr qint64 kNoTime = std::numeric_limits<qint64>::min();
+
+inline qint64 floorDiv(qint64 a, qint64 b)
+{
+    const qint64 q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+inline qint64 ceilDiv(qint64 a, qint64 b)
+{
+    return -floorDiv(-a, b);
+}
+
+// Parameters compiled from a PolicyLimit once (integer units where exactness matters).
+struct Params
+{
+    Algorithm algorithm = Algorithm::Observed;
+    double capacity = 0;
+    qint64 windowMs = 0;
+    WindowAlign align = WindowAlign::Clock;
+    // token-bucket, in micro-tokens: exact integer refill for rates with up to 3 decimals.
+    qint64 capacityMicro = 0;
+    qint64 refillMicroPerMs = 0;
+    // leaky-bucket, nginx units: milli-requests per second and milli-requests.
+    qint64 milliRate = 0;
+    qint64 burstMilli = 0;
+
+    static Params fromLimit(const PolicyLimit &limit)
+    {
+        Params p;
+        p.algorithm = limit.algorithm;
+        p.capacity = limit.effectiveCapacity();
+        p.windowMs = qint64(std::llround(limit.windowSeconds * 1000.0));
+        p.align = limit.align;
+        p.capacityMicro = qint64(std::llround(limit.capacity * 1e6));
+        p.refillMicroPerMs = qint64(std::llround(limit.refillPerSecond * 1000.0));
+        p.milliRate = limit.nginxMilliRate();
+        p.burstMilli = qint64(std::llround(limit.burst * 1000.0));
+        return p;
+    }
+};
+
+// A small FIFO on a vector (amortised, no per-element allocation once warm).
+template<typename T>
+class Fifo
+{
+public:
+    [[nodiscard]] bool empty() const { return m_head == m_items.size(); }
+    [[nodiscard]] size_t size() const { return m_items.size() - m_head; }
+    [[nodiscard]] const T &front() const { return m_items[m_head]; }
+    [[nodiscard]] const T &at(size_t i) const { return m_items[m_head + i]; }
+    void push(const T &item) { m_items.push_back(item); }
+    void pop()
+    {
+        ++m_head;
+        if (m_head == m_items.size()) {
+            m_items.clear();
+            m_head = 0;
+        } else if (m_head > 1024 && m_head * 2 > m_items.size()) {
+            m_items.erase(m_items.begin(), m_items.begin() + qsizetype(m_head));
+            m_head = 0;
+        }
+    }
+
+private:
+    std::vector<T> m_items;
+    size_t m_head = 0;
+};
+
+struct State
+{
+    // fixed-window / credits
+    qint64 windowStart = kNoTime;
+    qint64 phaseMs = 0; // clock alignment offset, learned from blocked-until instants
+    double used = 0;
+    double usedAccepted = 0;
+    // sliding-window: charges inside the window
+    struct Charge
+    {
+        qint64 t;
+        double cost;
+        double cumulative; // sum of costs of all charges pushed so far, this one included
+        bool accepted;
+    };
+    Fifo<Charge> charges;
+    double slidingSum = 0;
+    double slidingAccepted = 0;
+    double slidingPushed = 0; // cumulative cost of every charge ever pushed
+    // token-bucket
+    qint64 tokensMicro = 0;
+    qint64 acceptedTokensMicro = 0;
+    qint64 lastRefill = kNoTime;
+    // leaky-bucket (nginx limit_req node)
+    bool nodeExists = false;
+    qint64 excess = 0;
+    qint64 lastMs = 0;
+    // concurrency: end instants of requests in flight (min-heap), and of the accepted ones
+    std::vector<qint64> inFlight;
+    std::vector<qint64> acceptedInFlight;
+
+    // ---- evolution without a request (expiry, refill) --------------------------------------
+
+    void advance(const Params &p, qint64 t)
+    {
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            if (windowStart == kNoTime || t >= windowStart + p.windowMs) {
+                windowStart = p.align == WindowAlign::Clock
+                                  ? floorDiv(t - phaseMs, p.windowMs) * p.windowMs + phaseMs
+                                  : t;
+                used = 0;
+                usedAccepted = 0;
+            }
+            break;
+        case Algorithm::SlidingWindow:
+            // A charge at s counts for (s - W, s]: it has left the window at s + W.
+            while (!charges.empty() && charges.front().t <= t - p.windowMs) {
+                slidingSum -= charges.front().cost;
+                if (charges.front().accepted)
+                    slidingAccepted -= charges.front().cost;
+                charges.pop();
+            }
+            if (charges.empty()) {
+                slidingSum = 0; // no drift from repeated float subtraction
+                slidingAccepted = 0;
+            }
+            break;
+        case Algorithm::TokenBucket:
+            if (lastRefill == kNoTime) {
+                tokensMicro = p.capacityMicro;
+                acceptedTokensMicro = p.capacityMicro;
+            } else if (t > lastRefill) {
+                const qint64 refill = (t - lastRefill) * p.refillMicroPerMs;
+                tokensMicro = std::min(p.capacityMicro, tokensMicro + refill);
+                acceptedTokensMicro = std::min(p.capacityMicro, acceptedTokensMicro + refill);
+            }
+            lastRefill = std::max(lastRefill, t);
+            break;
+        case Algorithm::Concurrency:
+            for (std::vector<qint64> *heap : {&inFlight, &acceptedInFlight}) {
+                while (!heap->empty() && heap->front() <= t) {
+                    std::pop_heap(heap->begin(), heap->end(), std::greater<>());
+                    heap->pop_back();
+                }
+            }
+            break;
+        case Algorithm::LeakyBucket: // evaluated lazily, exactly as nginx does
+        case Algorithm::Observed:
+            break;
+        }
+    }
+
+    // nginx: excess = max(0, excess - rate * |ms| / 1000 + 1000) for an existing node.
+    [[nodiscard]] qint64 leakyCandidate(const Params &p, qint64 t) const
+    {
+        if (!nodeExists)
+            return 0;
+        const qint64 ms = t >= lastMs ? t - lastMs : lastMs - t;
+        return std::max<qint64>(0, excess - p.milliRate * ms / 1000 + 1000);
+    }
+
+    // ---- decisions (after advance(t)) ------------------------------------------------------
+
+    [[nodiscard]] bool hasRoom(const Params &p, qint64 t, double cost) const
+    {
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            return used + cost <= p.capacity;
+        case Algorithm::SlidingWindow:
+            return slidingSum + cost <= p.capacity;
+        case Algorithm::TokenBucket:
+            return tokensMicro >= qint64(std::llround(cost * 1e6));
+        case Algorithm::LeakyBucket:
+            return leakyCandidate(p, t) <= p.burstMilli;
+        case Algorithm::Concurrency:
+            return double(inFlight.size()) + 1 <= p.capacity;
+        case Algorithm::Observed:
+            return true;
+        }
+        return true;
+    }
+
+    void charge(const Params &p, qint64 t, double cost, bool accepted, qint64 endMs)
+    {
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            used += cost;
+            if (accepted)
+                usedAccepted += cost;
+            break;
+        case Algorithm::SlidingWindow:
+            slidingPushed += cost;
+            charges.push({t, cost, slidingPushed, accepted});
+            slidingSum += cost;
+            if (accepted)
+                slidingAccepted += cost;
+            break;
+        case Algorithm::TokenBucket: {
+            const qint64 micro = qint64(std::llround(cost * 1e6));
+            tokensMicro -= micro;
+            if (accepted)
+                acceptedTokensMicro -= micro;
+            break;
+        }
+        case Algorithm::LeakyBucket:
+            excess = leakyCandidate(p, t);
+            lastMs = t;
+            nodeExists = true;
+            break;
+        case Algorithm::Concurrency:
+            inFlight.push_back(std::max(endMs, t));
+            std::push_heap(inFlight.begin(), inFlight.end(), std::greater<>());
+            if (accepted) {
+                acceptedInFlight.push_back(std::max(endMs, t));
+                std::push_heap(acceptedInFlight.begin(), acceptedInFlight.end(), std::greater<>());
+            }
+            break;
+        case Algorithm::Observed:
+            break;
+        }
+    }
+
+    // ---- read-outs (const: usable at any instant >= the last charge) -----------------------
+
+    // Usage at t as the dashboard shows it (accepted charges), without mutating the state.
+    [[nodiscard]] double usageAt(const Params &p, qint64 t) const
+    {
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            if (windowStart == kNoTime || t >= windowStart + p.windowMs)
+                return 0;
+            return usedAccepted;
+        case Algorithm::SlidingWindow: {
+            double sum = slidingAccepted;
+            for (size_t i = 0; i < charges.size() && charges.at(i).t <= t - p.windowMs; ++i) {
+                if (charges.at(i).accepted)
+                    sum -= charges.at(i).cost;
+            }
+            return std::max(0.0, sum);
+        }
+        case Algorithm::TokenBucket: {
+            if (lastRefill == kNoTime)
+                return 0;
+            const qint64 refill = std::max<qint64>(0, t - lastRefill) * p.refillMicroPerMs;
+            const qint64 tokens = std::min(p.capacityMicro, acceptedTokensMicro + refill);
+            return double(p.capacityMicro - tokens) / 1e6;
+        }
+        case Algorithm::LeakyBucket: {
+            if (!nodeExists)
+                return 0;
+            const qint64 ms = std::max<qint64>(0, t - lastMs);
+            return double(std::max<qint64>(0, excess - p.milliRate * ms / 1000)) / 1000.0;
+        }
+        case Algorithm::Concurrency: {
+            qint64 count = 0;
+            for (qint64 end : acceptedInFlight)
+                count += end > t ? 1 : 0;
+            return double(count);
+        }
+        case Algorithm::Observed:
+            return 0;
+        }
+        return 0;
+    }
+
+    // The earliest instant >= t at which a unit request would be accepted, assuming no traffic.
+    [[nodiscard]] qint64 roomAt(const Params &p, qint64 t) const
+    {
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            if (windowStart == kNoTime || t >= windowStart + p.windowMs || used + 1 <= p.capacity)
+                return t;
+            return windowStart + p.windowMs;
+        case Algorithm::SlidingWindow: {
+            if (charges.empty() || slidingSum + 1 <= p.capacity)
+                return t;
+            // Room comes back when the oldest charges whose costs add up to `need` have left the
+            // window: binary search on the cumulative costs (a storm of counted 429s can hold
+            // hundreds of thousands of charges in an hour window).
+            const double need = slidingSum + 1 - p.capacity;
+            const double base = charges.front().cumulative - charges.front().cost;
+            size_t lo = 0;
+            size_t hi = charges.size() - 1;
+            while (lo < hi) {
+                const size_t mid = lo + (hi - lo) / 2;
+                if (charges.at(mid).cumulative - base >= need)
+                    hi = mid;
+                else
+                    lo = mid + 1;
+            }
+            return std::max(t, charges.at(lo).t + p.windowMs);
+        }
+        case Algorithm::TokenBucket: {
+            if (lastRefill == kNoTime)
+                return t;
+            const qint64 refill = std::max<qint64>(0, t - lastRefill) * p.refillMicroPerMs;
+            const qint64 tokens = std::min(p.capacityMicro, tokensMicro + refill);
+            if (tokens >= 1000000)
+                return t;
+            return t + ceilDiv(1000000 - tokens, std::max<qint64>(1, p.refillMicroPerMs));
+        }
+        case Algorithm::LeakyBucket: {
+            if (leakyCandidate(p, t) <= p.burstMilli)
+                return t;
+            // Smallest ms with excess - rate*ms/1000 + 1000 <= burst (nginx integer division).
+            const qint64 need = excess + 1000 - p.burstMilli;
+            const qint64 ms = ceilDiv(need * 1000, std::max<qint64>(1, p.milliRate));
+            return std::max(t, lastMs + ms);
+        }
+        case Algorithm::Concurrency: {
+            if (double(inFlight.size()) + 1 <= p.capacity)
+                return t;
+            // Common case: right after advance(t) every entry ends after t and exactly one slot
+            // is missing, so the earliest end frees it.
+            if (inFlight.front() > t && double(inFlight.size()) == p.capacity)
+                return inFlight.front();
+            std::vector<qint64> ends;
+            for (qint64 end : inFlight) {
+                if (end > t)
+                    ends.push_back(end);
+            }
+            if (double(ends.size()) + 1 <= p.capacity)
+                return t;
+            // The (n - capacity + 1)-th request to finish frees the slot.
+            const size_t k = ends.size() - size_t(std::max(0.0, p.capacity));
+            std::nth_element(ends.begin(), ends.begin() + qsizetype(k), ends.end());
+            return ends[k];
+        }
+        case Algorithm::Observed:
+            return t;
+        }
+        return t;
+    }
+
+    // For fixed windows: the end of the current window (kNoTime without one).
+    [[nodiscard]] qint64 windowEnd(const Params &p) const
+    {
+        return windowStart == kNoTime ? kNoTime : windowStart + p.windowMs;
+    }
+
+    // The service said the bucket refills at `instant` (blocked-until / Retry-After): move the
+    // current fixed window so it ends there, and keep clock-aligned windows on that phase.
+    void learnWindowEnd(const Params &p, qint64 instant)
+    {
+        if (windowStart == kNoTime)
+            return;
+        windowStart = instant - p.windowMs;
+        phaseMs = ((instant % p.windowMs) + p.windowMs) % p.windowMs;
+    }
+};
+
+} // namespace ts::limiter

@@ -1,0 +1,15 @@
+#pragma once
+// The two faces of a report: the JSON contract of shared/spec/report-json.md, which scripts and
+// tests rely on, and a text account written for an operator.
+
+#include "engine/reportdata.h"
+
+#include <QByteArray>
+#include <QString>
+
+namespace ts {
+
+QByteArray reportToJson(const ReportData &report);
+QString reportToText(const ReportData &report);
+
+} // namespace ts

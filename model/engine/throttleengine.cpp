@@ -1,0 +1,1054 @@
+#include "throttleengine.h"
+
+#include "engine/limiterstate.h"
+#include "policy/eventfields.h"
+#include "policy/textmatcher.h"
+#include "signals/throttlesignals.h"
+
+#include <QHash>
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+namespace ts {
+
+namespace {
+
+using limiter::kNoTime;
+
+constexpr int kMaxLimits = 64; // per policy, see Policy::validate()
+// Fixed windows shorter than this are not re-phased from Retry-After: a Service Bus "wait 2
+// seconds" says nothing about where a 1 s credit window starts.
+constexpr qint64 kMinLearnableWindowMs = 10'000;
+constexpr size_t kMaxRetryIntervals = 5000;
+
+struct CompiledCondition
+{
+    EventField field;
+    TextMatcher matcher;
+};
+
+struct CompiledCost
+{
+    std::vector<int> match; // condition ids in the policy's table
+    double credits = 1;
+};
+
+struct CompiledLimit
+{
+    int policy = -1;
+    int indexInPolicy = -1;
+    PolicyLimit spec;
+    limiter::Params params;
+    std::vector<int> match; // condition ids in the policy's table
+    int keySignature = -1;  // index into the policy's key signatures
+    std::vector<CompiledCost> cost;
+    bool chargeThrottled = true;
+    qint64 resolutionMs = 1000;
+};
+
+// The distinct `key` field lists of a policy. Limits with the same key (OneNote's minute, hour
+// and concurrency all key by app+identity) share one lookup per event.
+struct KeySignature
+{
+    std::vector<EventField> fields;
+    // key hash -> first entry with that hash (collisions chain through KeyEntry::nextSameHash)
+    QHash<size_t, int> entries;
+    int lastEntry = -1;
+};
+
+// One key value of one signature, and its bucket in each limit of the policy (-1 = none yet).
+struct KeyEntry
+{
+    QStringList parts;
+    QString key; // parts joined with '+'
+    int nextSameHash = -1;
+    std::vector<int> buckets;
+};
+
+struct CompiledPolicy
+{
+    QString name;
+    // Every distinct (field, pattern) of the policy, limits and cost rules, compiled once; an
+    // event evaluates each at most once (memoised in EventContext).
+    std::vector<CompiledCondition> conditions;
+    std::vector<int> match;
+    std::vector<std::pair<QString, TextMatcher>> categories;
+    std::vector<int> limits; // indices into Impl::limits
+    std::vector<KeySignature> keys;
+    // Which limits have charged the same event: nextSafeSend of a key is the maximum over them.
+    std::array<quint64, kMaxLimits> coCharged{};
+
+    int conditionId(const FieldCondition &condition)
+    {
+        const auto field = eventFieldFromName(condition.field);
+        for (size_t i = 0; i < conditions.size(); ++i) {
+            if (field && conditions[i].field == *field
+                && conditions[i].matcher.pattern() == condition.pattern) {
+                return int(i);
+            }
+        }
+        CompiledCondition c;
+        // Validated when the policy was loaded; an unknown field can only come from a Policy
+        // edited in code, and then the condition never matches.
+        c.field = field.value_or(EventField::Service);
+        if (!field || !c.matcher.compile(condition.pattern))
+            c.matcher.compile(QStringLiteral("(?!)"));
+        conditions.push_back(std::move(c));
+        return int(conditions.size() - 1);
+    }
+
+    std::vector<int> conditionIds(const QList<FieldCondition> &list)
+    {
+        std::vector<int> ids;
+        for (const FieldCondition &condition : list)
+            ids.push_back(conditionId(condition));
+        return ids;
+    }
+};
+
+constexpr int kMaxMemoConditions = 64;
+constexpr int kMaxKeySignatures = 16;
+
+// What one event looks like to one policy, computed lazily and at most once.
+struct EventContext
+{
+    const RequestEvent *event = nullptr;
+    QStringView service;
+    QStringView category;
+    bool pathReady = false;
+    QStringView path;
+    bool hostReady = false;
+    QStringView host;
+    quint64 evaluated = 0;
+    quint64 results = 0;
+    std::array<int, kMaxKeySignatures> keyEntries;
+
+    QStringView value(EventField field, QString *scratch)
+    {
+        switch (field) {
+        case EventField::Service:
+            return service;
+        case EventField::Category:
+            return category;
+        case EventField::Path:
+            if (!pathReady) {
+                path = urlPath(event->url);
+                pathReady = true;
+            }
+            return path;
+        case EventField::Host:
+            if (!hostReady) {
+                host = urlHost(event->url);
+                hostReady = true;
+            }
+            return host;
+        default:
+            return eventFieldValue(*event, field, service, category, scratch);
+        }
+    }
+
+    bool test(const CompiledPolicy &policy, int id, QString *scratch)
+    {
+        if (id < kMaxMemoConditions) {
+            const quint64 bit = quint64(1) << id;
+            if (evaluated & bit)
+                return results & bit;
+            const CompiledCondition &c = policy.conditions[size_t(id)];
+            const bool hit = c.matcher.matches(value(c.field, scratch));
+            evaluated |= bit;
+            if (hit)
+                results |= bit;
+            return hit;
+        }
+        const CompiledCondition &c = policy.conditions[size_t(id)];
+        return c.matcher.matches(value(c.field, scratch));
+    }
+
+    bool all(const CompiledPolicy &policy, const std::vector<int> &ids, QString *scratch)
+    {
+        for (int id : ids) {
+            if (!test(policy, id, scratch))
+                return false;
+        }
+        return true;
+    }
+};
+
+// Instants kept for plotting, bounded: past the cap every other one is dropped and the stride
+// doubles, so the picture keeps its shape over any length of log.
+class BoundedInstants
+{
+public:
+    void push(qint64 t, size_t cap)
+    {
+        if (++m_skip < m_stride)
+            return;
+        m_skip = 0;
+        m_items.push_back(t);
+        if (m_items.size() > cap) {
+            size_t out = 0;
+            for (size_t i = 0; i < m_items.size(); i += 2)
+                m_items[out++] = m_items[i];
+            m_items.resize(out);
+            m_stride *= 2;
+        }
+    }
+    [[nodiscard]] const std::vector<qint64> &items() const { return m_items; }
+
+private:
+    std::vector<qint64> m_items;
+    qint64 m_stride = 1;
+    qint64 m_skip = 0;
+};
+
+struct Series
+{
+    qint64 resolutionMs = 1000;
+    // The bin being filled lives here, not in the vectors: consecutive events of a bucket land
+    // in the same bin, and updating three scalars inside the bucket avoids touching the tails
+    // of three vectors per event (cache misses with hundreds of buckets).
+    qint64 currentBin = kNoTime;
+    double currentUsage = 0;
+    double currentPct = 0;
+    std::vector<qint64> t;
+    std::vector<double> usage;
+    std::vector<double> pct;
+    std::vector<qint64> observedPctT;
+    std::vector<double> observedPct;
+    BoundedInstants observedThrottles;
+    BoundedInstants predictedThrottles;
+    std::vector<std::pair<qint64, qint64>> retryAfter;
+
+    void record(qint64 at, double value, double fill, size_t cap)
+    {
+        const qint64 bin = limiter::floorDiv(at, resolutionMs) * resolutionMs;
+        if (bin == currentBin) {
+            currentUsage = std::max(currentUsage, value);
+            currentPct = std::max(currentPct, fill);
+            return;
+        }
+        flush(cap);
+        currentBin = bin;
+        currentUsage = value;
+        currentPct = fill;
+    }
+
+    void flush(size_t cap)
+    {
+        if (currentBin == kNoTime)
+            return;
+        append(t, usage, pct, currentBin, currentUsage, currentPct, resolutionMs);
+        currentBin = kNoTime;
+        if (t.size() > cap)
+            coarsen();
+    }
+
+    static void append(std::vector<qint64> &times, std::vector<double> &values,
+                       std::vector<double> &pcts, qint64 bin, double value, double fill,
+                       qint64 resolution)
+    {
+        bin = limiter::floorDiv(bin, resolution) * resolution;
+        if (!times.empty() && times.back() == bin) {
+            values.back() = std::max(values.back(), value);
+            pcts.back() = std::max(pcts.back(), fill);
+            return;
+        }
+        times.push_back(bin);
+        values.push_back(value);
+        pcts.push_back(fill);
+    }
+
+    [[nodiscard]] qint64 nextBinStart() const
+    {
+        if (currentBin != kNoTime)
+            return currentBin + resolutionMs;
+        return t.empty() ? kNoTime : t.back() + resolutionMs;
+    }
+
+    void coarsen()
+    {
+        resolutionMs *= 2;
+        size_t out = 0;
+        for (size_t i = 0; i < t.size(); ++i) {
+            const qint64 bin = limiter::floorDiv(t[i], resolutionMs) * resolutionMs;
+            if (out > 0 && t[out - 1] == bin) {
+                usage[out - 1] = std::max(usage[out - 1], usage[i]);
+                pct[out - 1] = std::max(pct[out - 1], pct[i]);
+            } else {
+                t[out] = bin;
+                usage[out] = usage[i];
+                pct[out] = pct[i];
+                ++out;
+            }
+        }
+        t.resize(out);
+        usage.resize(out);
+        pct.resize(out);
+    }
+};
+
+struct Bucket
+{
+    // Hot fields first: every event of the bucket touches these.
+    int limit = -1; // index into Impl::limits
+    qint64 lastT = kNoTime;
+    limiter::State state;
+
+    qint64 requests = 0;
+    qint64 predicted = 0;
+    qint64 observed = 0;
+    double peakUsage = 0;
+    double peakFill = 0;
+    // Exhaustion episodes: closed total plus the running [start, end).
+    qint64 atLimitMs = 0;
+    qint64 exhaustedStart = kNoTime;
+    qint64 exhaustedEnd = kNoTime;
+    // Observed throttle episodes and what they teach.
+    bool inObservedEpisode = false;
+    std::optional<double> effectiveLimit;
+    std::optional<double> observedPctMax;
+    qint64 retryUntil = kNoTime;
+    // near-limit alert coalescing
+    bool nearLimit = false;
+    qint64 lastHighMs = kNoTime;
+
+    Series series;
+    QString key; // the key entry's parts joined with '+'
+    QString service;
+};
+
+// One limit's view of the event being processed.
+struct Charge
+{
+    int bucket;
+    double cost;
+    bool hadRoom;
+};
+
+qint64 defaultResolutionMs(const PolicyLimit &limit)
+{
+    // Per second for minute-scale windows, finer where a bucket turns over within seconds.
+    double horizonSeconds = 60;
+    switch (limit.algorithm) {
+    case Algorithm::FixedWindow:
+    case Algorithm::SlidingWindow:
+    case Algorithm::Credits:
+        horizonSeconds = limit.windowSeconds;
+        break;
+    case Algorithm::TokenBucket:
+        horizonSeconds = limit.refillPerSecond > 0 ? limit.capacity / limit.refillPerSecond : 60;
+        break;
+    case Algorithm::LeakyBucket: {
+        const double rate = double(limit.nginxMilliRate()) / 1000.0;
+        horizonSeconds = rate > 0 ? std::max(1.0, limit.burst) / rate : 60;
+        break;
+    }
+    case Algorithm::Concurrency:
+        horizonSeconds = 1;
+        break;
+    case Algorithm::Observed:
+        horizonSeconds = 60;
+        break;
+    }
+    if (horizonSeconds < 2)
+        return 100;
+    if (horizonSeconds < 10)
+        return 250;
+    return 1000;
+}
+
+} // namespace
+
+struct ThrottleEngine::Impl
+{
+    using Verdict = ThrottleEngine::Verdict;
+
+    Options options;
+    PolicySet policySet;
+    std::vector<CompiledPolicy> policies;
+    std::vector<CompiledLimit> limits;
+    std::vector<Bucket> buckets;
+    std::vector<KeyEntry> keyEntries;
+
+    qint64 requestEvents = 0;
+    qint64 lateEvents = 0;
+    qint64 unmatchedEvents = 0;
+    std::optional<qint64> firstMs;
+    std::optional<qint64> lastMs;
+
+    ThrottleSummary throttles;
+    qint64 throttleBinMs = 1000;
+    std::map<qint64, QMap<QString, qint64>> throttleBins;
+    QList<Alert> alerts;
+
+    // Last policy decision, reused while consecutive events share the service and identity
+    // presence (policy matches rarely look at anything else).
+    QString scratch;
+
+    void compile(const PolicySet &set)
+    {
+        policySet = set;
+        policies.clear();
+        limits.clear();
+        buckets.clear();
+        for (const Policy &policy : set.policies()) {
+            CompiledPolicy compiled;
+            compiled.name = policy.name;
+            compiled.match = compiled.conditionIds(policy.match);
+            for (const CategoryRule &rule : policy.categories) {
+                TextMatcher matcher;
+                if (!matcher.compile(rule.urlPattern))
+                    matcher.compile(QStringLiteral("(?!)"));
+                compiled.categories.emplace_back(rule.name, std::move(matcher));
+            }
+            const int policyIndex = int(policies.size());
+            for (int i = 0; i < policy.limits.size() && i < kMaxLimits; ++i) {
+                const PolicyLimit &spec = policy.limits.at(i);
+                CompiledLimit limit;
+                limit.policy = policyIndex;
+                limit.indexInPolicy = i;
+                limit.spec = spec;
+                limit.params = limiter::Params::fromLimit(spec);
+                limit.match = compiled.conditionIds(spec.match);
+                std::vector<EventField> keyFields;
+                for (const QString &field : spec.keyFields())
+                    keyFields.push_back(eventFieldFromName(field).value_or(EventField::Identity));
+                for (size_t k = 0; k < compiled.keys.size(); ++k) {
+                    if (compiled.keys[k].fields == keyFields)
+                        limit.keySignature = int(k);
+                }
+                if (limit.keySignature < 0 && compiled.keys.size() < size_t(kMaxKeySignatures)) {
+                    compiled.keys.push_back({keyFields, {}, -1});
+                    limit.keySignature = int(compiled.keys.size() - 1);
+                }
+                if (limit.keySignature < 0)
+                    limit.keySignature = 0; // more than 16 distinct keys in one policy: share
+                for (const CostRule &rule : spec.cost)
+                    limit.cost.push_back({compiled.conditionIds(rule.match), rule.credits});
+                limit.chargeThrottled = policy.chargesThrottled(spec);
+                limit.resolutionMs = defaultResolutionMs(spec);
+                compiled.limits.push_back(int(limits.size()));
+                limits.push_back(std::move(limit));
+            }
+            policies.push_back(std::move(compiled));
+        }
+    }
+
+    void resetCounters()
+    {
+        buckets.clear();
+        keyEntries.clear();
+        for (CompiledPolicy &policy : policies) {
+            policy.coCharged.fill(0);
+            for (KeySignature &signature : policy.keys) {
+                signature.entries.clear();
+                signature.lastEntry = -1;
+            }
+        }
+        requestEvents = 0;
+        lateEvents = 0;
+        unmatchedEvents = 0;
+        firstMs.reset();
+        lastMs.reset();
+        throttles = {};
+        throttleBinMs = options.throttleBinMs;
+        throttleBins.clear();
+        alerts.clear();
+    }
+
+    int selectPolicy(EventContext &ctx)
+    {
+        for (int i = 0; i < int(policies.size()); ++i) {
+            const CompiledPolicy &policy = policies[size_t(i)];
+            // Policy-level matches on the category see the event's own category only.
+            ctx.evaluated = 0;
+            ctx.results = 0;
+            if (ctx.all(policy, policy.match, &scratch))
+                return i;
+        }
+        return -1;
+    }
+
+    QStringView classify(const CompiledPolicy &policy, EventContext &ctx)
+    {
+        if (!ctx.event->category.isEmpty())
+            return ctx.event->category;
+        const QStringView path = ctx.value(EventField::Path, &scratch);
+        for (const auto &[name, matcher] : policy.categories) {
+            if (matcher.matches(path))
+                return name;
+        }
+        return {};
+    }
+
+    int keyEntryFor(CompiledPolicy &policy, int signatureIndex, EventContext &ctx)
+    {
+        if (ctx.keyEntries[size_t(signatureIndex)] >= 0)
+            return ctx.keyEntries[size_t(signatureIndex)];
+        KeySignature &signature = policy.keys[size_t(signatureIndex)];
+        std::array<QStringView, 4> parts;
+        const size_t n = std::min<size_t>(signature.fields.size(), parts.size());
+        for (size_t i = 0; i < n; ++i)
+            parts[i] = ctx.value(signature.fields[i], &scratch);
+
+        auto sameKey = [&](const KeyEntry &entry) {
+            for (size_t i = 0; i < n; ++i) {
+                if (entry.parts.at(qsizetype(i)) != parts[i])
+                    return false;
+            }
+            return true;
+        };
+        int found = -1;
+        // Logs come in runs from the same caller: try the last entry before hashing.
+        if (signature.lastEntry >= 0 && sameKey(keyEntries[size_t(signature.lastEntry)])) {
+            found = signature.lastEntry;
+        } else {
+            size_t hash = size_t(signatureIndex) * 0x9E3779B97F4A7C15ULL;
+            for (size_t i = 0; i < n; ++i)
+                hash = qHash(parts[i], hash);
+            int index = signature.entries.value(hash, -1);
+            int previous = -1;
+            while (index >= 0 && found < 0) {
+                if (sameKey(keyEntries[size_t(index)]))
+                    found = index;
+                previous = index;
+                index = keyEntries[size_t(index)].nextSameHash;
+            }
+            if (found < 0) {
+                KeyEntry entry;
+                for (size_t i = 0; i < n; ++i)
+                    entry.parts.append(parts[i].toString());
+                entry.key = entry.parts.join(u'+');
+                entry.buckets.assign(policy.limits.size(), -1);
+                found = int(keyEntries.size());
+                keyEntries.push_back(std::move(entry));
+                if (previous >= 0)
+                    keyEntries[size_t(previous)].nextSameHash = found;
+                else
+                    signature.entries.insert(hash, found);
+            }
+        }
+        signature.lastEntry = found;
+        ctx.keyEntries[size_t(signatureIndex)] = found;
+        return found;
+    }
+
+    int bucketFor(CompiledPolicy &policy, int limitIndex, EventContext &ctx)
+    {
+        const CompiledLimit &limit = limits[size_t(limitIndex)];
+        const int entryIndex = keyEntryFor(policy, limit.keySignature, ctx);
+        int &slot = keyEntries[size_t(entryIndex)].buckets[size_t(limit.indexInPolicy)];
+        if (slot >= 0)
+            return slot;
+        Bucket bucket;
+        bucket.limit = limitIndex;
+        bucket.key = keyEntries[size_t(entryIndex)].key;
+        bucket.service = ctx.service.toString();
+        bucket.series.resolutionMs = limit.resolutionMs;
+        slot = int(buckets.size());
+        buckets.push_back(std::move(bucket));
+        return slot;
+    }
+
+    double costFor(const CompiledPolicy &policy, const CompiledLimit &limit, EventContext &ctx)
+    {
+        const Algorithm algorithm = limit.spec.algorithm;
+        if (algorithm != Algorithm::Credits && algorithm != Algorithm::FixedWindow
+            && algorithm != Algorithm::TokenBucket && algorithm != Algorithm::SlidingWindow) {
+            return 1;
+        }
+        // The event's explicit cost wins (Service Bus batch sends, filter evaluations).
+        if (algorithm == Algorithm::Credits && ctx.event->credits >= 0)
+            return ctx.event->credits;
+        for (const CompiledCost &rule : limit.cost) {
+            if (ctx.all(policy, rule.match, &scratch))
+                return rule.credits;
+        }
+        return limit.spec.defaultCost;
+    }
+
+    void recordThrottle(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+    {
+        ++throttles.total;
+        const QString code = sig.errorCode.isEmpty() ? QStringLiteral("none") : sig.errorCode;
+        ++throttles.byErrorCode[code];
+        ++throttles.byScope[sig.scope && !sig.scope->scope.isEmpty() ? sig.scope->scope
+                                                                     : QStringLiteral("none")];
+        const throttle::ThrottleKind kind = sig.kind == throttle::ThrottleKind::None
+                                                ? throttle::ThrottleKind::RateLimit
+                                                : sig.kind;
+        ++throttles.byKind[throttle::throttleKindName(kind)];
+
+        const qint64 bin = limiter::floorDiv(event.tsMs, throttleBinMs) * throttleBinMs;
+        ++throttleBins[bin][code];
+        if (throttleBins.size() > size_t(options.maxSeriesPoints)) {
+            throttleBinMs *= 2;
+            std::map<qint64, QMap<QString, qint64>> merged;
+            for (const auto &[start, counts] : throttleBins) {
+                QMap<QString, qint64> &target =
+                    merged[limiter::floorDiv(start, throttleBinMs) * throttleBinMs];
+                for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+                    target[it.key()] += it.value();
+            }
+            throttleBins = std::move(merged);
+        }
+    }
+
+    void raiseNearLimit(Bucket &bucket, const CompiledLimit &limit, qint64 t, double usage,
+                        double fill)
+    {
+        // One alert per episode: saturation that lasts (or keeps coming back within one window
+        // or refill period) is one episode, not one alert per window.
+        const qint64 gap = std::max<qint64>(limit.params.windowMs, 1000);
+        const bool newEpisode = !bucket.nearLimit || t - bucket.lastHighMs > gap;
+        bucket.nearLimit = true;
+        bucket.lastHighMs = t;
+        if (!newEpisode)
+            return;
+        Alert alert;
+        alert.kind = QStringLiteral("near-limit");
+        alert.severity = fill >= 1.0 ? QStringLiteral("critical") : QStringLiteral("warning");
+        alert.atMs = t;
+        alert.key = bucket.key;
+        alert.detail = QStringLiteral("%1 limit '%2' for %3 at %4% (%5 of %6, %7)")
+                           .arg(policies[size_t(limit.policy)].name, limit.spec.name, bucket.key)
+                           .arg(qRound(fill * 100))
+                           .arg(usage)
+                           .arg(limit.params.capacity)
+                           .arg(algorithmName(limit.spec.algorithm));
+        alerts.append(alert);
+    }
+
+    Verdict process(const RequestEvent &event)
+    {
+        Verdict verdict;
+        if (!event.isRequest())
+            return verdict;
+        verdict.request = true;
+        ++requestEvents;
+        const qint64 t0 = event.tsMs;
+        if (!firstMs || t0 < *firstMs)
+            firstMs = t0;
+        if (!lastMs || t0 > *lastMs)
+            lastMs = t0;
+
+        // What the service said.
+        const bool throttled = throttle::isThrottle(event);
+        verdict.observedThrottled = throttled;
+        throttle::ThrottleSignals sig;
+        std::optional<double> observedPct;
+        if (throttled) {
+            sig = throttle::extract(event);
+            recordThrottle(event, sig);
+            observedPct = sig.limitPercentage;
+        } else if (!event.headers.isEmpty()) {
+            const QString value = event.headers.value(u"x-ms-throttle-limit-percentage");
+            if (!value.isEmpty())
+                observedPct = throttle::parseLimitPercentage(value);
+        }
+
+        const QString inferred = event.service.isEmpty() ? inferServiceFromUrl(event.url)
+                                                         : QString();
+        const QStringView service = event.service.isEmpty() ? QStringView(inferred)
+                                                            : QStringView(event.service);
+        EventContext ctx;
+        ctx.event = &event;
+        ctx.service = service;
+        ctx.category = event.category;
+        const int policyIndex = selectPolicy(ctx);
+        if (policyIndex < 0) {
+            ++unmatchedEvents;
+            return verdict;
+        }
+        CompiledPolicy &policy = policies[size_t(policyIndex)];
+        ctx.category = classify(policy, ctx);
+        // The memo of the selection pass saw the event's own category; limits see the classified.
+        ctx.evaluated = 0;
+        ctx.results = 0;
+        ctx.keyEntries.fill(-1);
+
+        // Which limits charge this event, and did each have room?
+        std::array<Charge, kMaxLimits> charges;
+        int count = 0;
+        quint64 mask = 0;
+        bool anyExhausted = false;
+        bool late = false;
+        for (int limitIndex : policy.limits) {
+            CompiledLimit &limit = limits[size_t(limitIndex)];
+            if (!ctx.all(policy, limit.match, &scratch))
+                continue;
+            const int b = bucketFor(policy, limitIndex, ctx);
+            Bucket &bucket = buckets[size_t(b)];
+            qint64 t = t0;
+            if (bucket.lastT != kNoTime && t < bucket.lastT) {
+                t = bucket.lastT; // late event: evaluated at the bucket's latest instant
+                late = true;
+            }
+            // A point where the usage fell back while the bucket was idle (window end, refill),
+            // so the step series drops where it really did.
+            const qint64 idleBin = bucket.series.nextBinStart();
+            if (idleBin != kNoTime && idleBin < limiter::floorDiv(t, bucket.series.resolutionMs)
+                                                    * bucket.series.resolutionMs) {
+                const double idleUsage = bucket.state.usageAt(limit.params, idleBin);
+                const double cap = limit.params.capacity;
+                bucket.series.record(idleBin, idleUsage, cap > 0 ? idleUsage / cap : 0,
+                                     size_t(options.maxSeriesPoints));
+            }
+            bucket.state.advance(limit.params, t);
+            bucket.lastT = t;
+            const double cost = costFor(policy, limit, ctx);
+            const bool room = bucket.state.hasRoom(limit.params, t, cost);
+            anyExhausted = anyExhausted || !room;
+            charges[size_t(count++)] = {b, cost, room};
+            mask |= quint64(1) << limit.indexInPolicy;
+        }
+        if (late)
+            ++lateEvents;
+        if (count == 0)
+            return verdict;
+        verdict.matched = true;
+        verdict.predictedThrottled = anyExhausted;
+        for (int i = 0; i < count; ++i) {
+            const int indexInPolicy = limits[size_t(buckets[size_t(charges[size_t(i)].bucket)].limit)]
+                                          .indexInPolicy;
+            policy.coCharged[size_t(indexInPolicy)] |= mask;
+        }
+
+        // The service's answer decides whether the request consumed quota; the model's own
+        // verdict decides only when the log has no answer (status 0).
+        const bool rejected = event.status == 0 ? anyExhausted : throttled;
+        const qint64 responseMs = throttle::responseTimeMs(event);
+        const qint64 endMs = event.durationMs >= 0 ? responseMs : t0;
+
+        double maxFill = 0;
+        std::array<double, kMaxLimits> usageBefore; // only [0, count) is used
+        for (int i = 0; i < count; ++i) {
+            const Charge &c = charges[size_t(i)];
+            Bucket &bucket = buckets[size_t(c.bucket)];
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            usageBefore[size_t(i)] = bucket.state.usageAt(limit.params, bucket.lastT);
+            if (!rejected || limit.chargeThrottled)
+                bucket.state.charge(limit.params, bucket.lastT, c.cost, !rejected, endMs);
+            const double usage = bucket.state.usageAt(limit.params, bucket.lastT);
+            const double cap = limit.params.capacity;
+            if (cap > 0)
+                maxFill = std::max(maxFill, usage / cap);
+        }
+
+        for (int i = 0; i < count; ++i) {
+            const Charge &c = charges[size_t(i)];
+            Bucket &bucket = buckets[size_t(c.bucket)];
+            CompiledLimit &limit = limits[size_t(bucket.limit)];
+            const qint64 t = bucket.lastT;
+            ++bucket.requests;
+            if (!c.hadRoom) {
+                ++bucket.predicted;
+                bucket.series.predictedThrottles.push(t, size_t(options.maxSeriesPoints));
+            }
+            // Attribute an observed throttle to the limits the model finds exhausted; when it
+            // finds none, the log cannot say which limit tripped, so every limit of the event
+            // shows it.
+            const bool attributed = throttled && (!anyExhausted || !c.hadRoom);
+            if (attributed) {
+                ++bucket.observed;
+                bucket.series.observedThrottles.push(t, size_t(options.maxSeriesPoints));
+                if (!bucket.inObservedEpisode && limit.spec.algorithm != Algorithm::Observed) {
+                    const double before = usageBefore[size_t(i)];
+                    bucket.effectiveLimit = std::max(bucket.effectiveLimit.value_or(0), before);
+                }
+                bucket.inObservedEpisode = true;
+                if (sig.retryAtMs && *sig.retryAtMs > responseMs) {
+                    if (bucket.series.retryAfter.size() < kMaxRetryIntervals)
+                        bucket.series.retryAfter.emplace_back(responseMs, *sig.retryAtMs);
+                    bucket.retryUntil = std::max(bucket.retryUntil, *sig.retryAtMs);
+                    const bool fixed = limit.spec.algorithm == Algorithm::FixedWindow
+                                       || limit.spec.algorithm == Algorithm::Credits;
+                    const qint64 end = bucket.state.windowEnd(limit.params);
+                    if (fixed && limit.params.windowMs >= kMinLearnableWindowMs
+                        && *sig.retryAtMs > t && *sig.retryAtMs <= t + limit.params.windowMs
+                        && end != kNoTime && std::llabs(*sig.retryAtMs - end) > 1000) {
+                        bucket.state.learnWindowEnd(limit.params, *sig.retryAtMs);
+                    }
+                }
+            } else if (!throttled) {
+                bucket.inObservedEpisode = false;
+            }
+            if (observedPct) {
+                bucket.observedPctMax = std::max(bucket.observedPctMax.value_or(0), *observedPct);
+                if (bucket.series.observedPctT.size() < size_t(options.maxSeriesPoints)) {
+                    bucket.series.observedPctT.push_back(t);
+                    bucket.series.observedPct.push_back(*observedPct);
+                }
+            }
+
+            const double usage = bucket.state.usageAt(limit.params, t);
+            const double cap = limit.params.capacity;
+            const double fill = cap > 0 ? usage / cap : 0;
+            bucket.peakUsage = std::max(bucket.peakUsage, usage);
+            bucket.peakFill = std::max(bucket.peakFill, fill);
+            bucket.series.record(t, usage, maxFill, size_t(options.maxSeriesPoints));
+            if (cap > 0 && fill >= options.nearLimitFill)
+                raiseNearLimit(bucket, limit, t, usage, fill);
+
+            // Time at the limit: the union of [exhausted, room again) intervals.
+            const qint64 room = bucket.state.roomAt(limit.params, t);
+            if (room > t) {
+                if (bucket.exhaustedStart != kNoTime && t <= bucket.exhaustedEnd) {
+                    bucket.exhaustedEnd = std::max(bucket.exhaustedEnd, room);
+                } else {
+                    if (bucket.exhaustedStart != kNoTime)
+                        bucket.atLimitMs += bucket.exhaustedEnd - bucket.exhaustedStart;
+                    bucket.exhaustedStart = t;
+                    bucket.exhaustedEnd = room;
+                }
+            }
+        }
+        return verdict;
+    }
+
+    // Limits of the same policy that charged the same events, transitively.
+    [[nodiscard]] quint64 coChargedClosure(const CompiledPolicy &policy, int indexInPolicy) const
+    {
+        quint64 mask = quint64(1) << indexInPolicy;
+        for (bool grew = true; grew;) {
+            grew = false;
+            for (int i = 0; i < kMaxLimits; ++i) {
+                if ((mask >> i) & 1) {
+                    const quint64 next = mask | policy.coCharged[size_t(i)];
+                    if (next != mask) {
+                        mask = next;
+                        grew = true;
+                    }
+                }
+            }
+        }
+        return mask;
+    }
+
+    [[nodiscard]] QList<ScopeSummary> summaries(std::optional<qint64> atMs) const
+    {
+        QList<ScopeSummary> result;
+        result.reserve(qsizetype(buckets.size()));
+        const qint64 at = atMs.value_or(lastMs.value_or(0));
+
+        // The next safe send of a key is the latest "room again" over all co-charged limits.
+        QHash<QString, QList<int>> bucketsByKey; // "policy\nkey" -> buckets
+        for (int i = 0; i < int(buckets.size()); ++i) {
+            const Bucket &bucket = buckets[size_t(i)];
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            bucketsByKey[QString::number(limit.policy) + u'\n' + bucket.key].append(i);
+        }
+        auto blockedUntil = [&](const Bucket &bucket) {
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            qint64 until = bucket.state.roomAt(limit.params, std::max(at, bucket.lastT));
+            if (bucket.retryUntil != kNoTime)
+                until = std::max(until, bucket.retryUntil);
+            return until;
+        };
+
+        for (const Bucket &bucket : buckets) {
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            const CompiledPolicy &policy = policies[size_t(limit.policy)];
+            ScopeSummary s;
+            s.service = bucket.service;
+            s.limit = limit.spec.name;
+            s.key = bucket.key;
+            s.algorithm = algorithmName(limit.spec.algorithm);
+            s.policy = policy.name;
+            s.capacity = limit.params.capacity;
+            s.windowSeconds = (limit.spec.algorithm == Algorithm::FixedWindow
+                               || limit.spec.algorithm == Algorithm::SlidingWindow
+                               || limit.spec.algorithm == Algorithm::Credits)
+                                  ? limit.spec.windowSeconds
+                                  : 0;
+            s.requests = bucket.requests;
+            s.peakUsage = bucket.peakUsage;
+            s.peakFill = bucket.peakFill;
+            qint64 atLimit = bucket.atLimitMs;
+            if (bucket.exhaustedStart != kNoTime) {
+                const qint64 end = atMs ? std::min(bucket.exhaustedEnd, *atMs) : bucket.exhaustedEnd;
+                atLimit += std::max<qint64>(0, end - bucket.exhaustedStart);
+            }
+            s.timeAtLimitSeconds = double(atLimit) / 1000.0;
+            s.predictedThrottled = bucket.predicted;
+            s.observedThrottled = bucket.observed;
+            s.effectiveLimit = bucket.effectiveLimit;
+            s.observedLimitPercentage = bucket.observedPctMax;
+            const qint64 evalAt = std::max(at, bucket.lastT);
+            s.currentUsage = bucket.state.usageAt(limit.params, evalAt);
+            s.currentFill = s.capacity > 0 ? s.currentUsage / s.capacity : 0;
+
+            const quint64 group = coChargedClosure(policy, limit.indexInPolicy);
+            qint64 safe = kNoTime;
+            for (int other : bucketsByKey.value(QString::number(limit.policy) + u'\n' + bucket.key)) {
+                const Bucket &candidate = buckets[size_t(other)];
+                const int index = limits[size_t(candidate.limit)].indexInPolicy;
+                if (!((group >> index) & 1))
+                    continue;
+                const qint64 until = blockedUntil(candidate);
+                if (until > evalAt)
+                    safe = std::max(safe, until); // the maximum, never the minimum
+            }
+            if (safe != kNoTime)
+                s.nextSafeSendMs = safe;
+            result.append(s);
+        }
+        return result;
+    }
+
+    [[nodiscard]] ScopeSeries seriesOf(int index) const
+    {
+        ScopeSeries out;
+        if (index < 0 || index >= int(buckets.size()))
+            return out;
+        const Series &s = buckets[size_t(index)].series;
+        out.usageT = s.t;
+        out.usage = s.usage;
+        out.reconstructedPct = s.pct;
+        if (s.currentBin != kNoTime) {
+            Series::append(out.usageT, out.usage, out.reconstructedPct, s.currentBin,
+                           s.currentUsage, s.currentPct, s.resolutionMs);
+        }
+        out.observedPctT = s.observedPctT;
+        out.observedPct = s.observedPct;
+        out.observedThrottleT = s.observedThrottles.items();
+        out.predictedThrottleT = s.predictedThrottles.items();
+        out.retryAfterIntervals = s.retryAfter;
+        return out;
+    }
+};
+
+ThrottleEngine::ThrottleEngine(PolicySet policies) : ThrottleEngine(std::move(policies), Options{})
+{
+}
+
+ThrottleEngine::ThrottleEngine(PolicySet policies, Options options) : d(std::make_unique<Impl>())
+{
+    d->options = options;
+    reset(std::move(policies));
+}
+
+ThrottleEngine::~ThrottleEngine() = default;
+
+void ThrottleEngine::reset(PolicySet policies)
+{
+    d->compile(policies);
+    d->resetCounters();
+}
+
+const PolicySet &ThrottleEngine::policies() const
+{
+    return d->policySet;
+}
+
+ThrottleEngine::Verdict ThrottleEngine::add(const RequestEvent &event)
+{
+    return d->process(event);
+}
+
+void ThrottleEngine::addBatch(std::span<const RequestEvent> events)
+{
+    for (const RequestEvent &event : events)
+        d->process(event);
+}
+
+void ThrottleEngine::addBatch(const QList<RequestEvent> &events)
+{
+    for (const RequestEvent &event : events)
+        d->process(event);
+}
+
+qint64 ThrottleEngine::requestEvents() const
+{
+    return d->requestEvents;
+}
+
+qint64 ThrottleEngine::lateEvents() const
+{
+    return d->lateEvents;
+}
+
+qint64 ThrottleEngine::unmatchedEvents() const
+{
+    return d->unmatchedEvents;
+}
+
+std::optional<qint64> ThrottleEngine::firstMs() const
+{
+    return d->firstMs;
+}
+
+std::optional<qint64> ThrottleEngine::lastMs() const
+{
+    return d->lastMs;
+}
+
+QList<ScopeSummary> ThrottleEngine::scopes(std::optional<qint64> atMs) const
+{
+    return d->summaries(atMs);
+}
+
+int ThrottleEngine::scopeCount() const
+{
+    return int(d->buckets.size());
+}
+
+ScopeSeries ThrottleEngine::series(int scopeIndex) const
+{
+    return d->seriesOf(scopeIndex);
+}
+
+ThrottleSummary ThrottleEngine::throttleSummary() const
+{
+    return d->throttles;
+}
+
+std::vector<ThrottleBin> ThrottleEngine::throttleBins() const
+{
+    std::vector<ThrottleBin> bins;
+    bins.reserve(d->throttleBins.size());
+    for (const auto &[start, counts] : d->throttleBins)
+        bins.push_back({start, counts});
+    return bins;
+}
+
+qint64 ThrottleEngine::throttleBinMs() const
+{
+    return d->throttleBinMs;
+}
+
+QList<Alert> ThrottleEngine::alerts() const
+{
+    return d->alerts;
+}
+
+void ThrottleEngine::fillSnapshot(DashboardSnapshot *snapshot, std::optional<qint64> atMs) const
+{
+    snapshot->report.scopes = scopes(atMs);
+    snapshot->report.throttles = d->throttles;
+    if (d->firstMs)
+        snapshot->report.firstMs = d->firstMs;
+    if (d->lastMs)
+        snapshot->report.lastMs = d->lastMs;
+    snapshot->report.alerts.append(d->alerts);
+    snapshot->series.clear();
+    snapshot->series.reserve(d->buckets.size());
+    for (int i = 0; i < int(d->buckets.size()); ++i)
+        snapshot->series.push_back(series(i));
+    snapshot->throttleBins = throttleBins();
+    snapshot->binMs = d->throttleBinMs;
+}
+
+DashboardSnapshot ThrottleEngine::replay(const PolicySet &policies,
+                                         std::span<const RequestEvent> events)
+{
+    ThrottleEngine engine(policies);
+    engine.addBatch(events);
+    DashboardSnapshot snapshot;
+    engine.fillSnapshot(&snapshot);
+    return snapshot;
+}
+
+} // namespace ts

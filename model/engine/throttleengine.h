@@ -1,0 +1,109 @@
+#pragma once
+// The reconstruction engine: replays request events against throttle policies and rebuilds, for
+// every (limit, key) that sees traffic, the bucket usage over time, the requests the limiter
+// would have rejected (predicted) beside the ones the service did reject (observed), the time
+// spent at the limit, the next safe send instant and what the service's own answers teach
+// (window phase from blocked-until instants, the usage at which 429s really began).
+//
+// Incremental: add() events as they come (files, tail, HTTP ingest); ask scopes(), series() or
+// fillSnapshot() at any time. Events must be roughly time-ordered: an event older than the
+// latest one a bucket has seen is evaluated at that bucket's latest instant (per-bucket clamping,
+// counted in lateEvents()), which keeps every bucket's state monotonic and costs nothing for
+// ordered input. Merge files by time before feeding them when they interleave by more than a
+// few seconds.
+//
+// Re-running with another PolicySet (the policy editor) = a new engine (or reset()) fed with
+// the same events.
+//
+// Not thread-safe: one engine belongs to one worker thread; results leave as plain values.
+
+#include "core/requestevent.h"
+#include "engine/reportdata.h"
+#include "policy/policy.h"
+
+#include <QList>
+#include <QString>
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace ts {
+
+class ThrottleEngine
+{
+public:
+    struct Options
+    {
+        // Fill at or above which a near-limit alert is raised (once per key+limit episode).
+        double nearLimitFill = 0.8;
+        // Bins of the throttle bar chart.
+        qint64 throttleBinMs = 1000;
+        // Upper bound of stored points per series (usage bins, throttle instants): beyond it
+        // the series is coarsened (bins merged pairwise, instants thinned), never unbounded.
+        int maxSeriesPoints = 20000;
+    };
+
+    explicit ThrottleEngine(PolicySet policies = PolicySet::builtin());
+    ThrottleEngine(PolicySet policies, Options options);
+    ~ThrottleEngine();
+    ThrottleEngine(const ThrottleEngine &) = delete;
+    ThrottleEngine &operator=(const ThrottleEngine &) = delete;
+
+    // Forgets all state and starts over with these policies.
+    void reset(PolicySet policies);
+    [[nodiscard]] const PolicySet &policies() const;
+
+    // What the engine made of one event.
+    struct Verdict
+    {
+        bool request = false;            // a request event (not an envelope, breaker, note)
+        bool matched = false;            // at least one limit of its policy applied
+        bool predictedThrottled = false; // some applicable limit was exhausted when it was sent
+        bool observedThrottled = false;  // the service answered with a throttle
+    };
+
+    Verdict add(const RequestEvent &event);
+    void addBatch(std::span<const RequestEvent> events);
+    void addBatch(const QList<RequestEvent> &events);
+
+    // Request events charged or evaluated (batch envelopes, breaker and annotation events are
+    // not requests).
+    [[nodiscard]] qint64 requestEvents() const;
+    // Events that arrived older than their bucket's latest instant (see the class comment).
+    [[nodiscard]] qint64 lateEvents() const;
+    // Request events whose service has no policy in the set.
+    [[nodiscard]] qint64 unmatchedEvents() const;
+    [[nodiscard]] std::optional<qint64> firstMs() const;
+    [[nodiscard]] std::optional<qint64> lastMs() const;
+
+    // One summary per (limit, key) that saw traffic, in order of first appearance. The current
+    // state (currentUsage, nextSafeSend, timeAtLimit of a running episode) is evaluated at atMs,
+    // default the latest event instant.
+    [[nodiscard]] QList<ScopeSummary> scopes(std::optional<qint64> atMs = std::nullopt) const;
+    [[nodiscard]] int scopeCount() const;
+    // The series of scope i (same index as scopes()).
+    [[nodiscard]] ScopeSeries series(int scopeIndex) const;
+    // Throttle taxonomy of every observed throttle (by error code, throttle scope and kind).
+    [[nodiscard]] ThrottleSummary throttleSummary() const;
+    [[nodiscard]] std::vector<ThrottleBin> throttleBins() const;
+    [[nodiscard]] qint64 throttleBinMs() const;
+    // near-limit alerts from the reconstructed fill.
+    [[nodiscard]] QList<Alert> alerts() const;
+
+    // Fills report.scopes, report.throttles, report.firstMs/lastMs, series, throttleBins, binMs
+    // and appends this engine's alerts to report.alerts. Other fields are left as they are (the
+    // report aggregation, breakers and dangers fill them).
+    void fillSnapshot(DashboardSnapshot *snapshot, std::optional<qint64> atMs = std::nullopt) const;
+
+    // Convenience: run a whole event list through a fresh engine.
+    static DashboardSnapshot replay(const PolicySet &policies, std::span<const RequestEvent> events);
+
+    struct Impl;
+
+private:
+    std::unique_ptr<Impl> d;
+};
+
+} // namespace ts

@@ -1,0 +1,463 @@
+#include "filetailer.h"
+
+#include <QDateTime>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QFileSystemWatcher>
+#include <QMutexLocker>
+#include <QSet>
+#include <QTimer>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace ts::live {
+
+namespace {
+
+// Large reads keep the syscall count low when a file is caught up after a pause; a batch is
+// still split by line count before it is handed out.
+constexpr qint64 kReadChunk = 1 << 20;
+// Bytes from the start of a file remembered to notice "truncated and written again past the old
+// length" between two polls, which the size alone cannot show.
+constexpr qsizetype kHeadFingerprint = 256;
+
+QByteArray encodedPath(const QString &path)
+{
+    return QFile::encodeName(path);
+}
+
+QString errnoText()
+{
+    return QString::fromLocal8Bit(std::strerror(errno));
+}
+
+qint64 nowMs()
+{
+    return QDateTime::currentMSecsSinceEpoch();
+}
+
+// pread until `size` bytes or end of file; returns what was read.
+QByteArray readAt(int fd, qint64 offset, qint64 size)
+{
+    QByteArray buffer(size, Qt::Uninitialized);
+    qint64 done = 0;
+    while (done < size) {
+        const ssize_t got =
+            ::pread(fd, buffer.data() + done, size_t(size - done), off_t(offset + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        done += got;
+    }
+    buffer.truncate(done);
+    return buffer;
+}
+
+} // namespace
+
+struct FileTailer::Tracked
+{
+    QString path; // current name; for an orphan the last name it was seen under
+    int fd = -1;
+    quint64 device = 0;
+    quint64 inode = 0;
+    qint64 readOffset = 0; // bytes consumed from the file, including `partial`
+    qint64 line = 0;       // complete lines handed out
+    QByteArray partial;    // an incomplete last line, held until its '\n' arrives
+    QByteArray head;       // the file's first bytes, see kHeadFingerprint
+    qint64 lastSize = -1;
+    qint64 lastMtimeNs = -1;
+    qint64 orphanSinceMs = -1; // >= 0: no candidate name points to this file any more
+
+    ~Tracked()
+    {
+        if (fd >= 0)
+            ::close(fd);
+    }
+    [[nodiscard]] qint64 committedOffset() const { return readOffset - partial.size(); }
+};
+
+FileTailer::FileTailer(QObject *parent) : QObject(parent)
+{
+    qRegisterMetaType<ts::live::TailBatch>();
+    qRegisterMetaType<ts::live::TailPosition>();
+}
+
+FileTailer::~FileTailer() = default;
+
+void FileTailer::setPollInterval(int milliseconds)
+{
+    m_pollIntervalMs = qMax(10, milliseconds);
+    if (m_pollTimer)
+        m_pollTimer->setInterval(m_pollIntervalMs);
+}
+
+void FileTailer::setBatchCallback(BatchCallback callback)
+{
+    m_callback = std::move(callback);
+}
+
+void FileTailer::setMaxBatchLines(int lines)
+{
+    m_maxBatchLines = qMax(1, lines);
+}
+
+void FileTailer::setOrphanGraceMs(int milliseconds)
+{
+    m_orphanGraceMs = qMax(0, milliseconds);
+}
+
+void FileTailer::addFile(const QString &path)
+{
+    m_watches.append({QFileInfo(path).absoluteFilePath(), {}});
+    if (m_running)
+        schedulePoll();
+}
+
+void FileTailer::addDirectory(const QString &directory, const QStringList &nameFilters)
+{
+    m_watches.append({QFileInfo(directory).absoluteFilePath(),
+                      nameFilters.isEmpty() ? QStringList{QStringLiteral("*")} : nameFilters});
+    if (m_running)
+        schedulePoll();
+}
+
+void FileTailer::setStartPositions(const QList<TailPosition> &positions)
+{
+    m_startPositions = positions;
+    for (auto &position : m_startPositions)
+        position.path = QFileInfo(position.path).absoluteFilePath();
+}
+
+QList<TailPosition> FileTailer::positions() const
+{
+    QMutexLocker locker(&m_positionsMutex);
+    return m_positions.values();
+}
+
+qint64 FileTailer::linesDelivered() const
+{
+    QMutexLocker locker(&m_positionsMutex);
+    return m_linesDelivered;
+}
+
+void FileTailer::start()
+{
+    if (m_running)
+        return;
+    m_running = true;
+    if (!m_pollTimer) {
+        m_pollTimer = new QTimer(this);
+        m_pollTimer->setTimerType(Qt::PreciseTimer);
+        connect(m_pollTimer, &QTimer::timeout, this, &FileTailer::pollNow);
+        // The watcher only shortens the wait; a short single-shot coalesces an event burst
+        // (one write can fire several notifications) into one poll.
+        m_wakeTimer = new QTimer(this);
+        m_wakeTimer->setSingleShot(true);
+        m_wakeTimer->setInterval(2);
+        connect(m_wakeTimer, &QTimer::timeout, this, &FileTailer::pollNow);
+        m_watcher = new QFileSystemWatcher(this);
+        connect(m_watcher, &QFileSystemWatcher::fileChanged, this, &FileTailer::schedulePoll);
+        connect(m_watcher, &QFileSystemWatcher::directoryChanged, this, &FileTailer::schedulePoll);
+    }
+    m_pollTimer->setInterval(m_pollIntervalMs);
+    m_pollTimer->start();
+    pollNow();
+}
+
+void FileTailer::stop()
+{
+    if (!m_running)
+        return;
+    // One last poll so that everything written before stop() is delivered.
+    pollNow();
+    m_running = false;
+    if (m_pollTimer)
+        m_pollTimer->stop();
+    if (m_wakeTimer)
+        m_wakeTimer->stop();
+}
+
+void FileTailer::schedulePoll()
+{
+    if (m_running && m_wakeTimer && !m_wakeTimer->isActive())
+        m_wakeTimer->start();
+}
+
+void FileTailer::scanCandidates(QStringList &candidates)
+{
+    for (const Watch &watch : std::as_const(m_watches)) {
+        if (watch.nameFilters.isEmpty()) {
+            candidates.append(watch.path);
+            continue;
+        }
+        const QDir dir(watch.path);
+        // Sorted by name so that files present at start are read in a stable order
+        // (app.log.2 before app.log.1 is not guessable; name order is at least deterministic).
+        const QStringList names =
+            dir.entryList(watch.nameFilters, QDir::Files | QDir::Hidden, QDir::Name);
+        for (const QString &name : names)
+            candidates.append(dir.absoluteFilePath(name));
+    }
+}
+
+FileTailer::Tracked *FileTailer::findByIdentity(quint64 device, quint64 inode)
+{
+    for (const auto &tracked : m_tracked) {
+        if (tracked->device == device && tracked->inode == inode)
+            return tracked.get();
+    }
+    return nullptr;
+}
+
+TailPosition FileTailer::takeStartPosition(const QString &path, quint64 device, quint64 inode,
+                                           qint64 size)
+{
+    // Prefer the same file under any name (it may have been rotated while we were closed),
+    // then a position stored without an identity for this name.
+    for (qsizetype i = 0; i < m_startPositions.size(); ++i) {
+        const TailPosition &stored = m_startPositions.at(i);
+        const bool sameFile = stored.inode != 0 && stored.device == device && stored.inode == inode;
+        const bool sameNameUnknownFile = stored.inode == 0 && stored.path == path;
+        if ((sameFile || sameNameUnknownFile) && stored.offset <= size) {
+            TailPosition position = m_startPositions.takeAt(i);
+            position.path = path;
+            return position;
+        }
+    }
+    return TailPosition{path, 0, 0, device, inode};
+}
+
+void FileTailer::pollNow()
+{
+    if (m_polling)
+        return;
+    m_polling = true;
+
+    QStringList candidates;
+    scanCandidates(candidates);
+
+    QSet<const Tracked *> seen;
+    for (const QString &path : std::as_const(candidates)) {
+        struct stat info;
+        if (::stat(encodedPath(path).constData(), &info) != 0 || !S_ISREG(info.st_mode))
+            continue;
+        Tracked *tracked = findByIdentity(quint64(info.st_dev), quint64(info.st_ino));
+        if (tracked) {
+            if (tracked->path != path) {
+                const QString oldPath = tracked->path;
+                tracked->path = path;
+                emit fileRotated(oldPath, path);
+            }
+            tracked->orphanSinceMs = -1;
+            seen.insert(tracked);
+            continue;
+        }
+        const int fd = ::open(encodedPath(path).constData(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            emit errorOccurred(path, errnoText());
+            continue;
+        }
+        // Identity from the open handle: the name may have been replaced since stat().
+        struct stat opened;
+        if (::fstat(fd, &opened) != 0) {
+            ::close(fd);
+            continue;
+        }
+        if (Tracked *already = findByIdentity(quint64(opened.st_dev), quint64(opened.st_ino))) {
+            ::close(fd);
+            seen.insert(already);
+            continue;
+        }
+        auto file = std::make_unique<Tracked>();
+        file->path = path;
+        file->fd = fd;
+        file->device = quint64(opened.st_dev);
+        file->inode = quint64(opened.st_ino);
+        const TailPosition start =
+            takeStartPosition(path, file->device, file->inode, qint64(opened.st_size));
+        file->readOffset = start.offset;
+        file->line = start.line;
+        if (start.offset > 0)
+            file->head = readAt(fd, 0, qMin<qint64>(kHeadFingerprint, start.offset));
+        seen.insert(file.get());
+        emit fileOpened(path, start.offset);
+        publishPosition(*file);
+        m_tracked.push_back(std::move(file));
+    }
+
+    // Oldest first: the tail of a rotated file is delivered before the head of its successor.
+    const qint64 now = nowMs();
+    for (const auto &tracked : m_tracked) {
+        if (!seen.contains(tracked.get()) && tracked->orphanSinceMs < 0) {
+            tracked->orphanSinceMs = now;
+            emit fileRemoved(tracked->path);
+        }
+        readAvailable(*tracked);
+    }
+
+    for (auto it = m_tracked.begin(); it != m_tracked.end();) {
+        Tracked &file = **it;
+        if (file.orphanSinceMs >= 0 && now - file.orphanSinceMs >= m_orphanGraceMs) {
+            closeOrphan(file);
+            it = m_tracked.erase(it);
+        } else {
+            ++it;
+        }
+    }
+
+    refreshWatcher(candidates);
+    m_polling = false;
+}
+
+void FileTailer::readAvailable(Tracked &file)
+{
+    struct stat info;
+    if (::fstat(file.fd, &info) != 0) {
+        emit errorOccurred(file.path, errnoText());
+        return;
+    }
+    const qint64 size = qint64(info.st_size);
+    const qint64 mtimeNs = qint64(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec;
+    const bool changed = size != file.lastSize || mtimeNs != file.lastMtimeNs;
+    file.lastSize = size;
+    file.lastMtimeNs = mtimeNs;
+    if (!changed && size == file.readOffset)
+        return;
+
+    // copytruncate (same inode, shorter), or truncated and rewritten beyond the old length
+    // between two polls (the first bytes differ).
+    bool truncated = size < file.readOffset;
+    if (!truncated && !file.head.isEmpty() && changed)
+        truncated = readAt(file.fd, 0, file.head.size()) != file.head;
+    if (truncated) {
+        file.readOffset = 0;
+        file.line = 0;
+        file.partial.clear();
+        file.head.clear();
+        publishPosition(file);
+        emit fileTruncated(file.path);
+    }
+
+    QList<TailLine> lines;
+    while (true) {
+        const QByteArray chunk = readAt(file.fd, file.readOffset, kReadChunk);
+        if (chunk.isEmpty())
+            break;
+        qint64 lineStart = file.committedOffset();
+        file.readOffset += chunk.size();
+        QByteArray data = file.partial.isEmpty() ? chunk : file.partial + chunk;
+        file.partial.clear();
+        qsizetype from = 0;
+        while (true) {
+            const qsizetype newline = data.indexOf('\n', from);
+            if (newline < 0)
+                break;
+            qsizetype end = newline;
+            if (end > from && data.at(end - 1) == '\r')
+                --end;
+            lines.append(TailLine{data.sliced(from, end - from), ++file.line, lineStart});
+            lineStart += newline + 1 - from;
+            from = newline + 1;
+            if (lines.size() >= m_maxBatchLines)
+                emitLines(file, lines, lineStart);
+        }
+        file.partial = data.sliced(from);
+        if (chunk.size() < kReadChunk)
+            break;
+    }
+    if (file.head.size() < kHeadFingerprint && file.readOffset > file.head.size())
+        file.head = readAt(file.fd, 0, qMin<qint64>(kHeadFingerprint, file.readOffset));
+    emitLines(file, lines, file.committedOffset());
+}
+
+void FileTailer::emitLines(Tracked &file, QList<TailLine> &lines, qint64 endOffset)
+{
+    if (lines.isEmpty())
+        return;
+    TailBatch batch;
+    batch.path = file.path;
+    batch.device = file.device;
+    batch.inode = file.inode;
+    batch.lines = std::move(lines);
+    lines = {};
+    batch.endLine = batch.lines.constLast().line;
+    batch.endOffset = endOffset;
+    const qint64 count = batch.lines.size();
+    if (m_callback)
+        m_callback(batch);
+    {
+        QMutexLocker locker(&m_positionsMutex);
+        m_positions.insert(
+            {file.device, file.inode},
+            TailPosition{file.path, batch.endOffset, batch.endLine, file.device, file.inode});
+        m_linesDelivered += count;
+    }
+    emit linesReady(batch);
+}
+
+void FileTailer::publishPosition(const Tracked &file)
+{
+    QMutexLocker locker(&m_positionsMutex);
+    m_positions.insert({file.device, file.inode}, TailPosition{file.path, file.committedOffset(),
+                                                               file.line, file.device, file.inode});
+}
+
+void FileTailer::forgetPosition(const Tracked &file)
+{
+    QMutexLocker locker(&m_positionsMutex);
+    m_positions.remove({file.device, file.inode});
+}
+
+void FileTailer::closeOrphan(Tracked &file)
+{
+    // The file will never grow again as far as we can tell: a last line without its '\n' is
+    // still a line the writer produced, so it is handed out rather than lost.
+    if (!file.partial.isEmpty()) {
+        QByteArray text = file.partial;
+        if (text.endsWith('\r'))
+            text.chop(1);
+        QList<TailLine> lines{TailLine{text, ++file.line, file.committedOffset()}};
+        file.partial.clear();
+        emitLines(file, lines, file.readOffset);
+    }
+    forgetPosition(file);
+}
+
+void FileTailer::refreshWatcher(const QStringList &candidates)
+{
+    if (!m_watcher)
+        return;
+    QStringList wanted;
+    for (const Watch &watch : std::as_const(m_watches)) {
+        // A file's directory tells about its re-creation; a watched directory about new files.
+        wanted.append(watch.nameFilters.isEmpty() ? QFileInfo(watch.path).absolutePath()
+                                                  : watch.path);
+    }
+    for (const QString &path : candidates)
+        wanted.append(path);
+    wanted.removeDuplicates();
+    QStringList current = m_watcher->files() + m_watcher->directories();
+    QStringList toAdd;
+    for (const QString &path : std::as_const(wanted)) {
+        if (!current.contains(path) && QFileInfo::exists(path))
+            toAdd.append(path);
+    }
+    QStringList toRemove;
+    for (const QString &path : std::as_const(current)) {
+        if (!wanted.contains(path))
+            toRemove.append(path);
+    }
+    if (!toRemove.isEmpty())
+        m_watcher->removePaths(toRemove);
+    if (!toAdd.isEmpty())
+        m_watcher->addPaths(toAdd);
+}
+
+} // namespace ts::live

@@ -1,0 +1,150 @@
+#pragma once
+// Follows log files as they grow, the way `tail -F` does, but without ever losing or repeating a
+// line: files are tracked by their identity (device + inode), not by their name, so a rename
+// (logrotate's default), copytruncate, deletion and re-creation, and files appearing in a watched
+// directory are all handled by the same poll. QFileSystemWatcher only *wakes* the poll early;
+// a timer polls anyway because watcher events are unreliable on network and overlay file systems.
+//
+// POSIX only (uses open/pread/fstat), which is what the operators run it on.
+
+#include <QByteArray>
+#include <QHash>
+#include <QList>
+#include <QMetaType>
+#include <QMutex>
+#include <QObject>
+#include <QString>
+#include <QStringList>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+class QFileSystemWatcher;
+class QTimer;
+
+namespace ts::live {
+
+// Where reading a file stands. `offset` is just past the last *complete* line handed out, so a
+// partial last line is read again after a restart. `device`/`inode` tell whether the file found
+// at `path` later is still the same file (0 = unknown: then the offset is trusted when the file
+// is at least that long).
+struct TailPosition
+{
+    QString path;
+    qint64 offset = 0;
+    qint64 line = 0; // complete lines handed out so far (the next line is line + 1)
+    quint64 device = 0;
+    quint64 inode = 0;
+    bool operator==(const TailPosition &other) const = default;
+};
+
+struct TailLine
+{
+    QByteArray text;   // without the line terminator ("\n" or "\r\n")
+    qint64 line = 0;   // 1-based line number within the file
+    qint64 offset = 0; // byte offset of the first byte of the line
+};
+
+// Complete lines read from one file in one go. endOffset/endLine are the file's position after
+// these lines: persist them once the lines are safely processed, to resume without duplicates.
+struct TailBatch
+{
+    QString path; // the file's name when it was read (a rotated file keeps its new name)
+    quint64 device = 0;
+    quint64 inode = 0;
+    QList<TailLine> lines;
+    qint64 endOffset = 0;
+    qint64 endLine = 0;
+};
+
+class FileTailer : public QObject
+{
+    Q_OBJECT
+public:
+    // Called on the tailer's thread for every batch, before linesReady is emitted. The pipeline
+    // uses it to parse on the tailer's (worker) thread without another queue hop.
+    using BatchCallback = std::function<void(const TailBatch &batch)>;
+
+    explicit FileTailer(QObject *parent = nullptr);
+    ~FileTailer() override;
+
+    // Configuration: call before start() (or from the tailer's thread).
+    void setPollInterval(int milliseconds);
+    void setBatchCallback(BatchCallback callback);
+    // Lines per emitted batch at most (a burst is split into several batches).
+    void setMaxBatchLines(int lines);
+    // How long a file that was renamed away or deleted is still drained (a writer may keep
+    // appending through its open handle until it reopens its log).
+    void setOrphanGraceMs(int milliseconds);
+    // Follow this file by name; it need not exist yet.
+    void addFile(const QString &path);
+    // Follow every file in `directory` whose name matches one of the wildcard `nameFilters`
+    // ("*.ndjson"); files created later are picked up from their first byte.
+    void addDirectory(const QString &directory, const QStringList &nameFilters);
+    // Resume points from a previous session (matched by inode, else by path). Files without one
+    // are read from the beginning.
+    void setStartPositions(const QList<TailPosition> &positions);
+
+    // Thread-safe: where every known file stands (after the last delivered batch).
+    [[nodiscard]] QList<TailPosition> positions() const;
+    // Thread-safe: totals since start.
+    [[nodiscard]] qint64 linesDelivered() const;
+
+public slots:
+    void start();
+    void stop();
+    // Reads everything that is available now (also what the timer and watcher call).
+    void pollNow();
+
+signals:
+    void linesReady(const ts::live::TailBatch &batch);
+    void fileOpened(const QString &path, qint64 fromOffset);
+    void fileRotated(const QString &oldPath, const QString &path); // renamed away, drained
+    void fileTruncated(const QString &path);
+    void fileRemoved(const QString &path);
+    void errorOccurred(const QString &path, const QString &message);
+
+private:
+    struct Tracked;
+    struct Watch
+    {
+        QString path; // a file, or a directory when nameFilters is non-empty
+        QStringList nameFilters;
+    };
+
+    void schedulePoll();
+    void scanCandidates(QStringList &candidates);
+    void readAvailable(Tracked &file);
+    void emitLines(Tracked &file, QList<TailLine> &lines, qint64 endOffset);
+    void publishPosition(const Tracked &file);
+    void forgetPosition(const Tracked &file);
+    void closeOrphan(Tracked &file);
+    void refreshWatcher(const QStringList &candidates);
+    Tracked *findByIdentity(quint64 device, quint64 inode);
+    TailPosition takeStartPosition(const QString &path, quint64 device, quint64 inode, qint64 size);
+
+    QList<Watch> m_watches;
+    std::vector<std::unique_ptr<Tracked>> m_tracked;
+    QList<TailPosition> m_startPositions;
+    BatchCallback m_callback;
+    QTimer *m_pollTimer = nullptr;
+    QTimer *m_wakeTimer = nullptr;
+    QFileSystemWatcher *m_watcher = nullptr;
+    int m_pollIntervalMs = 100;
+    int m_maxBatchLines = 4096;
+    int m_orphanGraceMs = 2000;
+    bool m_running = false;
+    bool m_polling = false;
+
+    // Protects m_positions and m_linesDelivered: written on the tailer's thread after each
+    // batch, read from any thread by positions()/linesDelivered(). Keyed by (device, inode).
+    mutable QMutex m_positionsMutex;
+    QHash<QPair<quint64, quint64>, TailPosition> m_positions;
+    qint64 m_linesDelivered = 0;
+};
+
+} // namespace ts::live
+
+Q_DECLARE_METATYPE(ts::live::TailBatch)
+Q_DECLARE_METATYPE(ts::live::TailPosition)

@@ -1,0 +1,75 @@
+#pragma once
+// Importing one file (or stdin) into a workspace, exactly once. The import ledger decides:
+//   complete and unchanged       -> nothing is added ("already imported");
+//   partly imported or appended  -> the reader seeks to the committed offset and continues;
+//   new (or replaced) file       -> read from the start as a new source.
+// Each batch carries its ledger checkpoint into the writer's transaction, so a cancelled or
+// killed import resumes where it stopped, without duplicates.
+//
+// Typical use (CLI `import --workspace WS FILE...`, or a GUI worker thread):
+//     Workspace workspace;            workspace.open(wsPath);
+//     WorkspaceWriter writer;         writer.start(wsPath);
+//     for (file : files) { NdjsonReader reader; auto r = importFile(workspace, writer, file,
+//                                                                     reader, options); }
+//     writer.finish();                // commits, then builds the query indexes
+
+#include "ingest/ingest.h"
+
+#include <QString>
+
+#include <atomic>
+#include <functional>
+
+namespace ts {
+
+class Workspace;
+class WorkspaceWriter;
+
+struct ImportOptions
+{
+    // Set from any thread to stop; what was read so far is committed and resumable.
+    const std::atomic<bool> *cancel = nullptr;
+    // Bytes of the file consumed and its size (-1 for stdin), from the reading thread.
+    std::function<void(qint64 done, qint64 total)> progress;
+    // Records per batch handed to the writer (one ledger checkpoint each).
+    qsizetype batchRecords = 8192;
+};
+
+struct ImportResult
+{
+    enum class Status {
+        Imported,        // read to the end (from the start, or resumed)
+        AlreadyImported, // complete and unchanged: nothing added
+        Cancelled,       // stopped by ImportOptions::cancel; resumable
+        Failed,          // error says why; what was committed stays and is resumable
+    };
+
+    Status status = Status::Failed;
+    QString path;          // as given
+    qint64 sourceId = 0;   // row in the sources table
+    qint64 eventsAdded = 0;
+    qint64 malformedAdded = 0;
+    bool resumed = false;  // continued a partial (or appended-to) import
+    qint64 resumedFromOffset = 0;
+    qint64 resumedFromLine = 0;
+    bool restarted = false; // a partial import of a format that cannot resume was discarded
+    qint64 endOffset = 0;   // ledger offset after this import
+    qint64 endLine = 0;
+    qint64 totalBytes = -1;
+    QString error;
+
+    [[nodiscard]] bool ok() const
+    {
+        return status == Status::Imported || status == Status::AlreadyImported;
+    }
+};
+
+// Imports `path` ("-" = stdin: always a new source, no resume) with `reader`. `workspace` must
+// be open on the calling thread and `writer` started on the same workspace file. Returns after
+// everything read is committed (the writer is flushed).
+ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QString &path,
+                        LogReader &reader, const ImportOptions &options = {});
+
+QString importStatusName(ImportResult::Status status);
+
+} // namespace ts

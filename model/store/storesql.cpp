@@ -1,0 +1,680 @@
+#include "storesql.h"
+
+#include "workspace.h"
+
+#include <QDateTime>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSqlDriver>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QVariant>
+
+#include <sqlite3.h>
+
+#include <atomic>
+
+namespace ts::store {
+
+namespace {
+
+// 'TSWS' in PRAGMA application_id: tells a workspace apart from any other SQLite file.
+constexpr qint64 kApplicationId = 0x54535753;
+
+// One entry per schema version: the statements that take a workspace from version N-1 to N.
+// Never edit a released step; append a new one and bump kWorkspaceSchemaVersion.
+QStringList migrationStatements(int toVersion)
+{
+    switch (toVersion) {
+    case 1:
+        return {
+            QStringLiteral("CREATE TABLE sources ("
+                           " id INTEGER PRIMARY KEY,"
+                           " path TEXT NOT NULL,"
+                           " format TEXT NOT NULL,"
+                           " size INTEGER NOT NULL DEFAULT -1,"
+                           " mtime_ms INTEGER NOT NULL DEFAULT -1,"
+                           " head_length INTEGER NOT NULL DEFAULT 0,"
+                           " fingerprint TEXT NOT NULL,"
+                           " added_ms INTEGER NOT NULL)"),
+            QStringLiteral("CREATE INDEX idx_sources_path ON sources(path)"),
+            // type: 0 request, 1 breaker, 2 annotation (EventType). NULL = empty / unknown.
+            QStringLiteral("CREATE TABLE events ("
+                           " id INTEGER PRIMARY KEY,"
+                           " type INTEGER NOT NULL,"
+                           " ts_ms INTEGER NOT NULL,"
+                           " identity TEXT, app TEXT, tenant TEXT, service TEXT, category TEXT,"
+                           " method TEXT, url TEXT, status INTEGER, error_code TEXT,"
+                           " retry_after TEXT, headers TEXT, body TEXT, duration_ms REAL,"
+                           " request_id TEXT, batch_id TEXT, batch_index INTEGER,"
+                           " batch_envelope INTEGER, attempt INTEGER, operation_id TEXT,"
+                           " lane TEXT, credits REAL, sb_namespace TEXT, entity TEXT,"
+                           " breaker_scope TEXT, breaker_state TEXT, text TEXT, extra_json TEXT,"
+                           " source_id INTEGER, line INTEGER, byte_offset INTEGER)"),
+            QStringLiteral("CREATE TABLE malformed ("
+                           " id INTEGER PRIMARY KEY,"
+                           " source_id INTEGER,"
+                           " line INTEGER NOT NULL,"
+                           " reason TEXT NOT NULL)"),
+            QStringLiteral("CREATE TABLE import_ledger ("
+                           " source_id INTEGER PRIMARY KEY,"
+                           " committed_offset INTEGER NOT NULL,"
+                           " committed_line INTEGER NOT NULL,"
+                           " events INTEGER NOT NULL DEFAULT 0,"
+                           " malformed INTEGER NOT NULL DEFAULT 0,"
+                           " complete INTEGER NOT NULL DEFAULT 0,"
+                           " updated_ms INTEGER NOT NULL)"),
+            QStringLiteral("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT)"),
+        };
+    default:
+        return {};
+    }
+}
+
+bool migrate(QSqlDatabase &db, QString *error)
+{
+    // IMMEDIATE: two processes opening a new workspace at once must not both create tables.
+    if (!execSql(db, QStringLiteral("BEGIN IMMEDIATE"), error))
+        return false;
+    auto rollbackWith = [&](const QString &message) {
+        QString ignored;
+        execSql(db, QStringLiteral("ROLLBACK"), &ignored);
+        if (error && !message.isEmpty())
+            *error = message;
+        return false;
+    };
+
+    const qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), 0);
+    const qint64 applicationId = queryInt(db, QStringLiteral("PRAGMA application_id"), 0);
+    if (version > kWorkspaceSchemaVersion) {
+        return rollbackWith(QStringLiteral("workspace schema version %1 is newer than this "
+                                           "Throttlescope supports (%2)")
+                                .arg(version)
+                                .arg(kWorkspaceSchemaVersion));
+    }
+    if (version == 0) {
+        const qint64 tables =
+            queryInt(db, QStringLiteral("SELECT count(*) FROM sqlite_master"), 0);
+        if (tables > 0 && applicationId != kApplicationId)
+            return rollbackWith(QStringLiteral("not a Throttlescope workspace"));
+    } else if (applicationId != kApplicationId) {
+        return rollbackWith(QStringLiteral("not a Throttlescope workspace"));
+    }
+    if (version == kWorkspaceSchemaVersion)
+        return execSql(db, QStringLiteral("COMMIT"), error) || rollbackWith({});
+
+    for (int step = int(version) + 1; step <= kWorkspaceSchemaVersion; ++step) {
+        const QStringList statements = migrationStatements(step);
+        for (const QString &sql : statements) {
+            QString stepError;
+            if (!execSql(db, sql, &stepError))
+                return rollbackWith(QStringLiteral("schema migration to version %1 failed: %2")
+                                        .arg(step)
+                                        .arg(stepError));
+        }
+    }
+    if (!execSql(db, QStringLiteral("PRAGMA application_id = %1").arg(kApplicationId), error)
+        || !execSql(db, QStringLiteral("PRAGMA user_version = %1").arg(kWorkspaceSchemaVersion),
+                    error)
+        || !execSql(db, QStringLiteral("COMMIT"), error)) {
+        return rollbackWith({});
+    }
+    return true;
+}
+
+void appendJsonString(QString &out, const QString &value)
+{
+    out += u'"';
+    for (const QChar c : value) {
+        switch (c.unicode()) {
+        case '"':
+            out += u"\\\"";
+            break;
+        case '\\':
+            out += u"\\\\";
+            break;
+        case '\n':
+            out += u"\\n";
+            break;
+        case '\r':
+            out += u"\\r";
+            break;
+        case '\t':
+            out += u"\\t";
+            break;
+        default:
+            if (c.unicode() < 0x20) {
+                out += u"\\u00";
+                out += QChar(u"0123456789abcdef"[c.unicode() >> 4]);
+                out += QChar(u"0123456789abcdef"[c.unicode() & 0xf]);
+            } else {
+                out += c;
+            }
+        }
+    }
+    out += u'"';
+}
+
+// Reads a JSON string starting at text[pos] == '"'; pos ends past the closing quote.
+bool parseJsonString(QStringView text, qsizetype &pos, QString &out)
+{
+    if (pos >= text.size() || text[pos] != u'"')
+        return false;
+    ++pos;
+    out.clear();
+    while (pos < text.size()) {
+        const QChar c = text[pos++];
+        if (c == u'"')
+            return true;
+        if (c != u'\\') {
+            out += c;
+            continue;
+        }
+        if (pos >= text.size())
+            return false;
+        const QChar escaped = text[pos++];
+        switch (escaped.unicode()) {
+        case 'n':
+            out += u'\n';
+            break;
+        case 'r':
+            out += u'\r';
+            break;
+        case 't':
+            out += u'\t';
+            break;
+        case 'b':
+            out += u'\b';
+            break;
+        case 'f':
+            out += u'\f';
+            break;
+        case 'u': {
+            if (pos + 4 > text.size())
+                return false;
+            bool ok = false;
+            const uint code = text.mid(pos, 4).toUInt(&ok, 16);
+            if (!ok)
+                return false;
+            out += QChar(char16_t(code));
+            pos += 4;
+            break;
+        }
+        default: // '"', '\\', '/'
+            out += escaped;
+        }
+    }
+    return false;
+}
+
+bool parseFlatStringObject(QStringView text, QList<QPair<QString, QString>> &pairs)
+{
+    qsizetype pos = 0;
+    if (text.isEmpty() || text[0] != u'{')
+        return false;
+    ++pos;
+    if (pos < text.size() && text[pos] == u'}')
+        return pos + 1 == text.size();
+    QString name;
+    QString value;
+    while (pos < text.size()) {
+        if (!parseJsonString(text, pos, name) || pos >= text.size() || text[pos] != u':')
+            return false;
+        ++pos;
+        if (!parseJsonString(text, pos, value) || pos >= text.size())
+            return false;
+        pairs.append({name, value});
+        if (text[pos] == u'}')
+            return pos + 1 == text.size();
+        if (text[pos] != u',')
+            return false;
+        ++pos;
+    }
+    return false;
+}
+
+} // namespace
+
+QString uniqueConnectionName(QStringView role)
+{
+    static std::atomic<quint64> counter{0};
+    return u"ts-workspace-" + role + u'-' + QString::number(++counter);
+}
+
+bool execSql(QSqlDatabase &db, const QString &sql, QString *error)
+{
+    QSqlQuery query(db);
+    if (query.exec(sql))
+        return true;
+    if (error)
+        *error = query.lastError().text() + u" [" + sql.left(80) + u']';
+    return false;
+}
+
+qint64 queryInt(QSqlDatabase &db, const QString &sql, qint64 fallback)
+{
+    QSqlQuery query(db);
+    if (!query.exec(sql) || !query.next())
+        return fallback;
+    return query.value(0).toLongLong();
+}
+
+bool openConnection(QSqlDatabase &db, const QString &connectionName, const QString &path,
+                    ConnectionRole role, QString *error)
+{
+    db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connectionName);
+    db.setDatabaseName(path);
+    // Waiting on a lock held by the writer's current transaction is normal (it is short);
+    // failing with SQLITE_BUSY would not be.
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=30000"));
+    auto failWith = [&](const QString &message) {
+        if (error)
+            *error = path + u": " + message;
+        closeConnection(db, connectionName);
+        return false;
+    };
+    if (!db.open())
+        return failWith(db.lastError().text());
+
+    QString pragmaError;
+    // WAL is a property of the file: readers never block the writer and a killed writer
+    // leaves the last committed transaction intact. synchronous=NORMAL is durable against a
+    // crash of the process (what the import ledger needs); only an OS crash can lose the last
+    // transactions, and the ledger then rolls back with them, so resume stays exact.
+    QStringList pragmas = {QStringLiteral("PRAGMA synchronous=NORMAL"),
+                           QStringLiteral("PRAGMA temp_store=MEMORY")};
+    if (role != ConnectionRole::Reader)
+        pragmas.prepend(QStringLiteral("PRAGMA journal_mode=WAL"));
+    if (role == ConnectionRole::Writer) {
+        // 32 MiB page cache and fewer, larger checkpoints: bulk inserts touch many pages.
+        // threads=2: CREATE INDEX after a bulk import sorts with a helper thread.
+        pragmas << QStringLiteral("PRAGMA cache_size=-32768")
+                << QStringLiteral("PRAGMA wal_autocheckpoint=4096")
+                << QStringLiteral("PRAGMA threads=2");
+    }
+    for (const QString &pragma : std::as_const(pragmas)) {
+        if (!execSql(db, pragma, &pragmaError))
+            return failWith(pragmaError);
+    }
+
+    if (role == ConnectionRole::Reader) {
+        const qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
+        if (version != kWorkspaceSchemaVersion) {
+            return failWith(version == 0 ? QStringLiteral("not a Throttlescope workspace")
+                                         : QStringLiteral("workspace schema version %1, expected "
+                                                          "%2 (open it for writing to migrate)")
+                                               .arg(version)
+                                               .arg(kWorkspaceSchemaVersion));
+        }
+        return true;
+    }
+    QString migrateError;
+    if (!migrate(db, &migrateError))
+        return failWith(migrateError);
+    return true;
+}
+
+void closeConnection(QSqlDatabase &db, const QString &connectionName)
+{
+    if (db.isOpen())
+        db.close();
+    db = QSqlDatabase(); // the last handle must be gone before removeDatabase()
+    if (QSqlDatabase::contains(connectionName))
+        QSqlDatabase::removeDatabase(connectionName);
+}
+
+QStringList queryIndexStatements()
+{
+    // Each backs one filter of WorkspaceReader; an equality index also serves "AND id > ?
+    // ORDER BY id" keyset paging because SQLite index entries end with the rowid.
+    return {
+        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_ts ON events(ts_ms)"),
+        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_identity ON events(identity)"),
+        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_status ON events(status)"),
+        // Most rows carry no error code: a partial index stays small, and "error_code = ?"
+        // implies the NOT NULL condition, so the planner uses it.
+        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_error ON events(error_code) "
+                       "WHERE error_code IS NOT NULL"),
+        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_lane ON events(lane)"),
+    };
+}
+
+QString eventColumnList()
+{
+    return QStringLiteral(
+        "type,ts_ms,identity,app,tenant,service,category,method,url,status,error_code,"
+        "retry_after,headers,body,duration_ms,request_id,batch_id,batch_index,batch_envelope,"
+        "attempt,operation_id,lane,credits,sb_namespace,entity,breaker_scope,breaker_state,text,"
+        "extra_json,source_id,line,byte_offset");
+}
+
+QString eventInsertSql()
+{
+    QString placeholders;
+    for (int i = 0; i < kEventColumnCount; ++i)
+        placeholders += i == 0 ? u"?" : u",?";
+    return u"INSERT INTO events(" + eventColumnList() + u") VALUES(" + placeholders + u')';
+}
+
+sqlite3 *nativeHandle(const QSqlDatabase &db)
+{
+    const QVariant handle = db.driver() ? db.driver()->handle() : QVariant();
+    if (!handle.isValid() || qstrcmp(handle.typeName(), "sqlite3*") != 0)
+        return nullptr;
+    return *static_cast<sqlite3 *const *>(handle.constData());
+}
+
+Statement::~Statement()
+{
+    finalize();
+}
+
+bool Statement::prepare(sqlite3 *db, const QString &sql, QString *error)
+{
+    finalize();
+    m_db = db;
+    if (!db) {
+        if (error)
+            *error = QStringLiteral("no SQLite handle");
+        return false;
+    }
+    const int rc = sqlite3_prepare16_v3(db, sql.utf16(), int(sql.size() * sizeof(QChar)),
+                                        SQLITE_PREPARE_PERSISTENT, &m_stmt, nullptr);
+    if (rc != SQLITE_OK) {
+        if (error)
+            *error = QString::fromUtf8(sqlite3_errmsg(db)) + u" [" + sql.left(80) + u']';
+        finalize();
+        return false;
+    }
+    return true;
+}
+
+void Statement::finalize()
+{
+    if (m_stmt)
+        sqlite3_finalize(m_stmt);
+    m_stmt = nullptr;
+}
+
+void Statement::bindNull(int index)
+{
+    sqlite3_bind_null(m_stmt, index + 1);
+}
+
+void Statement::bindInt(int index, qint64 value)
+{
+    sqlite3_bind_int64(m_stmt, index + 1, value);
+}
+
+void Statement::bindDouble(int index, double value)
+{
+    sqlite3_bind_double(m_stmt, index + 1, value);
+}
+
+void Statement::bindText(int index, const QString &value)
+{
+    sqlite3_bind_text16(m_stmt, index + 1, value.utf16(), int(value.size() * sizeof(QChar)),
+                        SQLITE_STATIC);
+}
+
+void Statement::bindTransientText(int index, const QString &value)
+{
+    sqlite3_bind_text16(m_stmt, index + 1, value.utf16(), int(value.size() * sizeof(QChar)),
+                        SQLITE_TRANSIENT);
+}
+
+void Statement::bindTextOrNull(int index, const QString &value)
+{
+    if (value.isEmpty())
+        bindNull(index);
+    else
+        bindText(index, value);
+}
+
+void Statement::bindIntOrNull(int index, qint64 value, bool isNullValue)
+{
+    if (isNullValue)
+        bindNull(index);
+    else
+        bindInt(index, value);
+}
+
+void Statement::bindDoubleOrNull(int index, double value, bool isNullValue)
+{
+    if (isNullValue)
+        bindNull(index);
+    else
+        bindDouble(index, value);
+}
+
+void Statement::beginRow(qsizetype maxChars)
+{
+    const qsizetype needed = maxChars * 3; // UTF-8 needs at most 3 bytes per UTF-16 unit
+    if (m_scratch.size() < needed)
+        m_scratch.resize(qMax(needed, qsizetype(4096)));
+    m_scratchUsed = 0;
+}
+
+void Statement::bindUtf8OrNull(int index, QStringView value)
+{
+    if (value.isEmpty()) {
+        bindNull(index);
+        return;
+    }
+    char *start = m_scratch.data() + m_scratchUsed;
+    char *end = m_encoder.appendToBuffer(start, value);
+    m_scratchUsed = end - m_scratch.data();
+    Q_ASSERT(m_scratchUsed <= m_scratch.size());
+    sqlite3_bind_text(m_stmt, index + 1, start, int(end - start), SQLITE_STATIC);
+}
+
+void Statement::bindUtf8(int index, const QByteArray &utf8)
+{
+    sqlite3_bind_text(m_stmt, index + 1, utf8.constData(), int(utf8.size()), SQLITE_STATIC);
+}
+
+bool Statement::exec(QString *error)
+{
+    const int rc = sqlite3_step(m_stmt);
+    sqlite3_reset(m_stmt);
+    if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+        return true;
+    if (error)
+        *error = QString::fromUtf8(sqlite3_errmsg(m_db));
+    return false;
+}
+
+bool Statement::next(QString *error)
+{
+    const int rc = sqlite3_step(m_stmt);
+    if (rc == SQLITE_ROW)
+        return true;
+    if (rc != SQLITE_DONE && error)
+        *error = QString::fromUtf8(sqlite3_errmsg(m_db));
+    return false;
+}
+
+void Statement::reset()
+{
+    sqlite3_reset(m_stmt);
+    sqlite3_clear_bindings(m_stmt);
+}
+
+bool Statement::isNull(int column) const
+{
+    return sqlite3_column_type(m_stmt, column) == SQLITE_NULL;
+}
+
+qint64 Statement::intAt(int column) const
+{
+    return sqlite3_column_int64(m_stmt, column);
+}
+
+double Statement::doubleAt(int column) const
+{
+    return sqlite3_column_double(m_stmt, column);
+}
+
+QString Statement::textAt(int column) const
+{
+    // The file is UTF-8; QString::fromUtf8 is faster than letting SQLite convert to UTF-16.
+    const auto *text = reinterpret_cast<const char *>(sqlite3_column_text(m_stmt, column));
+    if (!text)
+        return {};
+    return QString::fromUtf8(text, sqlite3_column_bytes(m_stmt, column));
+}
+
+QByteArray Statement::utf8At(int column) const
+{
+    const auto *text = reinterpret_cast<const char *>(sqlite3_column_text(m_stmt, column));
+    if (!text)
+        return {};
+    return QByteArray(text, sqlite3_column_bytes(m_stmt, column));
+}
+
+void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId)
+{
+    Statement &s = statement;
+    const QString headers = headersToJson(event.headers);
+    const QString *texts[] = {&event.identity,     &event.app,         &event.tenant,
+                              &event.service,      &event.category,    &event.method,
+                              &event.url,          &event.errorCode,   &event.retryAfter,
+                              &headers,            &event.body,        &event.requestId,
+                              &event.batchId,      &event.operationId, &event.lane,
+                              &event.serviceBusNamespace, &event.entity, &event.breakerScope,
+                              &event.breakerState, &event.text};
+    qsizetype chars = 0;
+    for (const QString *text : texts)
+        chars += text->size();
+    s.beginRow(chars);
+
+    s.bindInt(0, int(event.type));
+    s.bindInt(1, event.tsMs);
+    s.bindUtf8OrNull(2, event.identity);
+    s.bindUtf8OrNull(3, event.app);
+    s.bindUtf8OrNull(4, event.tenant);
+    s.bindUtf8OrNull(5, event.service);
+    s.bindUtf8OrNull(6, event.category);
+    s.bindUtf8OrNull(7, event.method);
+    s.bindUtf8OrNull(8, event.url);
+    s.bindIntOrNull(9, event.status, event.status == 0);
+    s.bindUtf8OrNull(10, event.errorCode);
+    s.bindUtf8OrNull(11, event.retryAfter);
+    s.bindUtf8OrNull(12, headers);
+    s.bindUtf8OrNull(13, event.body);
+    s.bindDoubleOrNull(14, event.durationMs, event.durationMs < 0);
+    s.bindUtf8OrNull(15, event.requestId);
+    s.bindUtf8OrNull(16, event.batchId);
+    s.bindIntOrNull(17, event.batchIndex, event.batchIndex < 0);
+    s.bindIntOrNull(18, 1, !event.batchEnvelope);
+    s.bindIntOrNull(19, event.attempt, event.attempt < 0);
+    s.bindUtf8OrNull(20, event.operationId);
+    s.bindUtf8OrNull(21, event.lane);
+    s.bindDoubleOrNull(22, event.credits, event.credits < 0);
+    s.bindUtf8OrNull(23, event.serviceBusNamespace);
+    s.bindUtf8OrNull(24, event.entity);
+    s.bindUtf8OrNull(25, event.breakerScope);
+    s.bindUtf8OrNull(26, event.breakerState);
+    s.bindUtf8OrNull(27, event.text);
+    if (event.extraJson.isEmpty())
+        s.bindNull(28);
+    else
+        s.bindUtf8(28, event.extraJson);
+    s.bindIntOrNull(29, sourceId, sourceId <= 0);
+    s.bindIntOrNull(30, event.line, event.line <= 0);
+    s.bindIntOrNull(31, event.offset, event.offset < 0);
+    static_assert(kEventColumnCount == 32);
+}
+
+qint64 readEvent(const Statement &statement, int firstColumn, RequestEvent &event)
+{
+    const Statement &s = statement;
+    const int c = firstColumn;
+    auto intOr = [&](int column, qint64 nullValue) {
+        return s.isNull(c + column) ? nullValue : s.intAt(c + column);
+    };
+    auto doubleOr = [&](int column, double nullValue) {
+        return s.isNull(c + column) ? nullValue : s.doubleAt(c + column);
+    };
+    auto text = [&](int column) { return s.textAt(c + column); };
+    event.type = EventType(intOr(0, 0));
+    event.tsMs = intOr(1, 0);
+    event.identity = text(2);
+    event.app = text(3);
+    event.tenant = text(4);
+    event.service = text(5);
+    event.category = text(6);
+    event.method = text(7);
+    event.url = text(8);
+    event.status = int(intOr(9, 0));
+    event.errorCode = text(10);
+    event.retryAfter = text(11);
+    event.headers = headersFromJson(text(12));
+    event.body = text(13);
+    event.durationMs = doubleOr(14, -1);
+    event.requestId = text(15);
+    event.batchId = text(16);
+    event.batchIndex = int(intOr(17, -1));
+    event.batchEnvelope = intOr(18, 0) != 0;
+    event.attempt = int(intOr(19, -1));
+    event.operationId = text(20);
+    event.lane = text(21);
+    event.credits = doubleOr(22, -1);
+    event.serviceBusNamespace = text(23);
+    event.entity = text(24);
+    event.breakerScope = text(25);
+    event.breakerState = text(26);
+    event.text = text(27);
+    event.extraJson = s.utf8At(c + 28); // stored UTF-8: no round trip through QString
+    const qint64 sourceId = intOr(29, 0);
+    event.line = intOr(30, 0);
+    event.offset = intOr(31, -1);
+    return sourceId;
+}
+
+QString headersToJson(const HttpHeaders &headers)
+{
+    if (headers.isEmpty())
+        return {};
+    QString out;
+    out.reserve(64);
+    out += u'{';
+    bool first = true;
+    for (const auto &[name, value] : headers.items()) {
+        if (!first)
+            out += u',';
+        first = false;
+        appendJsonString(out, name);
+        out += u':';
+        appendJsonString(out, value);
+    }
+    out += u'}';
+    return out;
+}
+
+HttpHeaders headersFromJson(const QString &json)
+{
+    HttpHeaders headers;
+    if (json.isEmpty())
+        return headers;
+    // headersToJson() writes a flat object of strings; read it back in order (QJsonObject
+    // sorts its keys, and header order is part of the event).
+    QList<QPair<QString, QString>> pairs;
+    if (parseFlatStringObject(json, pairs)) {
+        for (const auto &[name, value] : std::as_const(pairs))
+            headers.set(name, value);
+        return headers;
+    }
+    // Written by something else (a hand-edited file, a later version): accept any object.
+    const QJsonObject object = QJsonDocument::fromJson(json.toUtf8()).object();
+    for (auto it = object.constBegin(); it != object.constEnd(); ++it)
+        headers.set(it.key(), it.value().toString());
+    return headers;
+}
+
+qint64 nowMs()
+{
+    return QDateTime::currentMSecsSinceEpoch();
+}
+
+} // namespace ts::store

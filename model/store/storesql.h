@@ -1,0 +1,121 @@
+#pragma once
+// Internal to model/store: connection set-up, the schema and its migrations, and the mapping
+// between RequestEvent and the columns of the events table. Shared by Workspace,
+// WorkspaceWriter and WorkspaceReader so that the three never disagree about a column.
+
+#include "core/requestevent.h"
+
+#include <QByteArray>
+#include <QSqlDatabase>
+#include <QString>
+#include <QStringConverter>
+#include <QStringList>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace ts::store {
+
+enum class ConnectionRole {
+    Control, // Workspace: creates and migrates the schema, small writes
+    Writer,  // WorkspaceWriter: bulk inserts; tuned for throughput
+    Reader,  // WorkspaceReader: queries (plus settings writes)
+};
+
+// A connection name no other QSqlDatabase in the process uses ("ts-workspace-writer-7").
+QString uniqueConnectionName(QStringView role);
+
+// Adds and opens a QSQLITE connection on the calling thread, applies the per-connection
+// pragmas for its role and, for Control and Writer, creates or migrates the schema.
+// On failure the connection is removed again and *error says why.
+bool openConnection(QSqlDatabase &db, const QString &connectionName, const QString &path,
+                    ConnectionRole role, QString *error);
+// Closes and removes a connection opened by openConnection(); db is reset.
+void closeConnection(QSqlDatabase &db, const QString &connectionName);
+
+// Runs a statement that returns nothing; false and *error on failure.
+bool execSql(QSqlDatabase &db, const QString &sql, QString *error);
+// Integer result of a one-value query ("PRAGMA user_version"); fallback on failure.
+qint64 queryInt(QSqlDatabase &db, const QString &sql, qint64 fallback = -1);
+
+// The query indexes (CREATE INDEX IF NOT EXISTS ...).
+QStringList queryIndexStatements();
+
+// events columns, in binding order (without the rowid "id").
+inline constexpr int kEventColumnCount = 32;
+QString eventColumnList(); // "type,ts_ms,identity,..."
+QString eventInsertSql();  // "INSERT INTO events(...) VALUES(?,?,...)"
+
+// The SQLite handle under a QSQLITE connection. The event insert and the event reads use it
+// directly: QSqlResult::bindValue() formats a placeholder name (QString::arg) and hashes it for
+// every value, and every value travels in a QVariant, which made a 32-column insert cost ~30 us
+// (15x SQLite's own work). Debian's QSQLITE plugin links the system libsqlite3, the same library
+// this code links, so the handle is usable here. Only on the connection's own thread.
+sqlite3 *nativeHandle(const QSqlDatabase &db);
+
+// A prepared statement on the native handle. Text is bound as UTF-16 straight from QString.
+class Statement
+{
+public:
+    Statement() = default;
+    ~Statement();
+    Statement(const Statement &) = delete;
+    Statement &operator=(const Statement &) = delete;
+
+    bool prepare(sqlite3 *db, const QString &sql, QString *error);
+    void finalize();
+    [[nodiscard]] bool isPrepared() const { return m_stmt != nullptr; }
+
+    // Indexes are 0-based. bindText keeps a pointer to value's characters until the next
+    // reset (the caller keeps value alive); bindTransientText copies.
+    void bindNull(int index);
+    void bindInt(int index, qint64 value);
+    void bindDouble(int index, double value);
+    void bindText(int index, const QString &value);
+    void bindTransientText(int index, const QString &value);
+    void bindTextOrNull(int index, const QString &value);
+    // UTF-8 binding for the hot insert: text is encoded into a per-row scratch buffer (SIMD
+    // encoder, no allocation once the buffer has grown) instead of letting SQLite translate
+    // UTF-16 with a malloc per value. beginRow() sizes the buffer for `maxChars` characters in
+    // total; the pointers stay valid until the next beginRow().
+    void beginRow(qsizetype maxChars);
+    void bindUtf8OrNull(int index, QStringView value);
+    void bindUtf8(int index, const QByteArray &utf8); // utf8 must outlive the step
+    void bindIntOrNull(int index, qint64 value, bool isNull);
+    void bindDoubleOrNull(int index, double value, bool isNull);
+
+    // Runs a statement that returns no rows, then resets it for the next bindings.
+    bool exec(QString *error);
+    // Row by row: true while a row is available; *error set on failure (false then too).
+    bool next(QString *error);
+    void reset();
+
+    [[nodiscard]] bool isNull(int column) const;
+    [[nodiscard]] qint64 intAt(int column) const;
+    [[nodiscard]] double doubleAt(int column) const;
+    [[nodiscard]] QString textAt(int column) const;
+    [[nodiscard]] QByteArray utf8At(int column) const;
+
+private:
+    sqlite3_stmt *m_stmt = nullptr;
+    sqlite3 *m_db = nullptr;
+    QByteArray m_scratch;
+    qsizetype m_scratchUsed = 0;
+    QStringEncoder m_encoder{QStringEncoder::Utf8, QStringConverter::Flag::Stateless};
+};
+
+// Binds every column of `event` positionally (0..kEventColumnCount-1) on a prepared
+// eventInsertSql(). Empty strings and "unknown" numbers (-1) are stored as NULL: smaller file,
+// same meaning. `event` must stay alive until the statement has run.
+void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId);
+// Reads the columns of eventColumnList() starting at `firstColumn` into `event` (without the
+// source path, which the caller maps from source_id). Returns source_id.
+qint64 readEvent(const Statement &statement, int firstColumn, RequestEvent &event);
+
+// Headers as a JSON object text ({"retry-after":"5"}); empty headers -> empty string.
+QString headersToJson(const HttpHeaders &headers);
+HttpHeaders headersFromJson(const QString &json);
+
+qint64 nowMs();
+
+} // namespace ts::store

@@ -1,0 +1,387 @@
+#include "workspacereader.h"
+
+#include "storesql.h"
+
+#include <QFileInfo>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QVariant>
+
+namespace ts {
+
+namespace {
+
+// WHERE clause and its positional values for a filter.
+struct SqlFilter
+{
+    QString where; // "" or " WHERE ..."
+    QVariantList values;
+};
+
+QString escapeLike(const QString &text)
+{
+    QString escaped = text;
+    escaped.replace(u'\\', QStringLiteral("\\\\"));
+    escaped.replace(u'%', QStringLiteral("\\%"));
+    escaped.replace(u'_', QStringLiteral("\\_"));
+    return escaped;
+}
+
+SqlFilter buildFilter(const EventFilter &filter, std::optional<qint64> afterRowId = {})
+{
+    QStringList terms;
+    SqlFilter sql;
+    if (!filter.identity.isEmpty()) {
+        terms << QStringLiteral("identity = ?");
+        sql.values << filter.identity;
+    }
+    if (filter.status) {
+        // 0 (no response) is stored as NULL.
+        if (*filter.status == 0) {
+            terms << QStringLiteral("status IS NULL");
+        } else {
+            terms << QStringLiteral("status = ?");
+            sql.values << *filter.status;
+        }
+    }
+    if (!filter.errorCode.isEmpty()) {
+        terms << QStringLiteral("error_code = ?");
+        sql.values << filter.errorCode;
+    }
+    if (!filter.lane.isEmpty()) {
+        terms << QStringLiteral("lane = ?");
+        sql.values << filter.lane;
+    }
+    if (filter.fromMs) {
+        terms << QStringLiteral("ts_ms >= ?");
+        sql.values << *filter.fromMs;
+    }
+    if (filter.toMs) {
+        terms << QStringLiteral("ts_ms < ?");
+        sql.values << *filter.toMs;
+    }
+    if (filter.sourceId > 0) {
+        terms << QStringLiteral("source_id = ?");
+        sql.values << filter.sourceId;
+    }
+    if (!filter.text.isEmpty()) {
+        // LIKE is case-insensitive for ASCII, which is what ids and URLs are made of.
+        terms << QStringLiteral("(url LIKE ? ESCAPE '\\' OR error_code LIKE ? ESCAPE '\\' "
+                                "OR identity LIKE ? ESCAPE '\\')");
+        const QString pattern = u'%' + escapeLike(filter.text) + u'%';
+        sql.values << pattern << pattern << pattern;
+    }
+    if (afterRowId) {
+        terms << QStringLiteral("id > ?");
+        sql.values << *afterRowId;
+    }
+    if (!terms.isEmpty())
+        sql.where = u" WHERE " + terms.join(QStringLiteral(" AND "));
+    return sql;
+}
+
+bool prepareAndBind(QSqlQuery &query, const QString &sql, const QVariantList &values)
+{
+    if (!query.prepare(sql))
+        return false;
+    for (int i = 0; i < values.size(); ++i)
+        query.bindValue(i, values.at(i));
+    return query.exec();
+}
+
+bool prepareNative(store::Statement &statement, QSqlDatabase &db, const QString &sql,
+                   const QVariantList &values, QString *error)
+{
+    if (!statement.prepare(store::nativeHandle(db), sql, error))
+        return false;
+    for (int i = 0; i < values.size(); ++i) {
+        const QVariant &value = values.at(i);
+        if (value.typeId() == QMetaType::QString)
+            statement.bindTransientText(i, value.toString());
+        else
+            statement.bindInt(i, value.toLongLong());
+    }
+    return true;
+}
+
+const QString kSourceColumns =
+    QStringLiteral("id,path,format,size,mtime_ms,head_length,fingerprint,added_ms");
+
+} // namespace
+
+WorkspaceReader::WorkspaceReader() = default;
+
+WorkspaceReader::~WorkspaceReader()
+{
+    close();
+}
+
+bool WorkspaceReader::open(const QString &path)
+{
+    close();
+    m_path = path;
+    m_error.clear();
+    // QSQLITE would create an empty file; a reader must never do that.
+    if (!QFileInfo(path).isFile())
+        return fail(path, QStringLiteral("no such workspace"));
+    m_connectionName = store::uniqueConnectionName(u"reader");
+    return store::openConnection(m_db, m_connectionName, path, store::ConnectionRole::Reader,
+                                 &m_error);
+}
+
+void WorkspaceReader::close()
+{
+    if (!m_connectionName.isEmpty())
+        store::closeConnection(m_db, m_connectionName);
+    m_connectionName.clear();
+    m_sourcePaths.clear();
+}
+
+bool WorkspaceReader::isOpen() const
+{
+    return m_db.isOpen();
+}
+
+bool WorkspaceReader::fail(const QString &what, const QString &detail)
+{
+    m_error = what + u": " + detail;
+    return false;
+}
+
+QString WorkspaceReader::sourcePath(qint64 sourceId)
+{
+    if (sourceId <= 0)
+        return {};
+    auto it = m_sourcePaths.constFind(sourceId);
+    if (it != m_sourcePaths.constEnd())
+        return *it;
+    QSqlQuery query(m_db);
+    query.prepare(QStringLiteral("SELECT path FROM sources WHERE id = ?"));
+    query.addBindValue(sourceId);
+    QString path;
+    if (query.exec() && query.next())
+        path = query.value(0).toString();
+    m_sourcePaths.insert(sourceId, path);
+    return path;
+}
+
+qint64 WorkspaceReader::countEvents(const EventFilter &filter)
+{
+    const SqlFilter sql = buildFilter(filter);
+    QSqlQuery query(m_db);
+    if (!prepareAndBind(query, u"SELECT count(*) FROM events" + sql.where, sql.values)
+        || !query.next()) {
+        fail(QStringLiteral("count events"), query.lastError().text());
+        return -1;
+    }
+    return query.value(0).toLongLong();
+}
+
+QList<StoredEvent> WorkspaceReader::fetchPage(const EventFilter &filter, qint64 afterRowId,
+                                              int limit)
+{
+    QList<StoredEvent> page;
+    if (limit <= 0)
+        return page;
+    SqlFilter sql = buildFilter(filter, afterRowId);
+    sql.values << limit;
+    store::Statement query;
+    QString error;
+    if (!prepareNative(query, m_db,
+                       u"SELECT id," + store::eventColumnList() + u" FROM events" + sql.where
+                           + u" ORDER BY id LIMIT ?",
+                       sql.values, &error)) {
+        fail(QStringLiteral("fetch events"), error);
+        return page;
+    }
+    page.reserve(limit);
+    while (query.next(&error)) {
+        StoredEvent stored;
+        stored.rowId = query.intAt(0);
+        stored.sourceId = store::readEvent(query, 1, stored.event);
+        stored.event.source = sourcePath(stored.sourceId);
+        page.append(std::move(stored));
+    }
+    if (!error.isEmpty())
+        fail(QStringLiteral("fetch events"), error);
+    return page;
+}
+
+std::optional<StoredEvent> WorkspaceReader::eventByRowId(qint64 rowId)
+{
+    store::Statement query;
+    QString error;
+    if (!prepareNative(query, m_db,
+                       u"SELECT id," + store::eventColumnList() + u" FROM events WHERE id = ?",
+                       {rowId}, &error)
+        || !query.next(&error)) {
+        return std::nullopt;
+    }
+    StoredEvent stored;
+    stored.rowId = rowId;
+    stored.sourceId = store::readEvent(query, 1, stored.event);
+    stored.event.source = sourcePath(stored.sourceId);
+    return stored;
+}
+
+bool WorkspaceReader::forEachEventInTimeOrder(
+    int chunkSize, const std::function<bool(const QList<RequestEvent> &chunk)> &callback,
+    const EventFilter &filter)
+{
+    chunkSize = qMax(1, chunkSize);
+    const SqlFilter sql = buildFilter(filter);
+    // One forward-only statement: SQLite streams rows off the ts_ms index without
+    // materialising the result, and the read transaction gives a consistent snapshot even
+    // while the writer keeps appending.
+    store::Statement query;
+    QString error;
+    if (!prepareNative(query, m_db,
+                       u"SELECT " + store::eventColumnList() + u" FROM events" + sql.where
+                           + u" ORDER BY ts_ms, id",
+                       sql.values, &error)) {
+        return fail(QStringLiteral("read events"), error);
+    }
+    QList<RequestEvent> chunk;
+    chunk.reserve(chunkSize);
+    while (query.next(&error)) {
+        RequestEvent event;
+        const qint64 sourceId = store::readEvent(query, 0, event);
+        event.source = sourcePath(sourceId);
+        chunk.append(std::move(event));
+        if (chunk.size() >= chunkSize) {
+            if (!callback(chunk))
+                return true;
+            chunk.clear();
+        }
+    }
+    if (!error.isEmpty())
+        return fail(QStringLiteral("read events"), error);
+    if (!chunk.isEmpty())
+        callback(chunk);
+    return true;
+}
+
+std::optional<std::pair<qint64, qint64>> WorkspaceReader::timeRange()
+{
+    QSqlQuery query(m_db);
+    if (!query.exec(QStringLiteral("SELECT min(ts_ms), max(ts_ms) FROM events")) || !query.next()
+        || query.value(0).isNull()) {
+        return std::nullopt;
+    }
+    return std::make_pair(query.value(0).toLongLong(), query.value(1).toLongLong());
+}
+
+QList<SourceRecord> WorkspaceReader::sources()
+{
+    QList<SourceRecord> result;
+    QSqlQuery query(m_db);
+    if (!query.exec(u"SELECT " + kSourceColumns + u" FROM sources ORDER BY id")) {
+        fail(QStringLiteral("list sources"), query.lastError().text());
+        return result;
+    }
+    while (query.next()) {
+        SourceRecord source;
+        source.id = query.value(0).toLongLong();
+        source.path = query.value(1).toString();
+        source.format = query.value(2).toString();
+        source.size = query.value(3).toLongLong();
+        source.mtimeMs = query.value(4).toLongLong();
+        source.headLength = query.value(5).toLongLong();
+        source.fingerprint = query.value(6).toString().toLatin1();
+        source.addedMs = query.value(7).toLongLong();
+        m_sourcePaths.insert(source.id, source.path);
+        result.append(source);
+    }
+    return result;
+}
+
+qint64 WorkspaceReader::countMalformed(qint64 sourceId)
+{
+    QSqlQuery query(m_db);
+    const bool ok =
+        sourceId > 0
+            ? prepareAndBind(query, QStringLiteral("SELECT count(*) FROM malformed WHERE source_id = ?"),
+                             {sourceId})
+            : query.exec(QStringLiteral("SELECT count(*) FROM malformed"));
+    if (!ok || !query.next()) {
+        fail(QStringLiteral("count malformed records"), query.lastError().text());
+        return -1;
+    }
+    return query.value(0).toLongLong();
+}
+
+QList<StoredMalformed> WorkspaceReader::malformed(qint64 sourceId, qint64 afterRowId, int limit)
+{
+    QList<StoredMalformed> result;
+    QSqlQuery query(m_db);
+    query.setForwardOnly(true);
+    const QString sql = sourceId > 0 ? QStringLiteral("SELECT id, source_id, line, reason FROM "
+                                                      "malformed WHERE source_id = ? AND id > ? "
+                                                      "ORDER BY id LIMIT ?")
+                                     : QStringLiteral("SELECT id, source_id, line, reason FROM "
+                                                      "malformed WHERE id > ? ORDER BY id LIMIT ?");
+    const QVariantList values = sourceId > 0 ? QVariantList{sourceId, afterRowId, limit}
+                                             : QVariantList{afterRowId, limit};
+    if (!prepareAndBind(query, sql, values)) {
+        fail(QStringLiteral("list malformed records"), query.lastError().text());
+        return result;
+    }
+    while (query.next()) {
+        StoredMalformed stored;
+        stored.rowId = query.value(0).toLongLong();
+        stored.sourceId = query.value(1).toLongLong();
+        stored.record.source = sourcePath(stored.sourceId);
+        stored.record.line = query.value(2).toLongLong();
+        stored.record.reason = query.value(3).toString();
+        result.append(std::move(stored));
+    }
+    return result;
+}
+
+QList<LedgerEntry> WorkspaceReader::ledger()
+{
+    QList<LedgerEntry> result;
+    QSqlQuery query(m_db);
+    if (!query.exec(QStringLiteral("SELECT source_id, committed_offset, committed_line, events, "
+                                   "malformed, complete, updated_ms FROM import_ledger "
+                                   "ORDER BY source_id"))) {
+        fail(QStringLiteral("read import ledger"), query.lastError().text());
+        return result;
+    }
+    while (query.next()) {
+        LedgerEntry entry;
+        entry.sourceId = query.value(0).toLongLong();
+        entry.committedOffset = query.value(1).toLongLong();
+        entry.committedLine = query.value(2).toLongLong();
+        entry.events = query.value(3).toLongLong();
+        entry.malformed = query.value(4).toLongLong();
+        entry.complete = query.value(5).toLongLong() != 0;
+        entry.updatedMs = query.value(6).toLongLong();
+        result.append(entry);
+    }
+    return result;
+}
+
+std::optional<QString> WorkspaceReader::setting(const QString &key)
+{
+    QSqlQuery query(m_db);
+    if (!prepareAndBind(query, QStringLiteral("SELECT value FROM settings WHERE key = ?"), {key})
+        || !query.next()) {
+        return std::nullopt;
+    }
+    return query.value(0).toString();
+}
+
+bool WorkspaceReader::setSetting(const QString &key, const QString &value)
+{
+    QSqlQuery query(m_db);
+    if (!prepareAndBind(query,
+                        QStringLiteral("INSERT INTO settings(key, value) VALUES(?, ?) "
+                                       "ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
+                        {key, value})) {
+        return fail(QStringLiteral("set setting"), query.lastError().text());
+    }
+    return true;
+}
+
+} // namespace ts

@@ -1,0 +1,105 @@
+#pragma once
+// Queries over a workspace for views, replay and reports. Owns its own connection, usable only
+// from the thread that created the reader (a QtSql rule); create one per thread. Reads run
+// concurrently with the writer (WAL): they see the last committed transaction.
+//
+// Filters and keyset pages are backed by the indexes WorkspaceWriter::finish() /
+// Workspace::createQueryIndexes() build, so a virtual table view over a million rows stays
+// responsive: a filtered count and a page are index lookups, never OFFSET scans.
+
+#include "core/requestevent.h"
+#include "store/workspace.h"
+
+#include <QHash>
+#include <QList>
+#include <QSqlDatabase>
+#include <QString>
+
+#include <functional>
+#include <optional>
+
+namespace ts {
+
+struct EventFilter
+{
+    QString identity;          // exact
+    std::optional<int> status; // exact HTTP status (0 = no response)
+    QString errorCode;         // exact
+    QString lane;              // exact
+    QString text;              // case-insensitive substring of url, errorCode or identity
+    std::optional<qint64> fromMs; // ts_ms >= fromMs
+    std::optional<qint64> toMs;   // ts_ms < toMs
+    qint64 sourceId = 0;          // 0 = every source
+
+    [[nodiscard]] bool isEmpty() const
+    {
+        return identity.isEmpty() && !status && errorCode.isEmpty() && lane.isEmpty()
+               && text.isEmpty() && !fromMs && !toMs && sourceId == 0;
+    }
+};
+
+// An event as stored: its row id (the keyset for paging) and source row.
+struct StoredEvent
+{
+    qint64 rowId = 0;
+    qint64 sourceId = 0;
+    RequestEvent event; // provenance filled: source (path), line, offset
+};
+
+struct StoredMalformed
+{
+    qint64 rowId = 0;
+    qint64 sourceId = 0;
+    MalformedRecord record; // record.source is the source path
+};
+
+class WorkspaceReader
+{
+public:
+    WorkspaceReader();
+    ~WorkspaceReader();
+    WorkspaceReader(const WorkspaceReader &) = delete;
+    WorkspaceReader &operator=(const WorkspaceReader &) = delete;
+
+    // Opens an existing workspace (never creates one). False and errorString() when the file
+    // is missing, not a workspace, or of another schema version.
+    bool open(const QString &path);
+    void close();
+    [[nodiscard]] bool isOpen() const;
+    [[nodiscard]] QString errorString() const { return m_error; }
+
+    // -1 on error.
+    qint64 countEvents(const EventFilter &filter = {});
+    // Events with rowId > afterRowId matching filter, in row order, at most limit of them.
+    QList<StoredEvent> fetchPage(const EventFilter &filter, qint64 afterRowId, int limit);
+    std::optional<StoredEvent> eventByRowId(qint64 rowId);
+    // Every matching event ordered by (ts_ms, rowid), handed over in chunks of chunkSize; the
+    // callback returns false to stop. For replay into the engine and `report --workspace`.
+    bool forEachEventInTimeOrder(
+        int chunkSize, const std::function<bool(const QList<RequestEvent> &chunk)> &callback,
+        const EventFilter &filter = {});
+    // Earliest and latest ts_ms, nullopt when there are no events.
+    std::optional<std::pair<qint64, qint64>> timeRange();
+
+    QList<SourceRecord> sources();
+    qint64 countMalformed(qint64 sourceId = 0);
+    QList<StoredMalformed> malformed(qint64 sourceId = 0, qint64 afterRowId = 0, int limit = 1000);
+    QList<LedgerEntry> ledger();
+
+    std::optional<QString> setting(const QString &key);
+    // The one write a reader does: small, remembered UI choices (CSV column mappings, tail
+    // offsets). Waits for the writer's current transaction if there is one.
+    bool setSetting(const QString &key, const QString &value);
+
+private:
+    QString sourcePath(qint64 sourceId);
+    bool fail(const QString &what, const QString &detail);
+
+    QString m_path;
+    QString m_connectionName;
+    QSqlDatabase m_db;
+    QString m_error;
+    QHash<qint64, QString> m_sourcePaths; // source id -> path, filled on demand
+};
+
+} // namespace ts

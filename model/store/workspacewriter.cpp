@@ -1,0 +1,356 @@
+#include "workspacewriter.h"
+
+#include "ingest/redaction.h"
+#include "storesql.h"
+
+#include <QHash>
+#include <QMutexLocker>
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QSqlQuery>
+#include <QThread>
+#include <QVariant>
+
+namespace ts {
+
+struct WriterStatements
+{
+    bool prepare(const QSqlDatabase &connection, QString *error)
+    {
+        db = connection;
+        sqlite3 *handle = store::nativeHandle(db);
+        return insertEvent.prepare(handle, store::eventInsertSql(), error)
+               && insertMalformed.prepare(
+                   handle,
+                   QStringLiteral("INSERT INTO malformed(source_id, line, reason) VALUES(?,?,?)"),
+                   error)
+               && upsertLedger.prepare(
+                   handle,
+                   QStringLiteral(
+                       "INSERT INTO import_ledger(source_id, committed_offset, committed_line,"
+                       " events, malformed, complete, updated_ms) VALUES(?,?,?,?,?,?,?)"
+                       " ON CONFLICT(source_id) DO UPDATE SET"
+                       " committed_offset = excluded.committed_offset,"
+                       " committed_line = excluded.committed_line,"
+                       " events = events + excluded.events,"
+                       " malformed = malformed + excluded.malformed,"
+                       " complete = excluded.complete,"
+                       " updated_ms = excluded.updated_ms"),
+                   error)
+               && completeSource.prepare(
+                   handle, QStringLiteral("UPDATE sources SET size = ? WHERE id = ?"), error);
+    }
+
+    QSqlDatabase db;
+    store::Statement insertEvent;
+    store::Statement insertMalformed;
+    store::Statement upsertLedger;
+    store::Statement completeSource;
+};
+
+WorkspaceWriter::WorkspaceWriter(QObject *parent) : QObject(parent) {}
+
+WorkspaceWriter::~WorkspaceWriter()
+{
+    finish();
+}
+
+bool WorkspaceWriter::start(const QString &workspacePath)
+{
+    return start(workspacePath, Options());
+}
+
+bool WorkspaceWriter::start(const QString &workspacePath, const Options &options)
+{
+    if (m_thread)
+        return false;
+    m_path = workspacePath;
+    m_options = options;
+    m_options.maxQueuedRecords = qMax<qsizetype>(1, m_options.maxQueuedRecords);
+    {
+        QMutexLocker locker(&m_mutex);
+        m_queue.clear();
+        m_queuedRecords = 0;
+        m_submittedBatches = m_committedBatches = 0;
+        m_started = m_stopping = m_failed = false;
+        m_error.clear();
+        m_written = {};
+    }
+    m_thread = QThread::create([this] { run(); });
+    m_thread->setObjectName(QStringLiteral("WorkspaceWriter"));
+    m_thread->start();
+
+    QMutexLocker locker(&m_mutex);
+    while (!m_started)
+        m_committed.wait(&m_mutex);
+    if (m_failed) {
+        locker.unlock();
+        m_thread->wait();
+        delete m_thread;
+        m_thread = nullptr;
+        return false;
+    }
+    return true;
+}
+
+bool WorkspaceWriter::isRunning() const
+{
+    QMutexLocker locker(&m_mutex);
+    return m_thread && m_started && !m_stopping && !m_failed;
+}
+
+bool WorkspaceWriter::submit(WriteBatch &&batch)
+{
+    // Redacted here, on the producer's thread: secrets never enter the queue, and the work is
+    // spread over two cores (the writer thread is the bottleneck of an import).
+    for (RequestEvent &event : batch.events)
+        redact::redactEvent(event);
+    const qsizetype records = batch.recordCount();
+    std::deque<WriteBatch> spent; // destroyed after the lock is released
+    QMutexLocker locker(&m_mutex);
+    spent.swap(m_spent);
+    // A batch larger than the whole bound still goes in alone, or it could never be written.
+    while (!m_failed && !m_stopping && m_queuedRecords > 0
+           && m_queuedRecords + records > m_options.maxQueuedRecords) {
+        m_queueNotFull.wait(&m_mutex);
+    }
+    if (m_failed || m_stopping || !m_started)
+        return false;
+    m_queue.push_back(std::move(batch));
+    m_queuedRecords += records;
+    ++m_submittedBatches;
+    m_queueNotEmpty.wakeOne();
+    return true;
+}
+
+bool WorkspaceWriter::flush()
+{
+    QMutexLocker locker(&m_mutex);
+    const quint64 target = m_submittedBatches;
+    while (!m_failed && m_committedBatches < target)
+        m_committed.wait(&m_mutex);
+    return !m_failed;
+}
+
+bool WorkspaceWriter::finish()
+{
+    if (!m_thread)
+        return !m_failed;
+    {
+        QMutexLocker locker(&m_mutex);
+        m_stopping = true;
+        m_queueNotEmpty.wakeAll();
+        m_queueNotFull.wakeAll();
+    }
+    m_thread->wait();
+    delete m_thread;
+    m_thread = nullptr;
+    QMutexLocker locker(&m_mutex);
+    return !m_failed;
+}
+
+QString WorkspaceWriter::errorString() const
+{
+    QMutexLocker locker(&m_mutex);
+    return m_error;
+}
+
+qint64 WorkspaceWriter::eventsWritten() const
+{
+    QMutexLocker locker(&m_mutex);
+    return m_written.events;
+}
+
+qint64 WorkspaceWriter::malformedWritten() const
+{
+    QMutexLocker locker(&m_mutex);
+    return m_written.malformed;
+}
+
+void WorkspaceWriter::setError(const QString &error)
+{
+    {
+        QMutexLocker locker(&m_mutex);
+        if (!m_failed) {
+            m_failed = true;
+            m_error = error;
+        }
+        m_queue.clear();
+        m_queuedRecords = 0;
+        m_queueNotFull.wakeAll();
+        m_committed.wakeAll();
+    }
+    Q_EMIT failed(error);
+}
+
+void WorkspaceWriter::run()
+{
+    const QString connectionName = store::uniqueConnectionName(u"writer");
+    QSqlDatabase db;
+    QString error;
+    bool opened = store::openConnection(db, connectionName, m_path, store::ConnectionRole::Writer,
+                                        &error);
+    std::optional<WriterStatements> statements;
+    if (opened) {
+        statements.emplace();
+        if (!statements->prepare(db, &error)) {
+            error = m_path + u": " + error;
+            opened = false;
+        }
+    }
+    {
+        QMutexLocker locker(&m_mutex);
+        m_started = true;
+        if (!opened) {
+            m_failed = true;
+            m_error = error;
+        }
+        m_committed.wakeAll();
+    }
+    if (!opened) {
+        statements.reset();
+        store::closeConnection(db, connectionName);
+        return;
+    }
+
+    std::deque<WriteBatch> drained;
+    for (;;) {
+        {
+            QMutexLocker locker(&m_mutex);
+            while (m_queue.empty() && !m_stopping && !m_failed)
+                m_queueNotEmpty.wait(&m_mutex);
+            if (m_failed || (m_queue.empty() && m_stopping))
+                break;
+            drained.swap(m_queue);
+            m_queuedRecords = 0;
+            // The queue is empty again: producers fill it while this transaction runs.
+            m_queueNotFull.wakeAll();
+        }
+        const quint64 batchCount = drained.size();
+        if (!writeBatches(*statements, drained))
+            break;
+        Counters written;
+        {
+            QMutexLocker locker(&m_mutex);
+            // Only one set waits for the producer; if it has not taken the previous one (no
+            // submit since), that one is freed here so memory stays bounded.
+            m_spent.swap(drained);
+            m_committedBatches += batchCount;
+            written = m_written;
+            m_committed.wakeAll();
+        }
+        drained.clear();
+        Q_EMIT progress(written.events, written.malformed);
+    }
+
+    bool failedBefore = false;
+    {
+        QMutexLocker locker(&m_mutex);
+        failedBefore = m_failed;
+    }
+    {
+        QMutexLocker locker(&m_mutex);
+        drained.swap(m_spent);
+    }
+    drained.clear();
+    if (!failedBefore && m_options.createIndexesOnFinish) {
+        const QStringList indexStatements = store::queryIndexStatements();
+        for (const QString &sql : indexStatements) {
+            if (!store::execSql(db, sql, &error)) {
+                setError(m_path + u": " + error);
+                break;
+            }
+        }
+    }
+    statements.reset();
+    store::closeConnection(db, connectionName);
+}
+
+bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<WriteBatch> &batches)
+{
+    QString error;
+    auto failWith = [&](const QString &what) {
+        error = what + u": " + error;
+        return false;
+    };
+
+    // Events and malformed records written for a source since its last checkpoint in this
+    // transaction: the ledger counts them when the checkpoint is stored.
+    struct Pending
+    {
+        qint64 events = 0;
+        qint64 malformed = 0;
+    };
+    QHash<qint64, Pending> pending;
+    Counters added;
+
+    auto writeAll = [&]() -> bool {
+        for (WriteBatch &batch : batches) {
+            Pending &sourcePending = pending[batch.sourceId];
+            for (const RequestEvent &event : std::as_const(batch.events)) {
+                store::bindEvent(statements.insertEvent, event, batch.sourceId);
+                if (!statements.insertEvent.exec(&error))
+                    return failWith(QStringLiteral("insert event"));
+            }
+            for (const MalformedRecord &record : std::as_const(batch.malformed)) {
+                store::Statement &insert = statements.insertMalformed;
+                insert.bindIntOrNull(0, batch.sourceId, batch.sourceId <= 0);
+                insert.bindInt(1, record.line);
+                insert.bindText(2, record.reason);
+                if (!insert.exec(&error))
+                    return failWith(QStringLiteral("insert malformed record"));
+            }
+            sourcePending.events += batch.events.size();
+            sourcePending.malformed += batch.malformed.size();
+            added.events += batch.events.size();
+            added.malformed += batch.malformed.size();
+            if (!batch.checkpoint)
+                continue;
+            const LedgerCheckpoint &checkpoint = *batch.checkpoint;
+            store::Statement &ledger = statements.upsertLedger;
+            ledger.bindInt(0, batch.sourceId);
+            ledger.bindInt(1, checkpoint.offsetAfter);
+            ledger.bindInt(2, checkpoint.lineAfter);
+            ledger.bindInt(3, sourcePending.events);
+            ledger.bindInt(4, sourcePending.malformed);
+            ledger.bindInt(5, checkpoint.complete ? 1 : 0);
+            ledger.bindInt(6, store::nowMs());
+            if (!ledger.exec(&error))
+                return failWith(QStringLiteral("update import ledger"));
+            sourcePending = {};
+            if (checkpoint.complete) {
+                store::Statement &source = statements.completeSource;
+                source.bindInt(0, checkpoint.offsetAfter);
+                source.bindInt(1, batch.sourceId);
+                if (!source.exec(&error))
+                    return failWith(QStringLiteral("update source"));
+            }
+        }
+        return true;
+    };
+
+    // IMMEDIATE takes the write lock up front, so the transaction cannot fail half-way on a
+    // lock upgrade; readers keep reading the last committed state meanwhile (WAL).
+    if (!store::execSql(statements.db, QStringLiteral("BEGIN IMMEDIATE"), &error)) {
+        setError(m_path + u": " + error);
+        return false;
+    }
+    if (!writeAll()) {
+        QString ignored;
+        store::execSql(statements.db, QStringLiteral("ROLLBACK"), &ignored);
+        setError(m_path + u": " + error);
+        return false;
+    }
+    if (!store::execSql(statements.db, QStringLiteral("COMMIT"), &error)) {
+        QString ignored;
+        store::execSql(statements.db, QStringLiteral("ROLLBACK"), &ignored);
+        setError(m_path + u": " + error);
+        return false;
+    }
+    QMutexLocker locker(&m_mutex);
+    m_written.events += added.events;
+    m_written.malformed += added.malformed;
+    return true;
+}
+
+} // namespace ts

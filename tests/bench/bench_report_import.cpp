@@ -1,0 +1,191 @@
+// Benchmark (not a test): generate N canonical log lines, then measure, in one run on this
+// machine, `throttlescope report --json`, `throttlescope import` and the jq reference
+//   jq -c 'select(.status==429)|.errorCode' FILE | sort | uniq -c
+// printing lines/s, peak memory (RSS of the child) and the ratio to jq. A second file of 2N lines
+// shows whether peak memory grows with file size.
+//
+//   bench_report_import [N=1000000] [--keep DIR]
+#include <QCoreApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QTemporaryDir>
+#include <QTextStream>
+
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+extern char **environ;
+
+namespace {
+
+struct RunResult
+{
+    double seconds = 0;
+    long peakRssKb = 0;
+    int exitCode = -1;
+};
+
+// Runs argv with stdout to /dev/null (or a file) and returns wall time and the child's peak RSS.
+RunResult runMeasured(const std::vector<std::string> &argv, const char *stdoutPath = "/dev/null")
+{
+    std::vector<char *> args;
+    for (const auto &a : argv)
+        args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    QElapsedTimer timer;
+    timer.start();
+    pid_t pid = 0;
+    RunResult result;
+    if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) {
+        std::fprintf(stderr, "cannot start %s\n", args[0]);
+        return result;
+    }
+    int status = 0;
+    rusage usage{};
+    wait4(pid, &status, 0, &usage);
+    result.seconds = double(timer.nsecsElapsed()) / 1e9;
+    result.peakRssKb = usage.ru_maxrss;
+    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    posix_spawn_file_actions_destroy(&actions);
+    return result;
+}
+
+// A realistic mix: Fabric (all three groups, RequestBlocked 429s with bodies), Graph OneNote with
+// throttle headers and $batch sub-responses, Service Bus sends with 50009, 100 identities.
+void generate(const QString &path, qint64 lines, unsigned seed)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        std::fprintf(stderr, "cannot write %s\n", qPrintable(path));
+        std::exit(1);
+    }
+    std::mt19937_64 rng(seed);
+    std::uniform_int_distribution<int> pct(0, 99);
+    std::string buffer;
+    buffer.reserve(8 << 20);
+    qint64 ts = 1771454649512;
+    char line[1024];
+    for (qint64 i = 0; i < lines; ++i) {
+        ts += rng() % 3;
+        const int who = int(rng() % 100);
+        const int kind = pct(rng);
+        const bool throttled = pct(rng) < 8;
+        int n = 0;
+        if (kind < 45) {
+            // Fabric's three quota groups: platform, jobScheduler, longRunningOperations.
+            char url[160];
+            const int id = int(i % 5000);
+            if (i % 3 == 0)
+                std::snprintf(url, sizeof url, "/v1/workspaces/%d/items", id);
+            else if (i % 3 == 1)
+                std::snprintf(url, sizeof url, "/v1/workspaces/%d/items/9a8b/jobs/instances?jobType=Pipeline", id);
+            else
+                std::snprintf(url, sizeof url, "/v1/operations/%d", id);
+            if (throttled)
+                n = std::snprintf(line, sizeof line,
+                                  "{\"ts\":%lld,\"identity\":\"sp-%d\",\"service\":\"fabric\",\"method\":\"POST\",\"url\":\"https://api.fabric.microsoft.com%s\",\"status\":429,\"errorCode\":\"RequestBlocked\",\"retryAfter\":\"55\",\"body\":\"{\\\"errorCode\\\":\\\"RequestBlocked\\\",\\\"message\\\":\\\"Request is blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)\\\"}\",\"durationMs\":31}\n",
+                                  (long long)ts, who, url);
+            else
+                n = std::snprintf(line, sizeof line,
+                                  "{\"ts\":%lld,\"identity\":\"sp-%d\",\"service\":\"fabric\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com%s\",\"status\":200,\"durationMs\":%d}\n",
+                                  (long long)ts, who, url, int(20 + rng() % 300));
+        } else if (kind < 85) {
+            if (throttled)
+                n = std::snprintf(line, sizeof line,
+                                  "{\"ts\":%lld,\"identity\":\"user%d@contoso.com\",\"app\":\"note-bridge\",\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/users/u%d/onenote/pages/%lld/content\",\"status\":429,\"headers\":{\"x-ms-throttle-scope\":\"Application\"},\"body\":\"{\\\"error\\\":{\\\"code\\\":\\\"20166\\\",\\\"message\\\":\\\"The application or user has been throttled.\\\"}}\",\"lane\":\"background\",\"attempt\":1,\"operationId\":\"page-%lld\",\"durationMs\":40}\n",
+                                  (long long)ts, who, who, (long long)i, (long long)i);
+            else
+                n = std::snprintf(line, sizeof line,
+                                  "{\"ts\":%lld,\"identity\":\"user%d@contoso.com\",\"app\":\"note-bridge\",\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/users/u%d/onenote/pages/%lld/content\",\"status\":200,\"headers\":{\"x-ms-throttle-limit-percentage\":\"0.%d\"},\"lane\":\"%s\",\"attempt\":0,\"operationId\":\"page-%lld\",\"durationMs\":%d}\n",
+                                  (long long)ts, who, who, (long long)i, 50 + int(rng() % 49),
+                                  (i & 1) ? "background" : "foreground", (long long)i, int(50 + rng() % 400));
+        } else {
+            if (throttled)
+                n = std::snprintf(line, sizeof line,
+                                  "{\"ts\":%lld,\"identity\":\"orders-app\",\"service\":\"servicebus\",\"namespace\":\"sb-prod\",\"entity\":\"orders\",\"method\":\"Send\",\"status\":429,\"errorCode\":\"50009\",\"body\":\"The request was terminated because the entity is being throttled. Error code: 50009. Please wait 2 seconds and try again.\"}\n",
+                                  (long long)ts);
+            else
+                n = std::snprintf(line, sizeof line,
+                                  "{\"ts\":%lld,\"identity\":\"orders-app\",\"service\":\"servicebus\",\"namespace\":\"sb-prod\",\"entity\":\"orders\",\"method\":\"Send\",\"credits\":%d,\"status\":200,\"durationMs\":%d}\n",
+                                  (long long)ts, int(1 + rng() % 5), int(2 + rng() % 20));
+        }
+        buffer.append(line, size_t(n));
+        if (buffer.size() > (7 << 20)) {
+            file.write(buffer.data(), qint64(buffer.size()));
+            buffer.clear();
+        }
+    }
+    file.write(buffer.data(), qint64(buffer.size()));
+}
+
+void printRow(const char *what, qint64 lines, const RunResult &r, double mb)
+{
+    std::printf("  %-34s %8.3f s  %12.0f lines/s  %8.1f MB/s  peak RSS %7.1f MB  exit %d\n", what,
+                r.seconds, double(lines) / r.seconds, mb / r.seconds, double(r.peakRssKb) / 1024.0,
+                r.exitCode);
+}
+
+} // namespace
+
+int main(int argc, char *argv[])
+{
+    QCoreApplication app(argc, argv);
+    qint64 lines = 1000000;
+    const QStringList args = app.arguments();
+    if (args.size() > 1 && !args[1].startsWith(u"--"))
+        lines = args[1].toLongLong();
+    const std::string binary = qEnvironmentVariableIsSet("TS_APP_BINARY")
+                                   ? qEnvironmentVariable("TS_APP_BINARY").toStdString()
+                                   : std::string(TS_APP_BINARY);
+    QTemporaryDir dir;
+    const QString small = dir.filePath(u"bench-1x.ndjson"_qs);
+    const QString large = dir.filePath(u"bench-2x.ndjson"_qs);
+    std::printf("Generating %lld and %lld canonical lines in %s ...\n", (long long)lines,
+                (long long)lines * 2, qPrintable(dir.path()));
+    generate(small, lines, 42);
+    generate(large, lines * 2, 43);
+    const double mbSmall = double(QFileInfo(small).size()) / 1e6;
+    const double mbLarge = double(QFileInfo(large).size()) / 1e6;
+    std::printf("  %.1f MB and %.1f MB\n\n", mbSmall, mbLarge);
+
+    // Warm the page cache so every contender reads from memory.
+    runMeasured({"/bin/cat", small.toStdString()});
+    runMeasured({"/bin/cat", large.toStdString()});
+
+    const RunResult jq = runMeasured(
+        {"/bin/bash", "-c",
+         "jq -c 'select(.status==429)|.errorCode' '" + small.toStdString() + "' | sort | uniq -c"});
+    const RunResult report = runMeasured({binary, "report", "--json", small.toStdString()});
+    const RunResult report2 = runMeasured({binary, "report", "--json", large.toStdString()});
+    const QString ws = dir.filePath(u"bench.db"_qs);
+    const RunResult import = runMeasured({binary, "import", "--workspace", ws.toStdString(), small.toStdString()});
+    const QString ws2 = dir.filePath(u"bench2.db"_qs);
+    const RunResult import2 = runMeasured({binary, "import", "--workspace", ws2.toStdString(), large.toStdString()});
+
+    std::printf("Results (%s):\n", binary.c_str());
+    printRow("jq reference (1x)", lines, jq, mbSmall);
+    printRow("throttlescope report --json (1x)", lines, report, mbSmall);
+    printRow("throttlescope report --json (2x)", lines * 2, report2, mbLarge);
+    printRow("throttlescope import (1x)", lines, import, mbSmall);
+    printRow("throttlescope import (2x)", lines * 2, import2, mbLarge);
+    std::printf("\n");
+    std::printf("  report speed-up over jq:       %.2fx   (goal >= 6x)\n", jq.seconds / report.seconds);
+    std::printf("  report lines/s:                %.0f   (goal >= 1,000,000)\n", double(lines) / report.seconds);
+    std::printf("  import lines/s:                %.0f   (goal >= 300,000)\n", double(lines) / import.seconds);
+    std::printf("  peak RSS report 1x -> 2x:      %.1f MB -> %.1f MB   (goal < 200 MB, flat)\n",
+                double(report.peakRssKb) / 1024.0, double(report2.peakRssKb) / 1024.0);
+    std::printf("  peak RSS import 1x -> 2x:      %.1f MB -> %.1f MB   (goal < 200 MB, flat)\n",
+                double(import.peakRssKb) / 1024.0, double(import2.peakRssKb) / 1024.0);
+    return (report.exitCode == 0 && import.exitCode == 0) ? 0 : 1;
+}

@@ -1,0 +1,256 @@
+// End to end: run the throttlescope binary as an operator or a script would, parse its output.
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+
+QString appBinary()
+{
+    const QString fromEnv = qEnvironmentVariable("TS_APP_BINARY");
+    return fromEnv.isEmpty() ? QStringLiteral(TS_APP_BINARY) : fromEnv;
+}
+
+QString dataFile(const QString &relative)
+{
+    return QStringLiteral(TS_TEST_DATA_DIR) + u'/' + relative;
+}
+
+struct Run
+{
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+Run run(const QStringList &args, const QByteArray &stdinData = {})
+{
+    QProcess process;
+    process.start(appBinary(), args);
+    if (!process.waitForStarted())
+        return {};
+    if (!stdinData.isNull())
+        process.write(stdinData);
+    process.closeWriteChannel();
+    process.waitForFinished(120000);
+    return {process.exitStatus() == QProcess::NormalExit ? process.exitCode() : -1,
+            process.readAllStandardOutput(), process.readAllStandardError()};
+}
+
+QJsonObject parseJson(const QByteArray &bytes)
+{
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(bytes, &error);
+    if (error.error != QJsonParseError::NoError)
+        qWarning() << "bad JSON:" << error.errorString() << bytes.left(400);
+    return doc.object();
+}
+
+} // namespace
+
+class TestCli : public QObject
+{
+    Q_OBJECT
+private slots:
+    void version()
+    {
+        const Run r = run({u"--version"_qs});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.out.startsWith("throttlescope "));
+    }
+
+    void reportJsonCounts_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("events");
+        QTest::addColumn<int>("malformed");
+        QTest::addColumn<QVariantMap>("byStatus");
+        QTest::addColumn<int>("throttles");
+        QTest::addColumn<QVariantMap>("byErrorCode");
+        // Expected values written from reading the fixtures, not from the program's output.
+        QTest::newRow("spec-examples")
+            << u"canonical/spec-examples.ndjson"_qs << 4 << 0
+            << QVariantMap{{u"200"_qs, 1}, {u"429"_qs, 3}} << 3
+            << QVariantMap{{u"RequestBlocked"_qs, 1}, {u"50009"_qs, 1}, {u"none"_qs, 1}};
+        QTest::newRow("mixed-crlf-malformed")
+            << u"canonical/mixed-crlf-malformed.ndjson"_qs << 6 << 2
+            << QVariantMap{{u"200"_qs, 1}, {u"503"_qs, 1}, {u"429"_qs, 2}, {u"430"_qs, 1}, {u"500"_qs, 1}} << 4
+            << QVariantMap{{u"ServerBusy"_qs, 1}, {u"TooManyRequests"_qs, 1},
+                           {u"TooManyRequestsForCapacity"_qs, 1}, {u"none"_qs, 1}};
+    }
+    void reportJsonCounts()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, events);
+        QFETCH(int, malformed);
+        QFETCH(QVariantMap, byStatus);
+        QFETCH(int, throttles);
+        QFETCH(QVariantMap, byErrorCode);
+        const Run r = run({u"report"_qs, u"--json"_qs, dataFile(file)});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject report = parseJson(r.out);
+        QCOMPARE(report.value(u"events").toInt(), events);
+        QCOMPARE(report.value(u"malformed").toInt(), malformed);
+        QCOMPARE(report.value(u"byStatus").toObject().toVariantMap(), byStatus);
+        const QJsonObject throttleObject = report.value(u"throttles").toObject();
+        QCOMPARE(throttleObject.value(u"total").toInt(), throttles);
+        QCOMPARE(throttleObject.value(u"byErrorCode").toObject().toVariantMap(), byErrorCode);
+        for (const char *key : {"scopes", "breakers", "alerts"})
+            QVERIFY2(report.value(QLatin1StringView(key)).isArray(), key);
+    }
+
+    void malformedLinesNamedOnStderr()
+    {
+        const QString file = dataFile(u"canonical/mixed-crlf-malformed.ndjson"_qs);
+        const Run r = run({u"report"_qs, u"--json"_qs, file});
+        QCOMPARE(r.exitCode, 0);
+        const QString err = QString::fromUtf8(r.err);
+        QVERIFY2(err.contains(file + u":2: not JSON"), qPrintable(err));
+        QVERIFY2(err.contains(file + u":5: missing \"ts\""), qPrintable(err));
+    }
+
+    void standardInput()
+    {
+        QFile file(dataFile(u"canonical/spec-examples.ndjson"_qs));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const Run r = run({u"report"_qs, u"--json"_qs, u"-"_qs}, file.readAll());
+        QCOMPARE(r.exitCode, 0);
+        QCOMPARE(parseJson(r.out).value(u"events").toInt(), 4);
+    }
+
+    void severalFilesAddUp()
+    {
+        const Run r = run({u"report"_qs, u"--json"_qs, dataFile(u"canonical/spec-examples.ndjson"_qs),
+                           dataFile(u"canonical/mixed-crlf-malformed.ndjson"_qs)});
+        QCOMPARE(r.exitCode, 0);
+        const QJsonObject report = parseJson(r.out);
+        QCOMPARE(report.value(u"events").toInt(), 10);
+        QCOMPARE(report.value(u"malformed").toInt(), 2);
+        QCOMPARE(report.value(u"throttles").toObject().value(u"total").toInt(), 7);
+    }
+
+    void textReportReadsLikeEnglish()
+    {
+        const Run r = run({u"report"_qs, dataFile(u"canonical/spec-examples.ndjson"_qs)});
+        QCOMPARE(r.exitCode, 0);
+        const QString text = QString::fromUtf8(r.out);
+        QVERIFY2(text.contains(u"4 requests read"), qPrintable(text));
+        QVERIFY2(text.contains(u"Throttled: 3 responses"), qPrintable(text));
+        QVERIFY2(text.contains(u"RequestBlocked"), qPrintable(text));
+    }
+
+    void exitCodes_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::newRow("no-files") << QStringList{u"report"_qs} << 2;
+        QTest::newRow("unknown-option") << QStringList{u"report"_qs, u"--frobnicate"_qs, u"x"_qs} << 2;
+        QTest::newRow("missing-file") << QStringList{u"report"_qs, u"/nonexistent/log.ndjson"_qs} << 1;
+        QTest::newRow("import-without-workspace") << QStringList{u"import"_qs, u"x.ndjson"_qs} << 2;
+    }
+    void exitCodes()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        const Run r = run(args);
+        QCOMPARE(r.exitCode, exitCode);
+    }
+
+    void importIsIdempotentAndReportsLikeTheFile()
+    {
+        QTemporaryDir dir;
+        const QString ws = dir.filePath(u"ws.db"_qs);
+        const QString log = dataFile(u"canonical/mixed-crlf-malformed.ndjson"_qs);
+        const Run first = run({u"import"_qs, u"--workspace"_qs, ws, log});
+        QCOMPARE(first.exitCode, 0);
+        QVERIFY2(first.err.contains("6 events, 2 malformed records added"), first.err.constData());
+        QVERIFY2(first.err.contains(":2: not JSON"), first.err.constData());
+        const Run again = run({u"import"_qs, u"--workspace"_qs, ws, log});
+        QCOMPARE(again.exitCode, 0);
+        QVERIFY2(again.err.contains("already imported, nothing added"), again.err.constData());
+        const QJsonObject fromWorkspace = parseJson(run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws}).out);
+        const QJsonObject fromFile = parseJson(run({u"report"_qs, u"--json"_qs, log}).out);
+        QCOMPARE(fromWorkspace.value(u"events").toInt(), 6);
+        for (const char *key : {"events", "malformed", "byStatus", "throttles", "scopes", "breakers"})
+            QCOMPARE(fromWorkspace.value(QLatin1StringView(key)), fromFile.value(QLatin1StringView(key)));
+    }
+
+    void killedImportResumesExactly()
+    {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(u"big.ndjson"_qs);
+        const int lines = 600000;
+        {
+            QFile file(log);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            QByteArray chunk;
+            for (int i = 0; i < lines; ++i) {
+                chunk += "{\"ts\":" + QByteArray::number(1771454649000LL + i) + ",\"identity\":\"u"
+                         + QByteArray::number(i % 50) + "\",\"url\":\"https://api.fabric.microsoft.com/v1/workspaces/"
+                         + QByteArray::number(i) + "\",\"status\":200}\n";
+                if (chunk.size() > (1 << 20)) {
+                    file.write(chunk);
+                    chunk.clear();
+                }
+            }
+            file.write(chunk);
+        }
+        const QString ws = dir.filePath(u"ws.db"_qs);
+        QProcess killed;
+        killed.start(appBinary(), {u"import"_qs, u"--workspace"_qs, ws, log});
+        QVERIFY(killed.waitForStarted());
+        // Kill it (SIGKILL: no chance to clean up) once some batches are committed.
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(ws + u"-wal"_qs).size() > 4 * 1024 * 1024
+                                     || killed.state() == QProcess::NotRunning, 60000);
+        QVERIFY2(killed.state() == QProcess::Running, "the import finished before it could be killed");
+        killed.kill();
+        killed.waitForFinished();
+        const Run resumed = run({u"import"_qs, u"--workspace"_qs, ws, log});
+        QCOMPARE(resumed.exitCode, 0);
+        QVERIFY2(resumed.err.contains("resumed after line"), resumed.err.constData());
+        const QJsonObject report = parseJson(run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws}).out);
+        QCOMPARE(report.value(u"events").toInt(), lines);
+        QCOMPARE(report.value(u"malformed").toInt(), 0);
+    }
+
+    void secretsNeverReachTheWorkspace()
+    {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(u"secrets.ndjson"_qs);
+        {
+            QFile file(log);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("{\"ts\":1771454649000,\"identity\":\"a\",\"url\":\"https://acct.blob.core.windows.net/c/b?sv=2022&sig=SeCrEtSiGnAtUrE123%3D\",\"status\":200,"
+                       "\"headers\":{\"Authorization\":\"Bearer eyJhbGciOiJIUzI1NiJ9.eyJ1cG4iOiJhQGIuYyJ9.SeCrEtJwTsIg\",\"Set-Cookie\":\"session=SeCrEtCoOkIe\"},"
+                       "\"authorization\":\"Basic SeCrEtBaSiC\"}\n");
+        }
+        const QString ws = dir.filePath(u"ws.db"_qs);
+        QCOMPARE(run({u"import"_qs, u"--workspace"_qs, ws, log}).exitCode, 0);
+        QByteArray bytes;
+        for (const QString &suffix : {QString(), u"-wal"_qs}) {
+            QFile file(ws + suffix);
+            if (file.open(QIODevice::ReadOnly))
+                bytes += file.readAll();
+        }
+        QVERIFY(!bytes.isEmpty());
+        for (const char *secret : {"SeCrEtSiGnAtUrE123", "SeCrEtJwTsIg", "SeCrEtCoOkIe", "SeCrEtBaSiC"})
+            QVERIFY2(!bytes.contains(secret), secret);
+        const Run report = run({u"report"_qs, u"--json"_qs, log});
+        QVERIFY(!report.out.contains("SeCrEt"));
+    }
+
+    void missingFileNamedButOthersStillReported()
+    {
+        const Run r = run({u"report"_qs, u"--json"_qs, u"/nonexistent/log.ndjson"_qs,
+                           dataFile(u"canonical/spec-examples.ndjson"_qs)});
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY(r.err.contains("/nonexistent/log.ndjson: cannot open"));
+        QCOMPARE(parseJson(r.out).value(u"events").toInt(), 4);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "tst_cli.moc"

@@ -1,0 +1,418 @@
+// BreakerTracker: the reconstructed reference breaker (routing by x-ms-throttle-scope, soft-open,
+// cooldown, half-open probe) and the summary of breakers the client logged itself. Every log
+// is built here, event by event, and goes through the real signal extraction.
+
+#include "engine/breakertracker.h"
+#include "signals/throttlesignals.h"
+
+#include <QTest>
+
+using namespace ts;
+
+namespace {
+
+constexpr qint64 kT0 = 1771454400000; // 2026-02-18T22:40:00Z
+
+RequestEvent graphRequest(qint64 tMs, const QString &identity, int status)
+{
+    RequestEvent event;
+    event.tsMs = tMs;
+    event.identity = identity;
+    event.app = QStringLiteral("note-bridge");
+    event.service = QStringLiteral("graph");
+    event.method = QStringLiteral("GET");
+    event.url = QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages");
+    event.status = status;
+    return event;
+}
+
+RequestEvent throttledGraph(qint64 tMs, const QString &identity, const QString &scopeHeader,
+                            const QString &retryAfter = {})
+{
+    RequestEvent event = graphRequest(tMs, identity, 429);
+    if (!scopeHeader.isEmpty())
+        event.headers.set(QStringLiteral("x-ms-throttle-scope"), scopeHeader);
+    event.retryAfter = retryAfter;
+    return event;
+}
+
+RequestEvent loggedBreaker(qint64 tMs, const QString &scope, const QString &state)
+{
+    RequestEvent event;
+    event.type = EventType::Breaker;
+    event.tsMs = tMs;
+    event.breakerScope = scope;
+    event.breakerState = state;
+    return event;
+}
+
+void feed(BreakerTracker &tracker, const QList<RequestEvent> &events)
+{
+    for (const RequestEvent &event : events)
+        tracker.add(event, throttle::extract(event));
+}
+
+std::optional<BreakerSummary> summaryOf(const QList<BreakerSummary> &summaries,
+                                        const QString &scope, const QString &source)
+{
+    for (const BreakerSummary &summary : summaries) {
+        if (summary.scope == scope && summary.source == source)
+            return summary;
+    }
+    return std::nullopt;
+}
+
+QStringList transitionsOf(const BreakerTracker &tracker, const QString &scope)
+{
+    QStringList result;
+    const QList<BreakerTransition> transitions = tracker.transitions();
+    for (const BreakerTransition &transition : transitions) {
+        if (transition.scope == scope)
+            result.append(transition.from + QStringLiteral("->") + transition.to);
+    }
+    return result;
+}
+
+} // namespace
+
+class TestBreakers : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void routesByThrottleScope_data();
+    void routesByThrottleScope();
+    void nonGraphServicesGetOneBreakerPerCaller_data();
+    void nonGraphServicesGetOneBreakerPerCaller();
+    void softOpensBeforeTheFirst429_data();
+    void softOpensBeforeTheFirst429();
+    void softOpenFromReconstructedFill();
+    void cooldownIsMaxOfRetryAfterAndBase_data();
+    void cooldownIsMaxOfRetryAfterAndBase();
+    void halfOpenProbeDecides_data();
+    void halfOpenProbeDecides();
+    void openAtEndOfDataCountsUntilTheEnd();
+    void quietTrafficCreatesNoBreaker();
+    void loggedTransitionsSummarised_data();
+    void loggedTransitionsSummarised();
+};
+
+void TestBreakers::routesByThrottleScope_data()
+{
+    QTest::addColumn<QString>("scopeHeader");
+    QTest::addColumn<QString>("trippedScope");
+    QTest::addColumn<bool>("bobBlocked");
+
+    QTest::newRow("short form Application: the app stops for everyone")
+            << QStringLiteral("Application") << QStringLiteral("app:note-bridge") << true;
+    QTest::newRow("documented Tenant_Application form")
+            << QStringLiteral("Tenant_Application/ReadWrite/note-bridge/contoso")
+            << QStringLiteral("app:note-bridge") << true;
+    QTest::newRow("short form User: only alice stops")
+            << QStringLiteral("User") << QStringLiteral("user:alice@contoso.com") << false;
+    QTest::newRow("no scope header on Graph: the caller's own breaker")
+            << QString() << QStringLiteral("user:alice@contoso.com") << false;
+}
+
+void TestBreakers::routesByThrottleScope()
+{
+    QFETCH(QString, scopeHeader);
+    QFETCH(QString, trippedScope);
+    QFETCH(bool, bobBlocked);
+
+    const QString alice = QStringLiteral("alice@contoso.com");
+    const QString bob = QStringLiteral("bob@contoso.com");
+    BreakerTracker tracker;
+    feed(tracker, {graphRequest(kT0, alice, 200), graphRequest(kT0 + 100, bob, 200),
+                   throttledGraph(kT0 + 1000, alice, scopeHeader, QStringLiteral("20")),
+                   // Inside the 30 s cooldown: the reference breaker would hold these back.
+                   graphRequest(kT0 + 5000, bob, 200), graphRequest(kT0 + 6000, alice, 200),
+                   graphRequest(kT0 + 7000, bob, 200)});
+
+    QCOMPARE(tracker.state(trippedScope), BreakerState::Open);
+    const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 10000);
+    const auto tripped = summaryOf(summaries, trippedScope, QStringLiteral("reconstructed"));
+    QVERIFY(tripped);
+    QCOMPARE(tripped->trips, 1);
+    QCOMPARE(tripped->finalState, QStringLiteral("open"));
+    QCOMPARE(tripped->openSeconds, 9.0);
+
+    if (bobBlocked) {
+        QCOMPARE(tripped->blockedRequests, 3);
+        QCOMPARE(tripped->blockedIdentities, QStringList({alice, bob}));
+        QVERIFY(!summaryOf(summaries, QStringLiteral("user:") + bob,
+                           QStringLiteral("reconstructed")));
+    } else {
+        QCOMPARE(tripped->blockedRequests, 1);
+        QCOMPARE(tripped->blockedIdentities, QStringList({alice}));
+        QVERIFY(!summaryOf(summaries, QStringLiteral("app:note-bridge"),
+                           QStringLiteral("reconstructed")));
+        QCOMPARE(tracker.state(QStringLiteral("user:") + bob), BreakerState::Closed);
+    }
+}
+
+void TestBreakers::nonGraphServicesGetOneBreakerPerCaller_data()
+{
+    QTest::addColumn<QString>("service");
+    QTest::addColumn<QString>("identity");
+    QTest::addColumn<QString>("serviceBusNamespace");
+    QTest::addColumn<QString>("expectedScope");
+
+    QTest::newRow("fabric quota per identity")
+            << QStringLiteral("fabric") << QStringLiteral("sp-migrator") << QString()
+            << QStringLiteral("fabric:sp-migrator");
+    QTest::newRow("service bus per namespace")
+            << QStringLiteral("servicebus") << QStringLiteral("orders-app")
+            << QStringLiteral("sb-prod") << QStringLiteral("servicebus:sb-prod");
+    QTest::newRow("service bus without namespace falls back to the caller")
+            << QStringLiteral("servicebus") << QStringLiteral("orders-app") << QString()
+            << QStringLiteral("servicebus:orders-app");
+    QTest::newRow("nginx per client") << QStringLiteral("nginx") << QStringLiteral("10.0.0.7")
+                                      << QString() << QStringLiteral("nginx:10.0.0.7");
+    QTest::newRow("unknown caller") << QStringLiteral("fabric") << QString() << QString()
+                                    << QStringLiteral("fabric:unknown");
+}
+
+void TestBreakers::nonGraphServicesGetOneBreakerPerCaller()
+{
+    QFETCH(QString, service);
+    QFETCH(QString, identity);
+    QFETCH(QString, serviceBusNamespace);
+    QFETCH(QString, expectedScope);
+
+    RequestEvent event;
+    event.tsMs = kT0;
+    event.service = service;
+    event.identity = identity;
+    event.serviceBusNamespace = serviceBusNamespace;
+    event.status = 429;
+    const auto sig = throttle::extract(event);
+    QVERIFY(sig.throttled);
+    QCOMPARE(BreakerTracker::tripScopeName(event, sig), expectedScope);
+
+    BreakerTracker tracker;
+    tracker.add(event, sig);
+    const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 1000);
+    QCOMPARE(summaries.size(), 1);
+    QCOMPARE(summaries.first().scope, expectedScope);
+    QCOMPARE(summaries.first().finalState, QStringLiteral("open"));
+}
+
+void TestBreakers::softOpensBeforeTheFirst429_data()
+{
+    QTest::addColumn<QString>("headerName");
+    QTest::addColumn<QString>("headerValue");
+    QTest::addColumn<bool>("softOpens");
+
+    QTest::newRow("limit percentage 0.85")
+            << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.85") << true;
+    QTest::newRow("limit percentage 0.5 stays closed")
+            << QStringLiteral("x-ms-throttle-limit-percentage") << QStringLiteral("0.5") << false;
+    QTest::newRow("RateLimit-Remaining 10 of 100")
+            << QStringLiteral("RateLimit-Remaining") << QStringLiteral("10") << true;
+    QTest::newRow("RateLimit-Remaining 60 of 100")
+            << QStringLiteral("RateLimit-Remaining") << QStringLiteral("60") << false;
+}
+
+void TestBreakers::softOpensBeforeTheFirst429()
+{
+    QFETCH(QString, headerName);
+    QFETCH(QString, headerValue);
+    QFETCH(bool, softOpens);
+
+    const QString alice = QStringLiteral("alice@contoso.com");
+    RequestEvent nearLimit = graphRequest(kT0 + 1000, alice, 200);
+    nearLimit.headers.set(headerName, headerValue);
+    if (headerName.startsWith(QLatin1StringView("RateLimit")))
+        nearLimit.headers.set(QStringLiteral("RateLimit-Limit"), QStringLiteral("100"));
+
+    BreakerTracker tracker;
+    feed(tracker, {graphRequest(kT0, alice, 200), nearLimit});
+    const QString scope = QStringLiteral("user:") + alice;
+    QCOMPARE(tracker.state(scope), softOpens ? BreakerState::SoftOpen : BreakerState::Closed);
+
+    feed(tracker, {throttledGraph(kT0 + 5000, alice, QStringLiteral("User"))});
+    QCOMPARE(tracker.state(scope), BreakerState::Open);
+    const QStringList expected = softOpens
+                                         ? QStringList{QStringLiteral("closed->soft-open"),
+                                                       QStringLiteral("soft-open->open")}
+                                         : QStringList{QStringLiteral("closed->open")};
+    QCOMPARE(transitionsOf(tracker, scope), expected);
+    if (softOpens)
+        QCOMPARE(tracker.transitions().first().tsMs, kT0 + 1000); // before the first 429
+}
+
+void TestBreakers::softOpenFromReconstructedFill()
+{
+    BreakerTracker::Parameters parameters;
+    parameters.softOpenHoldMs = 10000;
+    BreakerTracker tracker(parameters);
+    const RequestEvent event = graphRequest(kT0, QStringLiteral("alice@contoso.com"), 200);
+    tracker.observeFill(event, 0.5);
+    QVERIFY(tracker.summaries(kT0).isEmpty());
+    tracker.observeFill(event, 0.9, /*applicationWide=*/true);
+    QCOMPARE(tracker.state(QStringLiteral("app:note-bridge")), BreakerState::SoftOpen);
+    // No further near-limit report: the soft-open lapses after the hold time.
+    const QList<BreakerSummary> later = tracker.summaries(kT0 + 11000);
+    QCOMPARE(later.size(), 1);
+    QCOMPARE(later.first().finalState, QStringLiteral("closed"));
+    QCOMPARE(later.first().transitions, 2);
+}
+
+void TestBreakers::cooldownIsMaxOfRetryAfterAndBase_data()
+{
+    QTest::addColumn<qint64>("baseCooldownMs");
+    QTest::addColumn<QString>("retryAfter");
+    QTest::addColumn<qint64>("expectedCooldownMs");
+
+    QTest::newRow("Retry-After 55 s beats the 30 s base") << qint64(30000) << QStringLiteral("55")
+                                                          << qint64(55000);
+    QTest::newRow("Retry-After 5 s: the base wins") << qint64(30000) << QStringLiteral("5")
+                                                    << qint64(30000);
+    QTest::newRow("no Retry-After (OneNote): the base") << qint64(30000) << QString()
+                                                        << qint64(30000);
+    QTest::newRow("decimal Retry-After with a short base") << qint64(1000) << QStringLiteral("2.5")
+                                                           << qint64(2500);
+}
+
+void TestBreakers::cooldownIsMaxOfRetryAfterAndBase()
+{
+    QFETCH(qint64, baseCooldownMs);
+    QFETCH(QString, retryAfter);
+    QFETCH(qint64, expectedCooldownMs);
+
+    BreakerTracker::Parameters parameters;
+    parameters.baseCooldownMs = baseCooldownMs;
+    BreakerTracker tracker(parameters);
+    const QString alice = QStringLiteral("alice@contoso.com");
+    const qint64 probeAt = kT0 + 120000;
+    feed(tracker, {throttledGraph(kT0, alice, QStringLiteral("User"), retryAfter),
+                   graphRequest(probeAt, alice, 200)});
+
+    const QList<BreakerTransition> transitions = tracker.transitions();
+    QCOMPARE(transitions.size(), 3);
+    QCOMPARE(transitions[0].to, QStringLiteral("open"));
+    QCOMPARE(transitions[0].tsMs, kT0);
+    QCOMPARE(transitions[1].to, QStringLiteral("half-open"));
+    QCOMPARE(transitions[1].tsMs, kT0 + expectedCooldownMs);
+    QCOMPARE(transitions[2].to, QStringLiteral("closed"));
+    QCOMPARE(transitions[2].tsMs, probeAt);
+    const QList<BreakerSummary> summaries = tracker.summaries(probeAt);
+    QCOMPARE(summaries.size(), 1);
+    QCOMPARE(summaries.first().openSeconds, double(expectedCooldownMs) / 1000.0);
+    QCOMPARE(summaries.first().finalState, QStringLiteral("closed"));
+}
+
+void TestBreakers::halfOpenProbeDecides_data()
+{
+    QTest::addColumn<int>("probeStatus");
+    QTest::addColumn<QString>("finalState");
+    QTest::addColumn<int>("trips");
+    QTest::addColumn<double>("openSeconds");
+
+    // Cooldown 30 s from t=0, probe at t=40 s, end of data at t=100 s.
+    QTest::newRow("probe succeeds: closed") << 200 << QStringLiteral("closed") << 1 << 30.0;
+    QTest::newRow("probe 404 is still an answer: closed") << 404 << QStringLiteral("closed") << 1
+                                                           << 30.0;
+    QTest::newRow("probe throttled: open again for a new cooldown, half-open at 70 s")
+            << 429 << QStringLiteral("half-open") << 2 << 60.0;
+    QTest::newRow("no response proves nothing: stays half-open")
+            << 0 << QStringLiteral("half-open") << 1 << 30.0;
+}
+
+void TestBreakers::halfOpenProbeDecides()
+{
+    QFETCH(int, probeStatus);
+    QFETCH(QString, finalState);
+    QFETCH(int, trips);
+    QFETCH(double, openSeconds);
+
+    const QString alice = QStringLiteral("alice@contoso.com");
+    RequestEvent probe = graphRequest(kT0 + 40000, alice, probeStatus);
+    if (probeStatus == 429)
+        probe.headers.set(QStringLiteral("x-ms-throttle-scope"), QStringLiteral("User"));
+    BreakerTracker tracker;
+    feed(tracker, {throttledGraph(kT0, alice, QStringLiteral("User")), probe});
+    const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 100000);
+    QCOMPARE(summaries.size(), 1);
+    QCOMPARE(summaries.first().finalState, finalState);
+    QCOMPARE(summaries.first().trips, trips);
+    QCOMPARE(summaries.first().openSeconds, openSeconds);
+}
+
+void TestBreakers::openAtEndOfDataCountsUntilTheEnd()
+{
+    BreakerTracker tracker;
+    feed(tracker, {throttledGraph(kT0, QStringLiteral("alice"), QStringLiteral("User"),
+                                  QStringLiteral("55"))});
+    const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 20000);
+    QCOMPARE(summaries.size(), 1);
+    QCOMPARE(summaries.first().finalState, QStringLiteral("open"));
+    QCOMPARE(summaries.first().openSeconds, 20.0);
+    QCOMPARE(summaries.first().transitions, 1);
+    // summaries() is a read-only view: the tracker itself has not moved.
+    QCOMPARE(tracker.transitions().size(), 1);
+}
+
+void TestBreakers::quietTrafficCreatesNoBreaker()
+{
+    BreakerTracker tracker;
+    for (int i = 0; i < 1000; ++i)
+        feed(tracker, {graphRequest(kT0 + i * 10, QStringLiteral("user%1").arg(i % 7), 200)});
+    QVERIFY(tracker.summaries(kT0 + 10000).isEmpty());
+    QVERIFY(tracker.transitions().isEmpty());
+}
+
+void TestBreakers::loggedTransitionsSummarised_data()
+{
+    QTest::addColumn<QString>("log"); // "seconds:scope:state" separated by spaces
+    QTest::addColumn<QString>("scope");
+    QTest::addColumn<int>("transitions");
+    QTest::addColumn<double>("openSeconds");
+    QTest::addColumn<QString>("finalState");
+
+    const QString cycle = QStringLiteral(
+            "0:app:open 30:app:half-open 31:app:closed 60:app:open 70:user:bob:open");
+    QTest::newRow("app: two trips, open at the end (t=100)")
+            << cycle << QStringLiteral("app") << 4 << 70.0 << QStringLiteral("open");
+    QTest::newRow("user scope logged separately")
+            << cycle << QStringLiteral("user:bob") << 1 << 30.0 << QStringLiteral("open");
+    QTest::newRow("repeated state is not a transition")
+            << QStringLiteral("0:app:closed 5:app:closed 10:app:soft-open 12:app:soft-open "
+                              "20:app:closed")
+            << QStringLiteral("app") << 2 << 0.0 << QStringLiteral("closed");
+    QTest::newRow("state names are case-insensitive")
+            << QStringLiteral("0:app:OPEN 40:app:Half-Open") << QStringLiteral("app") << 2 << 40.0
+            << QStringLiteral("half-open");
+}
+
+void TestBreakers::loggedTransitionsSummarised()
+{
+    QFETCH(QString, log);
+    QFETCH(QString, scope);
+    QFETCH(int, transitions);
+    QFETCH(double, openSeconds);
+    QFETCH(QString, finalState);
+
+    BreakerTracker tracker;
+    const QStringList entries = log.split(QLatin1Char(' '));
+    for (const QString &entry : entries) {
+        const qsizetype first = entry.indexOf(QLatin1Char(':'));
+        const qsizetype last = entry.lastIndexOf(QLatin1Char(':'));
+        const qint64 seconds = entry.left(first).toLongLong();
+        feed(tracker, {loggedBreaker(kT0 + seconds * 1000, entry.mid(first + 1, last - first - 1),
+                                     entry.mid(last + 1))});
+    }
+    const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 100000);
+    const auto summary = summaryOf(summaries, scope, QStringLiteral("logged"));
+    QVERIFY(summary);
+    QCOMPARE(summary->transitions, transitions);
+    QCOMPARE(summary->openSeconds, openSeconds);
+    QCOMPARE(summary->finalState, finalState);
+    // Logged breakers never create reconstructed ones.
+    for (const BreakerSummary &each : summaries)
+        QCOMPARE(each.source, QStringLiteral("logged"));
+}
+
+QTEST_GUILESS_MAIN(TestBreakers)
+#include "tst_breakers.moc"

@@ -1,0 +1,915 @@
+// The SQLite workspace: schema and migrations, every field round-tripped with its provenance,
+// secrets never written, the import ledger (re-import adds nothing, appended lines only, a
+// replaced file is a new source, resume after cancel and after a real SIGKILL), malformed
+// records with file:line, and the reader's filters, keyset pages and time-ordered replay.
+
+#include "store/importjob.h"
+#include "store/workspace.h"
+#include "store/workspacereader.h"
+#include "store/workspacewriter.h"
+#include "testlinereader.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QSqlDatabase>
+#include <QSqlQuery>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QVariant>
+
+#include <atomic>
+
+using namespace ts;
+
+Q_DECLARE_METATYPE(ts::RequestEvent)
+Q_DECLARE_METATYPE(ts::EventFilter)
+
+namespace {
+
+// One value from an SQL query on its own short-lived connection (checks the file itself, not
+// the code under test).
+QVariant scalar(const QString &workspacePath, const QString &sql)
+{
+    static int serial = 0;
+    const QString name = QStringLiteral("tst-workspace-scalar-%1").arg(++serial);
+    QVariant value;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+        db.setDatabaseName(workspacePath);
+        if (db.open()) {
+            QSqlQuery query(db);
+            if (query.exec(sql) && query.next())
+                value = query.value(0);
+        }
+        db.close();
+    }
+    QSqlDatabase::removeDatabase(name);
+    return value;
+}
+
+qint64 duplicateLines(const QString &workspacePath)
+{
+    return scalar(workspacePath,
+                  QStringLiteral("SELECT count(*) FROM (SELECT source_id, line FROM events "
+                                 "GROUP BY source_id, line HAVING count(*) > 1)"))
+        .toLongLong();
+}
+
+qint64 eventRows(const QString &workspacePath)
+{
+    return scalar(workspacePath, QStringLiteral("SELECT count(*) FROM events")).toLongLong();
+}
+
+// Appends lines [from, from + count) of the test generator to path.
+void appendLines(const QString &path, qint64 from, qint64 count)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Append));
+    QByteArray chunk;
+    for (qint64 i = from; i < from + count; ++i) {
+        chunk += test::testLine(i);
+        if (chunk.size() > (1 << 20)) {
+            file.write(chunk);
+            chunk.clear();
+        }
+    }
+    file.write(chunk);
+}
+
+// One import in its own Workspace + WorkspaceWriter, as a separate run of the CLI would do.
+ImportResult importOnce(const QString &workspacePath, const QString &file, LogReader &reader,
+                        const ImportOptions &options = {})
+{
+    Workspace workspace;
+    if (!workspace.open(workspacePath)) {
+        ImportResult failed;
+        failed.error = workspace.errorString();
+        return failed;
+    }
+    WorkspaceWriter writer;
+    if (!writer.start(workspacePath)) {
+        ImportResult failed;
+        failed.error = writer.errorString();
+        return failed;
+    }
+    ImportResult result = importFile(workspace, writer, file, reader, options);
+    if (!writer.finish() && result.error.isEmpty())
+        result.error = writer.errorString();
+    return result;
+}
+
+// Writes events directly through a writer under one source; returns the source id.
+qint64 writeEvents(const QString &workspacePath, const QList<RequestEvent> &events)
+{
+    Workspace workspace;
+    if (!workspace.open(workspacePath))
+        return 0;
+    const qint64 sourceId = workspace.addSource(QStringLiteral("/logs/direct.ndjson"),
+                                                QStringLiteral("ndjson"), 0, 0, "direct");
+    WorkspaceWriter writer;
+    if (!writer.start(workspacePath))
+        return 0;
+    WriteBatch batch;
+    batch.sourceId = sourceId;
+    batch.events = events;
+    batch.checkpoint = LedgerCheckpoint{1000, events.size(), true};
+    if (!writer.submit(std::move(batch)) || !writer.finish())
+        return 0;
+    return sourceId;
+}
+
+RequestEvent fullRequest()
+{
+    RequestEvent event;
+    event.type = EventType::Request;
+    event.tsMs = 1771454650100;
+    event.identity = QStringLiteral("alice@contoso.com");
+    event.app = QStringLiteral("note-bridge");
+    event.tenant = QStringLiteral("contoso");
+    event.service = QStringLiteral("graph");
+    event.category = QStringLiteral("onenote");
+    event.method = QStringLiteral("GET");
+    event.url = QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/1-abc/content");
+    event.status = 429;
+    event.errorCode = QStringLiteral("TooManyRequests");
+    event.retryAfter = QStringLiteral("Wed, 18 Feb 2026 22:45:04 GMT");
+    event.headers.set(QStringLiteral("x-ms-throttle-scope"), QStringLiteral("Application"));
+    event.headers.set(QStringLiteral("retry-after"), QStringLiteral("55"));
+    event.headers.set(QStringLiteral("x-ms-throttle-information"), QStringLiteral("a \"quoted\"\\ value"));
+    event.body = QStringLiteral("{\"error\":{\"code\":\"TooManyRequests\"}}");
+    event.durationMs = 84.5;
+    event.requestId = QStringLiteral("req-42");
+    event.batchId = QStringLiteral("batch-7");
+    event.batchIndex = 3;
+    event.batchEnvelope = false;
+    event.attempt = 2;
+    event.operationId = QStringLiteral("page-1-abc");
+    event.lane = QStringLiteral("background");
+    event.credits = 10;
+    event.serviceBusNamespace = QStringLiteral("sb-prod");
+    event.entity = QStringLiteral("orders");
+    event.extraJson = QByteArrayLiteral("{\"region\":\"westeurope\",\"n\":[1,2]}");
+    event.line = 17;
+    event.offset = 4096;
+    return event;
+}
+
+void compareEvents(const RequestEvent &actual, const RequestEvent &expected)
+{
+    QCOMPARE(int(actual.type), int(expected.type));
+    QCOMPARE(actual.tsMs, expected.tsMs);
+    QCOMPARE(actual.identity, expected.identity);
+    QCOMPARE(actual.app, expected.app);
+    QCOMPARE(actual.tenant, expected.tenant);
+    QCOMPARE(actual.service, expected.service);
+    QCOMPARE(actual.category, expected.category);
+    QCOMPARE(actual.method, expected.method);
+    QCOMPARE(actual.url, expected.url);
+    QCOMPARE(actual.status, expected.status);
+    QCOMPARE(actual.errorCode, expected.errorCode);
+    QCOMPARE(actual.retryAfter, expected.retryAfter);
+    QCOMPARE(actual.headers.items(), expected.headers.items());
+    QCOMPARE(actual.body, expected.body);
+    QCOMPARE(actual.durationMs, expected.durationMs);
+    QCOMPARE(actual.requestId, expected.requestId);
+    QCOMPARE(actual.batchId, expected.batchId);
+    QCOMPARE(actual.batchIndex, expected.batchIndex);
+    QCOMPARE(actual.batchEnvelope, expected.batchEnvelope);
+    QCOMPARE(actual.attempt, expected.attempt);
+    QCOMPARE(actual.operationId, expected.operationId);
+    QCOMPARE(actual.lane, expected.lane);
+    QCOMPARE(actual.credits, expected.credits);
+    QCOMPARE(actual.serviceBusNamespace, expected.serviceBusNamespace);
+    QCOMPARE(actual.entity, expected.entity);
+    QCOMPARE(actual.breakerScope, expected.breakerScope);
+    QCOMPARE(actual.breakerState, expected.breakerState);
+    QCOMPARE(actual.text, expected.text);
+    QCOMPARE(actual.extraJson, expected.extraJson);
+    QCOMPARE(actual.line, expected.line);
+    QCOMPARE(actual.offset, expected.offset);
+}
+
+// The events behind the filter tests: a deterministic mix of identities, statuses, lanes.
+QList<RequestEvent> filterCorpus()
+{
+    static const QString identities[] = {QStringLiteral("sp-migrator"),
+                                         QStringLiteral("alice@contoso.com"),
+                                         QStringLiteral("orders-app")};
+    QList<RequestEvent> events;
+    for (int i = 0; i < 300; ++i) {
+        RequestEvent event;
+        // Not in time order on purpose: replay must sort.
+        event.tsMs = 1771454650000 + qint64((i * 37) % 300) * 1000;
+        event.identity = identities[i % 3];
+        event.status = i % 10 == 0 ? 429 : (i % 7 == 0 ? 0 : 200);
+        event.errorCode = event.status == 429 ? QStringLiteral("RequestBlocked") : QString();
+        event.lane = i % 4 == 0 ? QStringLiteral("background") : QStringLiteral("foreground");
+        event.url = QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/W%1/items")
+                        .arg(i % 25);
+        event.line = i + 1;
+        event.offset = i * 100;
+        events.append(event);
+    }
+    return events;
+}
+
+bool matches(const RequestEvent &event, const EventFilter &filter)
+{
+    if (!filter.identity.isEmpty() && event.identity != filter.identity)
+        return false;
+    if (filter.status && event.status != *filter.status)
+        return false;
+    if (!filter.errorCode.isEmpty() && event.errorCode != filter.errorCode)
+        return false;
+    if (!filter.lane.isEmpty() && event.lane != filter.lane)
+        return false;
+    if (filter.fromMs && event.tsMs < *filter.fromMs)
+        return false;
+    if (filter.toMs && event.tsMs >= *filter.toMs)
+        return false;
+    if (!filter.text.isEmpty() && !event.url.contains(filter.text, Qt::CaseInsensitive)
+        && !event.errorCode.contains(filter.text, Qt::CaseInsensitive)
+        && !event.identity.contains(filter.text, Qt::CaseInsensitive)) {
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
+class TestWorkspace : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    int m_serial = 0;
+    QString freshPath(const QString &stem)
+    {
+        return m_dir.filePath(stem + QString::number(++m_serial));
+    }
+
+private Q_SLOTS:
+    void initTestCase() { QVERIFY(m_dir.isValid()); }
+
+    void schemaVersionAndReopen()
+    {
+        const QString path = freshPath(QStringLiteral("schema")) + u".tsws";
+        {
+            Workspace workspace;
+            QVERIFY2(workspace.open(path), qPrintable(workspace.errorString()));
+            QCOMPARE(workspace.schemaVersion(), kWorkspaceSchemaVersion);
+            QVERIFY(workspace.setSetting(QStringLiteral("csv.mapping"), QStringLiteral("{\"a\":1}")));
+        }
+        QCOMPARE(scalar(path, QStringLiteral("PRAGMA journal_mode")).toString(),
+                 QStringLiteral("wal"));
+        for (const char *table : {"sources", "events", "malformed", "import_ledger", "settings"}) {
+            QCOMPARE(scalar(path, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE "
+                                                 "type = 'table' AND name = '%1'")
+                                      .arg(QLatin1StringView(table)))
+                         .toInt(),
+                     1);
+        }
+        Workspace reopened;
+        QVERIFY2(reopened.open(path), qPrintable(reopened.errorString()));
+        QCOMPARE(reopened.schemaVersion(), kWorkspaceSchemaVersion);
+        QCOMPARE(reopened.setting(QStringLiteral("csv.mapping")).value_or(QString()),
+                 QStringLiteral("{\"a\":1}"));
+        WorkspaceReader reader;
+        QVERIFY2(reader.open(path), qPrintable(reader.errorString()));
+        QCOMPARE(reader.setting(QStringLiteral("csv.mapping")).value_or(QString()),
+                 QStringLiteral("{\"a\":1}"));
+        QVERIFY(reader.setSetting(QStringLiteral("tail.offset"), QStringLiteral("1234")));
+        QCOMPARE(reopened.setting(QStringLiteral("tail.offset")).value_or(QString()),
+                 QStringLiteral("1234"));
+        QVERIFY(!reader.setting(QStringLiteral("absent")).has_value());
+    }
+
+    void openRefuses_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::addColumn<QString>("expectedError");
+        QTest::newRow("newer schema") << QStringLiteral("newer") << QStringLiteral("newer");
+        QTest::newRow("foreign SQLite file")
+            << QStringLiteral("foreign") << QStringLiteral("not a Throttlescope workspace");
+        QTest::newRow("text file") << QStringLiteral("text") << QString();
+        QTest::newRow("missing file (reader only)") << QStringLiteral("missing") << QString();
+    }
+
+    void openRefuses()
+    {
+        QFETCH(QString, kind);
+        QFETCH(QString, expectedError);
+        const QString path = freshPath(QStringLiteral("refuse"));
+        if (kind == u"newer") {
+            {
+                Workspace workspace;
+                QVERIFY(workspace.open(path));
+            }
+            scalar(path, QStringLiteral("PRAGMA user_version = 99"));
+            QCOMPARE(scalar(path, QStringLiteral("PRAGMA user_version")).toInt(), 99);
+        } else if (kind == u"foreign") {
+            scalar(path, QStringLiteral("CREATE TABLE notes(id INTEGER)"));
+        } else if (kind == u"text") {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(QByteArray(4096, 'x'));
+        }
+        if (kind != u"missing") {
+            Workspace workspace;
+            QVERIFY(!workspace.open(path));
+            QVERIFY(workspace.errorString().contains(expectedError));
+        }
+        WorkspaceReader reader;
+        QVERIFY(!reader.open(path));
+        QVERIFY(!reader.errorString().isEmpty());
+        if (kind == u"missing")
+            QVERIFY(!QFileInfo::exists(path)); // a reader never creates a workspace
+    }
+
+    void roundTripEveryField_data()
+    {
+        QTest::addColumn<RequestEvent>("event");
+        QTest::newRow("request with every field") << fullRequest();
+        RequestEvent minimal;
+        minimal.tsMs = 1;
+        QTest::newRow("defaults (unknowns stay unknown)") << minimal;
+        RequestEvent envelope = fullRequest();
+        envelope.batchEnvelope = true;
+        envelope.batchIndex = -1;
+        envelope.status = 0;
+        envelope.durationMs = 0;
+        envelope.credits = 0;
+        envelope.attempt = 0;
+        QTest::newRow("batch envelope, zeros that are not unknown") << envelope;
+        RequestEvent breaker;
+        breaker.type = EventType::Breaker;
+        breaker.tsMs = 1771454652000;
+        breaker.breakerScope = QStringLiteral("user:alice@contoso.com");
+        breaker.breakerState = QStringLiteral("soft-open");
+        breaker.line = 3;
+        QTest::newRow("breaker") << breaker;
+        RequestEvent annotation;
+        annotation.type = EventType::Annotation;
+        annotation.tsMs = 1771454653000;
+        annotation.text = QStringLiteral("migration batch 3 started — ünïcödé ✓ \t tab");
+        annotation.offset = 0;
+        QTest::newRow("annotation, unicode") << annotation;
+    }
+
+    void roundTripEveryField()
+    {
+        QFETCH(RequestEvent, event);
+        const QString path = freshPath(QStringLiteral("roundtrip"));
+        const qint64 sourceId = writeEvents(path, {event});
+        QVERIFY(sourceId > 0);
+        WorkspaceReader reader;
+        QVERIFY2(reader.open(path), qPrintable(reader.errorString()));
+        QCOMPARE(reader.countEvents(), 1);
+        const QList<StoredEvent> page = reader.fetchPage({}, 0, 10);
+        QCOMPARE(page.size(), 1);
+        QCOMPARE(page.first().sourceId, sourceId);
+        QCOMPARE(page.first().event.source, QStringLiteral("/logs/direct.ndjson"));
+        compareEvents(page.first().event, event);
+        const auto byRow = reader.eventByRowId(page.first().rowId);
+        QVERIFY(byRow.has_value());
+        compareEvents(byRow->event, event);
+        int replayed = 0;
+        QVERIFY(reader.forEachEventInTimeOrder(10, [&](const QList<RequestEvent> &chunk) {
+            for (const RequestEvent &stored : chunk) {
+                compareEvents(stored, event);
+                ++replayed;
+            }
+            return true;
+        }));
+        QCOMPARE(replayed, 1);
+    }
+
+    void secretsNeverReachTheFile_data()
+    {
+        QTest::addColumn<QString>("headerName");
+        QTest::addColumn<QString>("headerValue");
+        QTest::addColumn<QString>("url");
+        QTest::addColumn<QString>("secret");
+        const QString plainUrl = QStringLiteral("https://graph.microsoft.com/v1.0/me");
+        QTest::newRow("authorization header")
+            << QStringLiteral("Authorization") << QStringLiteral("Bearer opaque-Zq81SecretTok3n")
+            << plainUrl << QStringLiteral("Zq81SecretTok3n");
+        QTest::newRow("cookie header") << QStringLiteral("Cookie")
+                                       << QStringLiteral("session=C00kieS3cretValue; theme=dark")
+                                       << plainUrl << QStringLiteral("C00kieS3cretValue");
+        QTest::newRow("SAS sig in the URL")
+            << QString() << QString()
+            << QStringLiteral("https://sb-prod.servicebus.windows.net/orders/messages?sv=2021"
+                              "&sig=S1gN4tureS3cretXYZ%3D&se=1771454650")
+            << QStringLiteral("S1gN4tureS3cretXYZ");
+        QTest::newRow("subscription key header")
+            << QStringLiteral("Ocp-Apim-Subscription-Key") << QStringLiteral("KeyK3yK3ySecret99")
+            << plainUrl << QStringLiteral("KeyK3yK3ySecret99");
+    }
+
+    void secretsNeverReachTheFile()
+    {
+        QFETCH(QString, headerName);
+        QFETCH(QString, headerValue);
+        QFETCH(QString, url);
+        QFETCH(QString, secret);
+        const QString path = freshPath(QStringLiteral("secrets"));
+        const QString marker = QStringLiteral("marker-") + QString::number(m_serial) + u"-ok";
+        RequestEvent event;
+        event.tsMs = 1771454650000;
+        event.url = url;
+        event.requestId = marker;
+        if (!headerName.isEmpty())
+            event.headers.set(headerName, headerValue);
+        event.headers.set(QStringLiteral("x-ms-throttle-scope"), QStringLiteral("Application"));
+        QVERIFY(writeEvents(path, {event}) > 0);
+
+        QByteArray bytes;
+        for (const QString &suffix : {QString(), QStringLiteral("-wal")}) {
+            QFile file(path + suffix);
+            if (file.open(QIODevice::ReadOnly))
+                bytes += file.readAll();
+        }
+        // The event itself is in the file (so the search below looks at real content)...
+        QVERIFY(bytes.contains(marker.toUtf8()));
+        // ...but its secret is not, in any encoding SQLite could use.
+        QVERIFY(!bytes.contains(secret.toUtf8()));
+        const QByteArray utf16(reinterpret_cast<const char *>(secret.utf16()),
+                               secret.size() * 2);
+        QVERIFY(!bytes.contains(utf16));
+
+        WorkspaceReader reader;
+        QVERIFY(reader.open(path));
+        const QList<StoredEvent> page = reader.fetchPage({}, 0, 1);
+        QCOMPARE(page.size(), 1);
+        QVERIFY(!page.first().event.url.contains(secret));
+        for (const auto &[name, value] : page.first().event.headers.items())
+            QVERIFY(!value.contains(secret));
+        QCOMPARE(page.first().event.headers.value(u"x-ms-throttle-scope"),
+                 QStringLiteral("Application"));
+    }
+
+    void reimportAddsNothing()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("reimport"));
+        const QString logPath = freshPath(QStringLiteral("reimport-log"));
+        appendLines(logPath, 0, 2000);
+        test::TestLineReader reader;
+        const ImportResult first = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(first.ok(), qPrintable(first.error));
+        QCOMPARE(first.status, ImportResult::Status::Imported);
+        QCOMPARE(first.eventsAdded, 2000);
+        QVERIFY(!first.resumed);
+        QCOMPARE(first.endOffset, QFileInfo(logPath).size());
+
+        const ImportResult second = importOnce(workspacePath, logPath, reader);
+        QCOMPARE(second.status, ImportResult::Status::AlreadyImported);
+        QCOMPARE(second.eventsAdded, 0);
+        QCOMPARE(second.sourceId, first.sourceId);
+        QCOMPARE(eventRows(workspacePath), 2000);
+
+        // The same file named through another path is still the same file.
+        const QString viaDot = QFileInfo(logPath).absolutePath() + u"/./"
+                               + QFileInfo(logPath).fileName();
+        const ImportResult third = importOnce(workspacePath, viaDot, reader);
+        QCOMPARE(third.status, ImportResult::Status::AlreadyImported);
+        QCOMPARE(eventRows(workspacePath), 2000);
+
+        WorkspaceReader workspaceReader;
+        QVERIFY(workspaceReader.open(workspacePath));
+        const QList<LedgerEntry> ledger = workspaceReader.ledger();
+        QCOMPARE(ledger.size(), 1);
+        QVERIFY(ledger.first().complete);
+        QCOMPARE(ledger.first().events, 2000);
+        QCOMPARE(ledger.first().committedLine, 2000);
+        const QList<SourceRecord> sources = workspaceReader.sources();
+        QCOMPARE(sources.size(), 1);
+        QCOMPARE(sources.first().path, QFileInfo(logPath).absoluteFilePath());
+        QCOMPARE(sources.first().format, QStringLiteral("testlines"));
+        QCOMPARE(sources.first().size, QFileInfo(logPath).size());
+    }
+
+    void appendedLinesOnly()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("append"));
+        const QString logPath = freshPath(QStringLiteral("append-log"));
+        appendLines(logPath, 0, 1000);
+        // A line still being written when the first import runs.
+        const QByteArray line1000 = test::testLine(1000);
+        {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::Append));
+            file.write(line1000.left(10));
+        }
+        test::TestLineReader reader;
+        const ImportResult first = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(first.ok(), qPrintable(first.error));
+        QCOMPARE(first.eventsAdded, 1000);
+        {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::Append));
+            file.write(line1000.mid(10));
+        }
+        appendLines(logPath, 1001, 249);
+
+        const ImportResult second = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(second.ok(), qPrintable(second.error));
+        QCOMPARE(second.status, ImportResult::Status::Imported);
+        QVERIFY(second.resumed);
+        QCOMPARE(second.sourceId, first.sourceId);
+        QCOMPARE(second.resumedFromLine, 1000);
+        QCOMPARE(second.resumedFromOffset, first.endOffset);
+        QCOMPARE(second.eventsAdded, 250);
+        QCOMPARE(eventRows(workspacePath), 1250);
+        QCOMPARE(duplicateLines(workspacePath), 0);
+        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT max(line) FROM events")).toLongLong(),
+                 1250);
+        // The line completed after the first import is whole, not two halves.
+        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT url FROM events WHERE line = 1001"))
+                     .toString(),
+                 QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/1000"));
+
+        const ImportResult third = importOnce(workspacePath, logPath, reader);
+        QCOMPARE(third.status, ImportResult::Status::AlreadyImported);
+        QCOMPARE(eventRows(workspacePath), 1250);
+    }
+
+    void replacedFileIsNewSource()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("replace"));
+        const QString logPath = freshPath(QStringLiteral("replace-log"));
+        appendLines(logPath, 0, 500);
+        test::TestLineReader reader;
+        const ImportResult first = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(first.ok(), qPrintable(first.error));
+        QVERIFY(QFile::remove(logPath));
+        appendLines(logPath, 5000, 300); // same path, other content (rotated log)
+        const ImportResult second = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(second.ok(), qPrintable(second.error));
+        QCOMPARE(second.status, ImportResult::Status::Imported);
+        QVERIFY(!second.resumed);
+        QVERIFY(second.sourceId != first.sourceId);
+        QCOMPARE(second.eventsAdded, 300);
+        QCOMPARE(eventRows(workspacePath), 800);
+        // A longer file whose head differs is not taken for an appended one either.
+        QVERIFY(QFile::remove(logPath));
+        appendLines(logPath, 9000, 900);
+        const ImportResult third = importOnce(workspacePath, logPath, reader);
+        QVERIFY(!third.resumed);
+        QCOMPARE(third.eventsAdded, 900);
+        QCOMPARE(eventRows(workspacePath), 1700);
+    }
+
+    void resumeAfterKilledImport()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("killed"));
+        const QString logPath = freshPath(QStringLiteral("killed-log"));
+        constexpr qint64 kLines = 60000;
+        appendLines(logPath, 0, kLines);
+
+        QProcess child;
+        child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        child.start(QStringLiteral(TS_WORKSPACE_IMPORT_CHILD),
+                    {workspacePath, logPath, QStringLiteral("50"), QStringLiteral("500")});
+        QVERIFY2(child.waitForStarted(10000), qPrintable(child.errorString()));
+
+        // Wait until a few transactions are committed, then kill it without warning.
+        qint64 committedWhenKilled = 0;
+        QElapsedTimer waited;
+        waited.start();
+        while (committedWhenKilled < 5000 && waited.elapsed() < 60000) {
+            QTest::qWait(20);
+            QVERIFY2(child.state() == QProcess::Running, "the child finished before the kill");
+            WorkspaceReader reader;
+            if (!reader.open(workspacePath))
+                continue; // not created yet
+            const QList<LedgerEntry> ledger = reader.ledger();
+            if (!ledger.isEmpty())
+                committedWhenKilled = ledger.first().committedLine;
+        }
+        QVERIFY(committedWhenKilled >= 5000);
+        child.kill(); // SIGKILL
+        QVERIFY(child.waitForFinished(10000));
+        QCOMPARE(child.exitStatus(), QProcess::CrashExit);
+
+        // What the killed process left: a ledger that matches its rows exactly.
+        qint64 ledgerLine = 0;
+        {
+            WorkspaceReader reader;
+            QVERIFY2(reader.open(workspacePath), qPrintable(reader.errorString()));
+            const QList<LedgerEntry> ledger = reader.ledger();
+            QCOMPARE(ledger.size(), 1);
+            QVERIFY(!ledger.first().complete);
+            ledgerLine = ledger.first().committedLine;
+            QVERIFY(ledgerLine >= committedWhenKilled);
+            QVERIFY(ledgerLine < kLines);
+            QCOMPARE(reader.countEvents(), ledgerLine);
+            QCOMPARE(ledger.first().events, ledgerLine);
+        }
+
+        test::TestLineReader reader;
+        const ImportResult resumed = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(resumed.ok(), qPrintable(resumed.error));
+        QCOMPARE(resumed.status, ImportResult::Status::Imported);
+        QVERIFY(resumed.resumed);
+        QCOMPARE(resumed.resumedFromLine, ledgerLine);
+        QCOMPARE(resumed.eventsAdded, kLines - ledgerLine);
+
+        QCOMPARE(eventRows(workspacePath), kLines);
+        QCOMPARE(duplicateLines(workspacePath), 0);
+        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT count(DISTINCT line) FROM events"))
+                     .toLongLong(),
+                 kLines);
+        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT min(line) FROM events")).toLongLong(),
+                 1);
+        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT max(line) FROM events")).toLongLong(),
+                 kLines);
+        // Each row kept the offset of its own line.
+        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT byte_offset FROM events WHERE "
+                                                      "line = %1").arg(ledgerLine + 1))
+                     .toLongLong(),
+                 resumed.resumedFromOffset);
+    }
+
+    void cancelledImportResumes_data()
+    {
+        QTest::addColumn<bool>("resumable");
+        QTest::newRow("resumable reader") << true;
+        QTest::newRow("reader that cannot resume starts over") << false;
+    }
+
+    void cancelledImportResumes()
+    {
+        QFETCH(bool, resumable);
+        const QString workspacePath = freshPath(QStringLiteral("cancel"));
+        const QString logPath = freshPath(QStringLiteral("cancel-log"));
+        constexpr qint64 kLines = 20000;
+        appendLines(logPath, 0, kLines);
+        const qint64 size = QFileInfo(logPath).size();
+
+        test::TestLineReader reader;
+        reader.resumable = resumable;
+        std::atomic<bool> cancel{false};
+        ImportOptions options;
+        options.cancel = &cancel;
+        options.batchRecords = 1000;
+        qint64 lastDone = 0;
+        options.progress = [&](qint64 done, qint64 total) {
+            QCOMPARE(total, size);
+            lastDone = done;
+            if (done > size / 2)
+                cancel = true;
+        };
+        const ImportResult cancelled = importOnce(workspacePath, logPath, reader, options);
+        QCOMPARE(cancelled.status, ImportResult::Status::Cancelled);
+        QVERIFY(cancelled.error.isEmpty());
+        QVERIFY(lastDone > size / 2);
+        QVERIFY(cancelled.eventsAdded < kLines);
+        QCOMPARE(eventRows(workspacePath), cancelled.eventsAdded);
+        if (resumable) {
+            WorkspaceReader workspaceReader;
+            QVERIFY(workspaceReader.open(workspacePath));
+            QCOMPARE(workspaceReader.ledger().value(0).committedLine, cancelled.eventsAdded);
+        }
+
+        const ImportResult finished = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(finished.ok(), qPrintable(finished.error));
+        QCOMPARE(finished.status, ImportResult::Status::Imported);
+        QCOMPARE(finished.resumed, resumable);
+        QCOMPARE(finished.restarted, !resumable);
+        QCOMPARE(finished.eventsAdded, resumable ? kLines - cancelled.eventsAdded : kLines);
+        QCOMPARE(eventRows(workspacePath), kLines);
+        QCOMPARE(duplicateLines(workspacePath), 0);
+
+        const ImportResult again = importOnce(workspacePath, logPath, reader);
+        QCOMPARE(again.status, ImportResult::Status::AlreadyImported);
+        QCOMPARE(eventRows(workspacePath), kLines);
+    }
+
+    void malformedRecordsKeepFileAndLine()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("malformed"));
+        const QString logPath = freshPath(QStringLiteral("malformed-log"));
+        {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(test::testLine(0));
+            file.write("this is not a record\n");
+            file.write(test::testLine(2));
+            file.write("\n");
+            file.write("12\tonly\tthree\n");
+            file.write(test::testLine(5));
+        }
+        test::TestLineReader reader;
+        const ImportResult result = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(result.ok(), qPrintable(result.error));
+        QCOMPARE(result.eventsAdded, 3);
+        QCOMPARE(result.malformedAdded, 3);
+
+        WorkspaceReader workspaceReader;
+        QVERIFY(workspaceReader.open(workspacePath));
+        QCOMPARE(workspaceReader.countMalformed(), 3);
+        QCOMPARE(workspaceReader.countMalformed(result.sourceId), 3);
+        const QList<StoredMalformed> records = workspaceReader.malformed();
+        QCOMPARE(records.size(), 3);
+        const QString absolute = QFileInfo(logPath).absoluteFilePath();
+        const qint64 expectedLines[] = {2, 4, 5};
+        for (int i = 0; i < 3; ++i) {
+            QCOMPARE(records.at(i).record.source, absolute);
+            QCOMPARE(records.at(i).record.line, expectedLines[i]);
+            QCOMPARE(records.at(i).record.toString(),
+                     absolute + u':' + QString::number(expectedLines[i])
+                         + u": expected 4 or 5 tab-separated fields");
+        }
+        // Keyset paging over malformed records too.
+        const QList<StoredMalformed> rest = workspaceReader.malformed(0, records.first().rowId, 10);
+        QCOMPARE(rest.size(), 2);
+        QCOMPARE(workspaceReader.ledger().value(0).malformed, 3);
+        // Events keep their own line numbers around the malformed ones.
+        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT group_concat(line) FROM "
+                                                      "(SELECT line FROM events ORDER BY line)"))
+                     .toString(),
+                 QStringLiteral("1,3,6"));
+    }
+
+    void readerFilters_data()
+    {
+        QTest::addColumn<EventFilter>("filter");
+        EventFilter all;
+        QTest::newRow("no filter") << all;
+        EventFilter identity;
+        identity.identity = QStringLiteral("alice@contoso.com");
+        QTest::newRow("identity") << identity;
+        EventFilter throttled;
+        throttled.status = 429;
+        QTest::newRow("status 429") << throttled;
+        EventFilter noResponse;
+        noResponse.status = 0;
+        QTest::newRow("status 0 (no response)") << noResponse;
+        EventFilter errorCode;
+        errorCode.errorCode = QStringLiteral("RequestBlocked");
+        QTest::newRow("errorCode") << errorCode;
+        EventFilter lane;
+        lane.lane = QStringLiteral("background");
+        QTest::newRow("lane") << lane;
+        EventFilter text;
+        text.text = QStringLiteral("/w1");
+        QTest::newRow("free text in url, any case") << text;
+        EventFilter textIdentity;
+        textIdentity.text = QStringLiteral("CONTOSO");
+        QTest::newRow("free text in identity") << textIdentity;
+        EventFilter textLike;
+        textLike.text = QStringLiteral("W1_");
+        QTest::newRow("free text with a LIKE wildcard character") << textLike;
+        EventFilter range;
+        range.fromMs = 1771454650000 + 100 * 1000;
+        range.toMs = 1771454650000 + 160 * 1000;
+        QTest::newRow("time range") << range;
+        EventFilter combined;
+        combined.identity = QStringLiteral("sp-migrator");
+        combined.status = 429;
+        combined.lane = QStringLiteral("background");
+        combined.fromMs = 1771454650000 + 50 * 1000;
+        QTest::newRow("combined") << combined;
+    }
+
+    void readerFilters()
+    {
+        QFETCH(EventFilter, filter);
+        const QList<RequestEvent> corpus = filterCorpus();
+        qint64 expected = 0;
+        for (const RequestEvent &event : corpus)
+            expected += matches(event, filter) ? 1 : 0;
+
+        const QString path = freshPath(QStringLiteral("filters"));
+        QVERIFY(writeEvents(path, corpus) > 0);
+        WorkspaceReader reader;
+        QVERIFY(reader.open(path));
+        QCOMPARE(reader.countEvents(filter), expected);
+
+        // Keyset pages of 7 visit every matching row exactly once, in row order.
+        qint64 after = 0;
+        qint64 seen = 0;
+        QList<StoredEvent> page;
+        do {
+            page = reader.fetchPage(filter, after, 7);
+            for (const StoredEvent &stored : std::as_const(page)) {
+                QVERIFY(stored.rowId > after);
+                after = stored.rowId;
+                QVERIFY(matches(stored.event, filter));
+                // Row i of the corpus is line i + 1.
+                compareEvents(stored.event, corpus.at(stored.event.line - 1));
+                ++seen;
+            }
+        } while (!page.isEmpty());
+        QCOMPARE(seen, expected);
+
+        // Replay in time order, in chunks.
+        qint64 replayed = 0;
+        qint64 previousTs = std::numeric_limits<qint64>::min();
+        QVERIFY(reader.forEachEventInTimeOrder(
+            16,
+            [&](const QList<RequestEvent> &chunk) {
+                for (const RequestEvent &event : chunk) {
+                    if (event.tsMs < previousTs)
+                        return false;
+                    previousTs = event.tsMs;
+                    ++replayed;
+                }
+                return true;
+            },
+            filter));
+        QCOMPARE(replayed, expected);
+    }
+
+    void queriesUseIndexes_data()
+    {
+        QTest::addColumn<QString>("where");
+        QTest::addColumn<QString>("index");
+        QTest::newRow("identity page") << QStringLiteral("identity = 'a' AND id > 5")
+                                       << QStringLiteral("idx_events_identity");
+        QTest::newRow("status page") << QStringLiteral("status = 429 AND id > 5")
+                                     << QStringLiteral("idx_events_status");
+        QTest::newRow("errorCode (partial index)")
+            << QStringLiteral("error_code = 'RequestBlocked'") << QStringLiteral("idx_events_error");
+        QTest::newRow("lane") << QStringLiteral("lane = 'background'")
+                              << QStringLiteral("idx_events_lane");
+        QTest::newRow("time range") << QStringLiteral("ts_ms >= 5 AND ts_ms < 10")
+                                    << QStringLiteral("idx_events_ts");
+    }
+
+    void queriesUseIndexes()
+    {
+        QFETCH(QString, where);
+        QFETCH(QString, index);
+        const QString path = freshPath(QStringLiteral("plan"));
+        QVERIFY(writeEvents(path, filterCorpus()) > 0); // finish() built the indexes
+        // The plan SQLite picks for the reader's page query shape.
+        QString detail;
+        {
+            const QString name = QStringLiteral("tst-workspace-plan");
+            {
+                QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
+                db.setDatabaseName(path);
+                QVERIFY(db.open());
+                QSqlQuery query(db);
+                QVERIFY(query.exec(u"EXPLAIN QUERY PLAN SELECT id FROM events WHERE " + where
+                                   + u" ORDER BY id LIMIT 100"));
+                while (query.next())
+                    detail += query.value(3).toString() + u" | ";
+            }
+            QSqlDatabase::removeDatabase(name);
+        }
+        QVERIFY2(detail.contains(index), qPrintable(detail));
+    }
+
+    void writerReportsProgressAndBoundsItsQueue()
+    {
+        const QString path = freshPath(QStringLiteral("progress"));
+        Workspace workspace;
+        QVERIFY(workspace.open(path));
+        const qint64 sourceId = workspace.addSource(QStringLiteral("http"),
+                                                    QStringLiteral("live"), -1, 0, "live:http");
+        WorkspaceWriter writer;
+        WorkspaceWriter::Options options;
+        options.maxQueuedRecords = 64;
+        QVERIFY(writer.start(path, options));
+        qint64 reportedEvents = 0;
+        QObject context;
+        connect(&writer, &WorkspaceWriter::progress, &context,
+                [&](qint64 events, qint64) { reportedEvents = events; });
+        // Many small batches through a tiny queue: submit() must block, not drop or grow.
+        for (int b = 0; b < 200; ++b) {
+            WriteBatch batch;
+            batch.sourceId = sourceId;
+            for (int i = 0; i < 10; ++i) {
+                RequestEvent event;
+                event.tsMs = b * 10 + i;
+                event.line = b * 10 + i + 1;
+                batch.events.append(event);
+            }
+            QVERIFY(writer.submit(std::move(batch)));
+        }
+        QVERIFY(writer.flush());
+        QCOMPARE(writer.eventsWritten(), 2000);
+        QTRY_COMPARE_WITH_TIMEOUT(reportedEvents, 2000, 5000);
+        QVERIFY(writer.finish());
+        QVERIFY(!writer.submit(WriteBatch{})); // finished: nothing more is accepted
+        QCOMPARE(eventRows(path), 2000);
+        // Batches without a checkpoint (live input) leave no ledger entry.
+        QCOMPARE(scalar(path, QStringLiteral("SELECT count(*) FROM import_ledger")).toInt(), 0);
+    }
+
+    void writerRefusesAnUnopenableWorkspace()
+    {
+        WorkspaceWriter writer;
+        QVERIFY(!writer.start(m_dir.filePath(QStringLiteral("no/such/dir/ws.tsws"))));
+        QVERIFY(!writer.errorString().isEmpty());
+        QVERIFY(!writer.submit(WriteBatch{}));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestWorkspace)
+#include "tst_workspace.moc"
