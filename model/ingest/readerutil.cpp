@@ -28,8 +28,8 @@ LineSource::LineSource(QIODevice &device, const ReadControl &control)
     m_lineNumber = control.startLine;
     // Small inputs get a small buffer (a test file, a POST body); large ones 4 MiB chunks.
     m_chunkSize = m_total < 0
-        ? kChunkSize
-        : std::clamp<qint64>(m_total - m_bufferOffset + 1, 64 * 1024, kChunkSize);
+                      ? kChunkSize
+                      : std::clamp<qint64>(m_total - m_bufferOffset + 1, 64 * 1024, kChunkSize);
     m_buffer.reserve(m_chunkSize * 2);
 }
 

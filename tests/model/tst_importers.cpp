@@ -543,6 +543,28 @@ private slots:
         QCOMPARE(rest.events.front().offset, cut);
     }
 
+    void lineReadersStopWhenCancelled()
+    {
+        // Line readers poll the flag every 4096 lines: a pre-set flag stops the 10000-line log
+        // early, and the result says so.
+        std::atomic<bool> cancel{true};
+        ReadControl control;
+        control.cancel = &cancel;
+        qint64 progressCalls = 0;
+        control.progress = [&](qint64 done, qint64 total) {
+            ++progressCalls;
+            QVERIFY(done <= total);
+        };
+        AccessLogReader reader;
+        CollectingSink sink;
+        const ReadResult result = readFile(
+            reader, thirdParty("oplogs/elastic-examples_apache_logs_combined.log"), sink, control);
+        QVERIFY(result.cancelled);
+        QVERIFY(result.events < 10000);
+        QCOMPARE(result.events, qint64(sink.events.size()));
+        QVERIFY(progressCalls >= 1); // the final report
+    }
+
     // ---- Azure records -----------------------------------------------------------------------
 
     void azureRecords_data()
