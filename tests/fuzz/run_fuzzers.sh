@@ -11,7 +11,7 @@ cd "$(dirname "$0")/../.."
 
 seconds="${1:-20}"
 shift || true
-all=(fuzz_har fuzz_csv fuzz_otlp fuzz_otlpbody fuzz_access fuzz_azurerecords fuzz_resilience fuzz_detect)
+all=(fuzz_har fuzz_csv fuzz_otlp fuzz_otlpbody fuzz_access fuzz_azurerecords fuzz_resilience fuzz_vcr fuzz_detect)
 if [[ $# -gt 0 ]]; then harnesses=("$@"); else harnesses=("${all[@]}"); fi
 
 thirdparty=tests/data/thirdparty
@@ -27,6 +27,7 @@ seed_dirs() {
         fuzz_access) echo "$seeds/access $regressions/access" ;;
         fuzz_azurerecords) echo "$thirdparty/oplogs/otel-contrib_azurelogs_appservice_httplogs.json $thirdparty/servicebus $regressions/azure-records" ;;
         fuzz_resilience) echo "$seeds/resilience $regressions/resilience" ;;
+        fuzz_vcr) echo "$thirdparty/fabric $regressions/vcr" ;;
         fuzz_detect) echo "$thirdparty/har $thirdparty/otlp $thirdparty/servicebus $seeds/csv $seeds/access $seeds/resilience" ;;
     esac
 }
