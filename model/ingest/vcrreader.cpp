@@ -20,14 +20,17 @@ struct Node
 {
     enum class Kind : quint8 { Null, Scalar, Map, Seq } kind = Kind::Null;
     std::string scalar;
-    std::vector<std::pair<std::string, Node>> map;
+    // A mapping as two parallel lists: std::pair<std::string, Node> would need Node complete
+    // (clang rejects it), std::vector<Node> does not.
+    std::vector<std::string> keys;
+    std::vector<Node> values;
     std::vector<Node> seq;
 
     [[nodiscard]] const Node *get(std::string_view key) const
     {
-        for (const auto &[name, value] : map) {
-            if (name == key)
-                return &value;
+        for (size_t i = 0; i < keys.size(); ++i) {
+            if (keys[i] == key)
+                return &values[i];
         }
         return nullptr;
     }
@@ -154,10 +157,11 @@ private:
                     if (next > indent || (next == indent && dash))
                         value = dash ? parseSequence(next) : parseMap(next);
                 }
-                node.map.emplace_back(std::move(key), std::move(value));
+                node.keys.push_back(std::move(key));
+                node.values.push_back(std::move(value));
             } else {
-                node.map.emplace_back(std::move(key),
-                                      parseScalar(size_t(indent) + colon + 1, indent));
+                node.keys.push_back(std::move(key));
+                node.values.push_back(parseScalar(size_t(indent) + colon + 1, indent));
             }
         }
         return node;
@@ -373,7 +377,9 @@ ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSi
             event.url = toQString(uri->text());
         QString authorization;
         if (const Node *headers = request->get("headers"); headers) {
-            for (const auto &[name, value] : headers->map) {
+            for (size_t h = 0; h < headers->keys.size(); ++h) {
+                const std::string &name = headers->keys[h];
+                const Node &value = headers->values[h];
                 const QString lower = toQString(name).toLower();
                 if (lower == u"authorization")
                     authorization = toQString(value.text());
@@ -392,8 +398,9 @@ ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSi
                 }
             }
             if (const Node *headers = response->get("headers"); headers) {
-                for (const auto &[name, value] : headers->map) {
-                    const std::string text = value.text();
+                for (size_t h = 0; h < headers->keys.size(); ++h) {
+                    const std::string &name = headers->keys[h];
+                    const std::string text = headers->values[h].text();
                     if (name.size() == 4 && strncasecmp(name.c_str(), "date", 4) == 0)
                         when = parseHttpDateMs(text);
                     const bool isRequestId = event.requestId.isEmpty() &&
