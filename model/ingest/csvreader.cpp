@@ -195,9 +195,9 @@ void applyDimensions(std::string_view json, RequestEvent &event, QString &author
     rest.clear();
     if (json.empty())
         return;
-    const simdjson::padded_string padded(json);
+    // parse(ptr, len) copies into the parser's own padded buffer, reused from row to row.
     simdjson::dom::object object;
-    if (parser.parse(padded).get_object().get(object) != simdjson::SUCCESS)
+    if (parser.parse(json.data(), json.size()).get_object().get(object) != simdjson::SUCCESS)
         return;
     for (auto field : object) {
         std::string_view key = field.key;

@@ -7,6 +7,7 @@
 #include "ingest/otlpreader.h"
 #include "ingest/readerutil.h"
 #include "ingest/resiliencereader.h"
+#include "ingest/vcrreader.h"
 
 #include <QFile>
 
@@ -89,7 +90,7 @@ QStringList knownFormats()
 {
     return {QStringLiteral("ndjson"),        QStringLiteral("har"), QStringLiteral("otlp"),
             QStringLiteral("azure-records"), QStringLiteral("csv"), QStringLiteral("access"),
-            QStringLiteral("resilience")};
+            QStringLiteral("resilience"),    QStringLiteral("vcr")};
 }
 
 QString detectFormat(const QByteArray &head)
@@ -136,6 +137,9 @@ QString detectFormat(const QByteArray &head)
             return QStringLiteral("azure-records");
         return {};
     }
+
+    if (text.substr(0, 13) == "interactions:")
+        return QStringLiteral("vcr");
 
     // Line-oriented text: look at the first lines (the last may be cut off by the head limit).
     QList<std::string_view> lines;
@@ -191,6 +195,8 @@ std::unique_ptr<LogReader> createReader(const QString &format, const ReaderOptio
         return std::make_unique<AccessLogReader>(options.accessLogFormat);
     if (format == u"resilience")
         return std::make_unique<ResilienceReader>();
+    if (format == u"vcr")
+        return std::make_unique<VcrReader>();
     return nullptr;
 }
 

@@ -53,6 +53,7 @@ struct HarReader::Impl
     std::string batchRequest;
     std::string batchResponse;
     QList<RequestEvent> batchEvents;
+    ingest::BearerIdentityCache identities;
 
     // Maps one entry; false (with a reason) when it cannot become an event.
     bool mapEntry(simdjson::dom::object entry, RequestEvent &event, QString &authorization,
@@ -128,13 +129,20 @@ bool HarReader::Impl::mapEntry(simdjson::dom::object entry, RequestEvent &event,
                 simdjson::dom::object fields;
                 if (header.get_object().get(fields) != simdjson::SUCCESS)
                     continue;
-                const QString name = ingest::toQString(stringField(fields, "name")).toLower();
+                // Decide on the raw bytes: only kept headers are turned into QStrings.
+                const std::string_view rawName = stringField(fields, "name");
+                const bool requestId =
+                    event.requestId.isEmpty() && ingest::isRequestIdHeader(rawName);
+                if (!requestId && !ingest::isHeaderOfInterest(rawName))
+                    continue;
+                const QString name = ingest::toQString(rawName).toLower();
+                const QString value = ingest::toQString(stringField(fields, "value"));
                 if (name == u"retry-after")
-                    event.retryAfter = ingest::toQString(stringField(fields, "value"));
-                if (event.requestId.isEmpty() && ingest::isRequestIdHeader(name))
-                    event.requestId = ingest::toQString(stringField(fields, "value"));
-                if (ingest::isHeaderOfInterest(name))
-                    event.headers.set(name, ingest::toQString(stringField(fields, "value")));
+                    event.retryAfter = value;
+                if (requestId)
+                    event.requestId = value;
+                if (ingest::isHeaderOfInterest(rawName))
+                    event.headers.set(name, value);
             }
         }
         simdjson::dom::object content;
@@ -307,8 +315,7 @@ ReadResult HarReader::read(QIODevice &input, const QString &sourceName, IngestSi
                     counted.onMalformed(
                         {sourceName, line, QStringLiteral("entry %1: ").arg(entryNumber) + reason});
                 } else {
-                    if (!authorization.isEmpty())
-                        redact::applyIdentityFromAuthorization(event, authorization);
+                    d->identities.apply(event, authorization);
                     d->batchEvents.clear();
                     if (!d->batchResponse.empty() &&
                         ingest::explodeGraphBatch(event, d->batchRequest, d->batchResponse,

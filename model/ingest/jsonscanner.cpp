@@ -16,7 +16,9 @@ JsonStreamScanner::JsonStreamScanner(QIODevice &device, const ReadControl &contr
 {
     m_total = device.isSequential() ? -1 : device.size();
     m_base = device.pos();
-    reserve(kChunkSize * 2);
+    // Small inputs (a POST body, a short export) get a small buffer; large ones two chunks.
+    const qint64 remaining = m_total < 0 ? qint64(kChunkSize) : m_total - m_base;
+    reserve(size_t(std::clamp<qint64>(remaining + 1, 64 * 1024, qint64(kChunkSize) * 2)));
 }
 
 void JsonStreamScanner::reserve(size_t capacity)
@@ -25,7 +27,9 @@ void JsonStreamScanner::reserve(size_t capacity)
     auto bigger = std::make_unique<char[]>(capacity + simdjson::SIMDJSON_PADDING);
     if (m_size > 0)
         std::memcpy(bigger.get(), m_data.get(), m_size);
-    std::memset(bigger.get() + m_size, 0, capacity + simdjson::SIMDJSON_PADDING - m_size);
+    // Only the padding needs defined bytes; the rest is overwritten by reads before use.
+    std::memset(bigger.get() + capacity, 0, simdjson::SIMDJSON_PADDING);
+    std::memset(bigger.get() + m_size, 0, simdjson::SIMDJSON_PADDING);
     m_data = std::move(bigger);
     m_capacity = capacity;
 }
@@ -48,8 +52,10 @@ bool JsonStreamScanner::fill()
             m_pin -= keep;
         m_base += static_cast<qint64>(keep);
     }
-    if (m_capacity - m_size < kChunkSize)
-        reserve(std::max(m_capacity * 2, m_size + kChunkSize));
+    // Read in chunks of up to kChunkSize; a pinned value larger than the buffer doubles it.
+    const size_t wantFree = std::min(kChunkSize, m_capacity / 2);
+    if (m_capacity - m_size < wantFree)
+        reserve(std::max(m_capacity * 2, m_size + wantFree));
     const qint64 got =
         m_device.read(m_data.get() + m_size, static_cast<qint64>(m_capacity - m_size));
     if (got < 0) {

@@ -5,6 +5,7 @@
 
 #include <QIODevice>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -25,7 +26,11 @@ LineSource::LineSource(QIODevice &device, const ReadControl &control)
     m_bufferOffset = device.pos();
     m_offsetAfter = m_bufferOffset;
     m_lineNumber = control.startLine;
-    m_buffer.reserve(kChunkSize * 2);
+    // Small inputs get a small buffer (a test file, a POST body); large ones 4 MiB chunks.
+    m_chunkSize = m_total < 0
+                      ? kChunkSize
+                      : std::clamp<qint64>(m_total - m_bufferOffset + 1, 64 * 1024, kChunkSize);
+    m_buffer.reserve(m_chunkSize * 2);
 }
 
 bool LineSource::fill()
@@ -38,8 +43,8 @@ bool LineSource::fill()
         m_begin = 0;
     }
     const qsizetype oldSize = m_buffer.size();
-    m_buffer.resize(oldSize + kChunkSize);
-    const qint64 got = m_device.read(m_buffer.data() + oldSize, kChunkSize);
+    m_buffer.resize(oldSize + m_chunkSize);
+    const qint64 got = m_device.read(m_buffer.data() + oldSize, m_chunkSize);
     if (got < 0) {
         m_readError = m_device.errorString();
         m_buffer.resize(oldSize);
@@ -122,22 +127,101 @@ void finishEvent(RequestEvent &event, QStringView authorization)
     redact::redactEvent(event);
 }
 
-bool isHeaderOfInterest(QStringView lowerName)
+void BearerIdentityCache::apply(RequestEvent &event, const QString &authorization)
 {
-    if (lowerName.startsWith(u"x-ms-") || lowerName.startsWith(u"retry-after") ||
-        lowerName.startsWith(u"ratelimit") || lowerName.startsWith(u"x-ratelimit") ||
-        lowerName.startsWith(u"x-rate-limit"))
-        return true;
-    return lowerName.contains(u"throttl") || lowerName == u"request-id" ||
-           lowerName == u"client-request-id" || lowerName == u"x-request-id" ||
-           lowerName == u"x-correlation-id";
+    if (authorization.isEmpty())
+        return;
+    if (authorization != m_lastAuthorization) {
+        m_lastAuthorization = authorization;
+        const auto claims = redact::claimsFromAuthorization(authorization);
+        m_identity =
+            claims ? (claims->user.isEmpty() ? claims->objectId : claims->user) : QString();
+        m_app = claims ? claims->app : QString();
+        m_tenant = claims ? claims->tenant : QString();
+    }
+    if (event.identity.isEmpty())
+        event.identity = m_identity;
+    if (event.app.isEmpty())
+        event.app = m_app;
+    if (event.tenant.isEmpty())
+        event.tenant = m_tenant;
 }
 
-bool isRequestIdHeader(QStringView lowerName)
+namespace {
+
+// Header names are ASCII; they are copied lower-case into a small stack buffer so the checks
+// below are plain byte comparisons (QString::contains/startsWith showed up in profiles).
+constexpr size_t kMaxHeaderName = 96;
+
+template <typename Char>
+std::optional<std::string_view> lowerAscii(const Char *data, size_t size, char *buffer)
 {
-    return lowerName == u"request-id" || lowerName == u"x-ms-request-id" ||
-           lowerName == u"client-request-id" || lowerName == u"x-ms-client-request-id" ||
-           lowerName == u"x-request-id";
+    if (size > kMaxHeaderName)
+        return std::nullopt;
+    for (size_t i = 0; i < size; ++i) {
+        const auto c = static_cast<char32_t>(data[i]);
+        if (c > 0x7F)
+            return std::nullopt;
+        buffer[i] = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    return std::string_view(buffer, size);
+}
+
+bool startsWith(std::string_view text, std::string_view prefix)
+{
+    return text.size() >= prefix.size() && text.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool interesting(std::string_view n)
+{
+    switch (n.empty() ? '\0' : n.front()) {
+    case 'x':
+        return startsWith(n, "x-ms-") || startsWith(n, "x-ratelimit") ||
+               startsWith(n, "x-rate-limit") || n == "x-request-id" || n == "x-correlation-id" ||
+               n.find("throttl") != std::string_view::npos;
+    case 'r':
+        return startsWith(n, "retry-after") || startsWith(n, "ratelimit") || n == "request-id";
+    case 'c':
+        return n == "client-request-id";
+    default:
+        return n.find("throttl") != std::string_view::npos;
+    }
+}
+
+bool requestId(std::string_view n)
+{
+    return n == "request-id" || n == "x-ms-request-id" || n == "client-request-id" ||
+           n == "x-ms-client-request-id" || n == "x-request-id";
+}
+
+} // namespace
+
+bool isHeaderOfInterest(QStringView name)
+{
+    char buffer[kMaxHeaderName];
+    const auto lower = lowerAscii(name.utf16(), size_t(name.size()), buffer);
+    return lower && interesting(*lower);
+}
+
+bool isHeaderOfInterest(std::string_view name)
+{
+    char buffer[kMaxHeaderName];
+    const auto lower = lowerAscii(name.data(), name.size(), buffer);
+    return lower && interesting(*lower);
+}
+
+bool isRequestIdHeader(QStringView name)
+{
+    char buffer[kMaxHeaderName];
+    const auto lower = lowerAscii(name.utf16(), size_t(name.size()), buffer);
+    return lower && requestId(*lower);
+}
+
+bool isRequestIdHeader(std::string_view name)
+{
+    char buffer[kMaxHeaderName];
+    const auto lower = lowerAscii(name.data(), name.size(), buffer);
+    return lower && requestId(*lower);
 }
 
 QString bodyText(std::string_view utf8)

@@ -53,6 +53,7 @@ private:
     qint64 m_offsetAfter = 0;
     qint64 m_bytesRead = 0;
     qint64 m_total = -1;
+    qint64 m_chunkSize = 0;
     qint64 m_lastProgress = 0;
     quint32 m_linesSinceCancelCheck = 0;
     bool m_eof = false;
@@ -88,12 +89,30 @@ private:
 // The authorization value itself is never stored.
 void finishEvent(RequestEvent &event, QStringView authorization = {});
 
+// Identity from bearer tokens, decoded once per distinct token: a capture repeats the same
+// token on thousands of requests, and decoding (base64 + JSON) costs microseconds each time.
+// Fills identity (user, else object id), app and tenant, each only when still empty.
+class BearerIdentityCache
+{
+public:
+    void apply(RequestEvent &event, const QString &authorization);
+
+private:
+    QString m_lastAuthorization;
+    QString m_identity;
+    QString m_app;
+    QString m_tenant;
+};
+
 // Whether a response header is worth keeping on an event: throttle and rate-limit dialects,
 // Retry-After variants, request ids, Azure diagnostics. Everything else (caching, content,
 // security headers) is dropped so that captures of hundreds of MB stay small in memory.
-bool isHeaderOfInterest(QStringView lowerName);
-// Request ids carried by response (or request) headers, in order of preference.
-bool isRequestIdHeader(QStringView lowerName);
+// Names in any case.
+bool isHeaderOfInterest(QStringView name);
+bool isHeaderOfInterest(std::string_view name);
+// Request ids carried by response (or request) headers. Names in any case.
+bool isRequestIdHeader(QStringView name);
+bool isRequestIdHeader(std::string_view name);
 
 // Apache/nginx $time_local: "17/May/2015:10:05:03 +0000" (without the brackets).
 std::optional<qint64> parseClfTimeMs(std::string_view text);

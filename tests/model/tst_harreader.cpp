@@ -514,6 +514,29 @@ private slots:
         QVERIFY(result.fatalError.contains(u"after 6 entries"));
     }
 
+    void entryLargerThanTheReadBufferGrowsIt()
+    {
+        // One 20 MB entry (the read buffer starts at 8 MiB at most): the pinned entry must
+        // survive every refill and regrowth. Its body is kept cut to 64 KiB (a 500).
+        const QByteArray big(20 * 1024 * 1024, 'a');
+        const QByteArray har =
+            "{\"log\":{\"entries\":[{\"startedDateTime\":\"2026-01-01T00:00:00Z\","
+            "\"request\":{\"method\":\"GET\",\"url\":\"https://big.example/\"},"
+            "\"response\":{\"status\":500,\"content\":{\"text\":\"" +
+            big +
+            "\"}}},{\"startedDateTime\":\"2026-01-01T00:00:01Z\",\"request\":{\"method\":"
+            "\"GET\",\"url\":\"https://after.example/\"}}]}}";
+        HarReader reader;
+        CollectingSink sink;
+        const ReadResult result = readBytes(reader, har, sink, u"big.har"_qs);
+        QVERIFY2(result.fatalError.isEmpty(), qPrintable(result.fatalError));
+        QCOMPARE(result.events, 2);
+        QCOMPARE(sink.events[0].body.size(), 64 * 1024);
+        QCOMPARE(sink.events[1].url, u"https://after.example/"_qs);
+        QCOMPARE(sink.events[1].offset,
+                 qint64(har.indexOf("{\"startedDateTime\":\"2026-01-01T00:00:01Z")));
+    }
+
     void largeCaptureStreamsWithProgressAndCancel()
     {
         // ~30 MB: several buffer refills, with strings full of braces, quotes and backslashes

@@ -8,6 +8,7 @@
 #include "ingest/formatdetect.h"
 #include "ingest/otlpreader.h"
 #include "ingest/resiliencereader.h"
+#include "ingest/vcrreader.h"
 
 #include "importertestutil.h"
 
@@ -52,6 +53,14 @@ private slots:
         QTest::newRow("sb vnet")
             << "servicebus/azure-docs_monitor-service-bus-reference_VNetAndIPFiltering-example.json"
             << "azure-records";
+        const QDir fabric(thirdParty("fabric"));
+        for (const QString &name : fabric.entryList({QStringLiteral("*.yaml")}, QDir::Files))
+            QTest::newRow(qPrintable(name)) << (u"fabric/" + name) << u"vcr"_qs;
+        // A swagger document: JSON, but no log of any kind.
+        QTest::newRow("fabric swagger")
+            << "fabric/fabric-rest-api-specs_common_definitions.SPEC.json" << QString();
+        QTest::newRow("graph batch http response")
+            << "graph/graph-docs_json-batching_example-response.http" << QString();
         QTest::newRow("graph http response")
             << "graph/graph-docs_throttling_sample-429-response.http" << QString();
     }
@@ -543,6 +552,28 @@ private slots:
         QCOMPARE(rest.events.front().offset, cut);
     }
 
+    void lineReadersStopWhenCancelled()
+    {
+        // Line readers poll the flag every 4096 lines: a pre-set flag stops the 10000-line log
+        // early, and the result says so.
+        std::atomic<bool> cancel{true};
+        ReadControl control;
+        control.cancel = &cancel;
+        qint64 progressCalls = 0;
+        control.progress = [&](qint64 done, qint64 total) {
+            ++progressCalls;
+            QVERIFY(done <= total);
+        };
+        AccessLogReader reader;
+        CollectingSink sink;
+        const ReadResult result = readFile(
+            reader, thirdParty("oplogs/elastic-examples_apache_logs_combined.log"), sink, control);
+        QVERIFY(result.cancelled);
+        QVERIFY(result.events < 10000);
+        QCOMPARE(result.events, qint64(sink.events.size()));
+        QVERIFY(progressCalls >= 1); // the final report
+    }
+
     // ---- Azure records -----------------------------------------------------------------------
 
     void azureRecords_data()
@@ -655,6 +686,128 @@ private slots:
         QCOMPARE(send.tsMs, isoMs("2026-02-18T22:44:09.000Z"));
         QCOMPARE(audit.events[1].method, u"Receive"_qs);
         QCOMPARE(audit.events[1].status, 200);
+    }
+
+    // ---- VCR cassettes (Fabric CLI recordings) -------------------------------------------------
+
+    void fabricCassettes_data()
+    {
+        // grep -c '^- request:' / '^      Date:' / 'code: 429' per file: every interaction has a
+        // Date; statuses over all four files: 75x200, 9x201, 1x400, 5x429.
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("events");
+        QTest::addColumn<int>("throttled");
+        QTest::newRow("acls") << "fabric/fabric-cli-vcr_test_acls_rm_connection_sp_success.yaml"
+                              << 16 << 1;
+        QTest::newRow("cd") << "fabric/fabric-cli-vcr_test_cd_subfolder_success.yaml" << 36 << 2;
+        QTest::newRow("mkdir") << "fabric/fabric-cli-vcr_test_mkdir_subfolder_success.yaml" << 17
+                               << 1;
+        QTest::newRow("rm") << "fabric/fabric-cli-vcr_test_rm_non_empty_folder_failure.yaml" << 21
+                            << 1;
+    }
+
+    void fabricCassettes()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, events);
+        QFETCH(int, throttled);
+        const QString path = QStringLiteral(TS_THIRDPARTY_DIR "/") + file;
+        QCOMPARE(detectFileFormat(path, nullptr), u"vcr"_qs);
+        VcrReader reader;
+        CollectingSink sink;
+        const ReadResult result = readFile(reader, path, sink);
+        QVERIFY2(result.fatalError.isEmpty(), qPrintable(result.fatalError));
+        QCOMPARE(result.events, events);
+        QCOMPARE(result.malformed, 0);
+        int seen = 0;
+        for (const RequestEvent &e : sink.events) {
+            QVERIFY(e.url.startsWith(u"https://api.fabric.microsoft.com/v1/"));
+            QVERIFY(!e.method.isEmpty());
+            QVERIFY(e.tsMs >= isoMs("2025-01-01T00:00:00.000Z"));
+            if (e.status != 429)
+                continue;
+            ++seen;
+            QVERIFY(!e.retryAfter.isEmpty());
+            QCOMPARE(e.headers.value(u"x-ms-public-api-error-code"), u"RequestBlocked"_qs);
+            QVERIFY(e.body.contains(u"\"errorCode\": \"RequestBlocked\""));
+        }
+        QCOMPARE(seen, throttled);
+    }
+
+    void fabricThrottleAsRecorded()
+    {
+        // The rm cassette's 429 (line 5486 of the file): Date, RequestId, Retry-After and the
+        // folded single-quoted body, read by hand.
+        VcrReader reader;
+        CollectingSink sink;
+        readFile(reader, thirdParty("fabric/fabric-cli-vcr_test_rm_non_empty_folder_failure.yaml"),
+                 sink);
+        QCOMPARE(sink.events.front().tsMs, isoMs("2025-09-03T07:02:21.000Z"));
+        const auto it = std::find_if(sink.events.begin(), sink.events.end(),
+                                     [](const RequestEvent &e) { return e.status == 429; });
+        QVERIFY(it != sink.events.end());
+        QCOMPARE(it->tsMs, isoMs("2025-09-03T07:02:27.000Z"));
+        QCOMPARE(it->method, u"GET"_qs);
+        QCOMPARE(
+            it->url,
+            u"https://api.fabric.microsoft.com/v1/workspaces/916933dd-72f5-4d84-84d3-3552275d7fbc/folders?recursive=True"_qs);
+        QCOMPARE(it->retryAfter, u"53"_qs);
+        QCOMPARE(it->requestId, u"31551ddf-4f45-4022-bda9-34a804c5fb62"_qs);
+        QCOMPARE(it->body,
+                 u"{\"requestId\": \"31551ddf-4f45-4022-bda9-34a804c5fb62\", \"errorCode\": "
+                 "\"RequestBlocked\", \"message\": \"Request is blocked by the upstream service "
+                 "until: 9/3/2025 7:03:20 AM (UTC)\"}"_qs);
+    }
+
+    void vcrScalarsAndDates()
+    {
+        const QByteArray cassette =
+            "interactions:\n"
+            "- request:\n"
+            "    body: '{\"a\": 1}'\n"
+            "    headers:\n"
+            "      Authorization:\n"
+            "      - Bearer " +
+            makeJwt({{QStringLiteral("upn"), QStringLiteral("sp@contoso.com")}}).toLatin1() +
+            "\n"
+            "    method: POST\n"
+            "    uri: https://x.example/a?sig=SECRET\n"
+            "  response:\n"
+            "    body:\n"
+            "      string: \"line one\\n\\\"quoted\\\" \\u00e9\n"
+            "        folded\"\n"
+            "    headers:\n"
+            "      date:\n"
+            "      - 18 Feb 2026 22:44:09 GMT\n"
+            "      x-ms-throttle-scope:\n"
+            "      - User\n"
+            "      - Application\n"
+            "    status:\n"
+            "      code: 503\n"
+            "      message: Service Unavailable\n"
+            "- request:\n"
+            "    method: GET\n"
+            "    uri: https://x.example/b\n"
+            "  response:\n"
+            "    status: {code: 200}\n"
+            "version: 1\n";
+        VcrReader reader;
+        CollectingSink sink;
+        const ReadResult result = readBytes(reader, cassette, sink, u"c.yaml"_qs);
+        QCOMPARE(result.events, 1);
+        QCOMPARE(result.malformed, 1); // the second has no Date
+        QCOMPARE(sink.malformed[0].toString().left(9), u"c.yaml:22"_qs);
+        const RequestEvent &e = sink.events[0];
+        QCOMPARE(e.tsMs, isoMs("2026-02-18T22:44:09.000Z"));
+        QCOMPARE(e.status, 503);
+        QCOMPARE(e.identity, u"sp@contoso.com"_qs);
+        QVERIFY(!e.url.contains(u"SECRET"));
+        QCOMPARE(e.headers.value(u"x-ms-throttle-scope"), u"User, Application"_qs);
+        QCOMPARE(e.body, u"line one\n\"quoted\" \u00e9 folded"_qs);
+        QCOMPARE(parseHttpDateMs("Wed, 03 Sep 2025 07:02:21 GMT"),
+                 isoMs("2025-09-03T07:02:21.000Z"));
+        QVERIFY(!parseHttpDateMs("Wed, 33 Sep 2025 07:02:21 GMT"));
+        QVERIFY(!parseHttpDateMs("yesterday"));
     }
 
     // ---- resilience --------------------------------------------------------------------------

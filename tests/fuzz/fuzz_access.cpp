@@ -1,0 +1,12 @@
+// libFuzzer harness for AccessLogReader: any bytes must read without crashing, leaking or emitting
+// a secret (see fuzzcommon.h).
+#include "ingest/accesslogreader.h"
+
+#include "fuzzcommon.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    ts::AccessLogReader reader;
+    ts::fuzz::runReader(reader, data, size);
+    return 0;
+}

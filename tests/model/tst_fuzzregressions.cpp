@@ -1,0 +1,94 @@
+// Every input under tests/data/fuzz-regressions/<format>/ (crashes found by the libFuzzer
+// harnesses in tests/fuzz/, and hand-written edge cases) read by its reader and by format
+// detection: no crash, counts that match what was emitted, fatal errors that name the file,
+// no bearer token in any event.
+#include "ingest/formatdetect.h"
+
+#include "importertestutil.h"
+
+#include <QDirIterator>
+#include <QFileInfo>
+
+using namespace ts;
+using namespace ts::testutil;
+
+class TestFuzzRegressions : public QObject
+{
+    Q_OBJECT
+private slots:
+    void regressions_data()
+    {
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QString>("path");
+        const QString root = QStringLiteral(TS_TEST_DATA_DIR "/fuzz-regressions");
+        int files = 0;
+        for (const QString &format : knownFormats()) {
+            QDirIterator it(root + u'/' + format, QDir::Files);
+            while (it.hasNext()) {
+                const QString path = it.next();
+                QTest::newRow(qPrintable(format + u'/' + it.fileName())) << format << path;
+                ++files;
+            }
+        }
+        // The folder is not allowed to vanish silently.
+        QVERIFY(files >= 9);
+    }
+
+    void regressions()
+    {
+        QFETCH(QString, format);
+        QFETCH(QString, path);
+        const auto reader = createReader(format);
+        QVERIFY(reader);
+        CollectingSink sink;
+        const ReadResult result = readFile(*reader, path, sink);
+        QCOMPARE(result.events, qint64(sink.events.size()));
+        QCOMPARE(result.malformed, qint64(sink.malformed.size()));
+        QVERIFY(result.bytesRead <= QFileInfo(path).size());
+        if (!result.fatalError.isEmpty())
+            QVERIFY2(result.fatalError.startsWith(path + u": "), qPrintable(result.fatalError));
+        for (const MalformedRecord &record : sink.malformed) {
+            QCOMPARE(record.source, path);
+            QVERIFY(!record.reason.isEmpty());
+        }
+        for (const RequestEvent &event : sink.events)
+            QVERIFY(!dumpEvent(event).contains(u"Bearer eyJ"));
+
+        // Detection on the same bytes, and whatever reader it picks, must be just as safe.
+        const QString detected = detectFormat(fileBytes(path));
+        if (!detected.isEmpty()) {
+            QVERIFY(knownFormats().contains(detected));
+            CollectingSink other;
+            const ReadResult again = readFile(*createReader(detected), path, other);
+            QCOMPARE(again.events, qint64(other.events.size()));
+        }
+    }
+
+    void truncatedEscapeIsAFatalErrorNotACrash()
+    {
+        const QString path =
+            QStringLiteral(TS_TEST_DATA_DIR "/fuzz-regressions/har/escape-at-end-of-input.har");
+        CollectingSink sink;
+        const ReadResult result = readFile(*createReader(QStringLiteral("har")), path, sink);
+        QVERIFY(sink.events.empty());
+        QVERIFY2(result.fatalError.contains(u"corrupt HAR"), qPrintable(result.fatalError));
+    }
+
+    void batchWithWrongTypesStillYieldsTheEnvelope()
+    {
+        // A $batch whose sub-response has a string status and array headers: the envelope is
+        // emitted, the sub-response keeps what could be read (status unknown = 0).
+        const QString path =
+            QStringLiteral(TS_TEST_DATA_DIR "/fuzz-regressions/har/batch-with-wrong-types.har");
+        CollectingSink sink;
+        const ReadResult result = readFile(*createReader(QStringLiteral("har")), path, sink);
+        QVERIFY2(result.fatalError.isEmpty(), qPrintable(result.fatalError));
+        QCOMPARE(result.events, 2);
+        QVERIFY(sink.events[0].batchEnvelope);
+        QCOMPARE(sink.events[1].batchIndex, 0); // matched by the numeric id 1
+        QCOMPARE(sink.events[1].status, 0);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFuzzRegressions)
+#include "tst_fuzzregressions.moc"
