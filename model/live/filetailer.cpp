@@ -113,6 +113,11 @@ void FileTailer::setOrphanGraceMs(int milliseconds)
     m_orphanGraceMs = qMax(0, milliseconds);
 }
 
+void FileTailer::setFileSystemWatcherEnabled(bool enabled)
+{
+    m_useWatcher = enabled;
+}
+
 void FileTailer::addFile(const QString &path)
 {
     m_watches.append({QFileInfo(path).absoluteFilePath(), {}});
@@ -432,7 +437,7 @@ void FileTailer::closeOrphan(Tracked &file)
 
 void FileTailer::refreshWatcher(const QStringList &candidates)
 {
-    if (!m_watcher)
+    if (!m_watcher || !m_useWatcher)
         return;
     QStringList wanted;
     for (const Watch &watch : std::as_const(m_watches)) {
