@@ -79,6 +79,9 @@ struct ThrottleSummary
     QMap<QString, qint64> byErrorCode; // "none" for a throttle without a code
     QMap<QString, qint64> byScope;     // "Application", "User", ... ("none" without a scope)
     QMap<QString, qint64> byKind;      // rate-limit | capacity | server-busy
+    // Throttles per identity (the event's identity, "none" when unknown) and error code, for the
+    // Throttles view's identity x errorCode table.
+    QMap<QString, QMap<QString, qint64>> byIdentityAndErrorCode;
 };
 
 struct ReportData

@@ -773,8 +773,20 @@ std::optional<qint64> parseRetryAfterDelayMs(QStringView value, qint64 responseM
     const QStringView v = trim(value);
     if (v.isEmpty())
         return std::nullopt;
-    if (isDigit(v[0]) || v[0] == u'.')
-        return secondsToMs(v);
+    if (isDigit(v[0]) || v[0] == u'.') {
+        if (!v.contains(u','))
+            return secondsToMs(v);
+        // A proxy that merged duplicate headers ("55, 55"): every member must be a number;
+        // the longest wait is the advice that honours all of them.
+        std::optional<qint64> longest;
+        for (const QStringView member : v.tokenize(u',')) {
+            const auto ms = secondsToMs(member);
+            if (!ms)
+                return std::nullopt;
+            longest = std::max(longest.value_or(0), *ms);
+        }
+        return longest;
+    }
     const auto date = parseHttpDateMs(v);
     if (!date)
         return std::nullopt;
@@ -1154,6 +1166,14 @@ std::optional<double> sfNumber(QStringView v)
     return parseDecimal(t);
 }
 
+// A policy item's window: "w" (drafts >= 03), "window" (drafts 01-02).
+std::optional<double> policyWindow(const SfItem &item)
+{
+    if (auto w = sfNumber(sfParam(item.params, "w"_L1)))
+        return w;
+    return sfNumber(sfParam(item.params, "window"_L1));
+}
+
 std::optional<qint64> resetDeltaToInstant(QStringView v, qint64 responseMs)
 {
     const auto ms = secondsToMs(v);
@@ -1213,7 +1233,7 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
             const bool sameName = !info.policyName.isEmpty() && item.name == info.policyName;
             if (!info.limit || sameName) {
                 info.limit = quota;
-                info.windowSeconds = sfNumber(sfParam(item.params, "w"_L1));
+                info.windowSeconds = policyWindow(item);
                 if (info.policyName.isEmpty() &&
                     !isDigit(item.name.isEmpty() ? QChar() : item.name[0]))
                     info.policyName = item.name.toString();
@@ -1228,10 +1248,11 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
         if (!v.isEmpty())
             info.limit = leadingNumber(v);
         if (!info.windowSeconds) {
-            // "100, 100;w=60": the window of the first policy item
-            const qsizetype w = indexOfCi(v, "w="_L1, 0);
-            if (w > 0)
-                info.windowSeconds = leadingNumber(QStringView(v).sliced(w + 2));
+            // "100, 100;w=60" (draft 01-02: "10, 10;window=1"): the first policy item's window
+            forEachSfMember(v, [&](const SfItem &item) {
+                if (!info.windowSeconds)
+                    info.windowSeconds = policyWindow(item);
+            });
         }
     }
     if (!info.remaining) {
@@ -1347,7 +1368,8 @@ bool hasRetryAfterAdvice(const RequestEvent &event)
         return true;
     if (event.headers.isEmpty())
         return false;
-    return event.headers.contains(u"retry-after"_sv) || event.headers.contains(u"retry-after-ms"_sv) ||
+    return event.headers.contains(u"retry-after"_sv) ||
+           event.headers.contains(u"retry-after-ms"_sv) ||
            event.headers.contains(u"x-ms-retry-after-ms"_sv);
 }
 
@@ -1424,9 +1446,14 @@ ThrottleSignals extract(const RequestEvent &event)
 
     const qint64 responseMs = responseTimeMs(event);
     std::optional<qint64> retryAt;
+    // The retryAfter field is the Retry-After header as the logger saw it; the header itself
+    // is only read when the field is absent or unreadable.
+    bool retryAfterRead = false;
     if (!event.retryAfter.isEmpty()) {
-        if (const auto d = parseRetryAfterDelayMs(event.retryAfter, responseMs))
+        if (const auto d = parseRetryAfterDelayMs(event.retryAfter, responseMs)) {
             takeLatest(retryAt, addClamped(responseMs, *d));
+            retryAfterRead = true;
+        }
     }
 
     if (!event.headers.isEmpty()) {
@@ -1439,7 +1466,7 @@ ThrottleSignals extract(const RequestEvent &event)
                 continue;
             }
             if (name == u"retry-after"_sv) {
-                if (event.retryAfter.isEmpty()) { // the field is the same header, parsed above
+                if (!retryAfterRead) {
                     if (const auto d = parseRetryAfterDelayMs(value, responseMs))
                         takeLatest(retryAt, addClamped(responseMs, *d));
                 }
@@ -1468,7 +1495,10 @@ ThrottleSignals extract(const RequestEvent &event)
     }
 
     if (!event.body.isEmpty() && interesting) {
-        takeLatest(retryAt, parseBlockedUntilMs(event.body));
+        // A "blocked until" further out than any believable advice is a mangled date.
+        if (const auto until = parseBlockedUntilMs(event.body);
+            until && *until - responseMs <= kMaxAdviceMs)
+            takeLatest(retryAt, until);
         if (const auto d = parsePleaseWaitDelayMs(event.body))
             takeLatest(retryAt, addClamped(responseMs, *d));
     }
@@ -1477,6 +1507,10 @@ ThrottleSignals extract(const RequestEvent &event)
     if (result.throttled && result.rateLimit.remaining && *result.rateLimit.remaining <= 0)
         takeLatest(retryAt, result.rateLimit.resetAtMs);
 
+    // Advice pointing before the response (clock skew, a reset already passed) means "now":
+    // nobody can send again before the answer arrived.
+    if (retryAt && *retryAt < responseMs)
+        retryAt = responseMs;
     result.retryAtMs = retryAt;
     return result;
 }

@@ -109,7 +109,7 @@ struct ThrottleSignals
     // Earliest instant at which sending again honours *all* advice present: the latest of
     // Retry-After (relative to responseTimeMs), retry-after-ms / x-ms-retry-after-ms, Fabric's
     // "blocked until", Service Bus "please wait N seconds", and, on a throttled answer whose
-    // generic rate limit says remaining <= 0, that limit's reset.
+    // generic rate limit says remaining <= 0, that limit's reset. Never before responseTimeMs.
     std::optional<qint64> retryAtMs;
     std::optional<double> limitPercentage;
     std::optional<ThrottleScope> scope;

@@ -3,6 +3,7 @@
 // responses). Expected values for the real samples are read from the files by this test's own
 // small readers, never copied from what the implementation printed.
 
+#include "alloccounter.h"
 #include "signals/throttlesignals.h"
 
 #include <QDateTime>
@@ -227,6 +228,10 @@ private slots:
         QTest::newRow("plus-sign") << u"+5"_qs << kT << kAbsent;
         QTest::newRow("exponent") << u"1e3"_qs << kT << kAbsent;
         QTest::newRow("unit-suffix") << u"120s"_qs << kT << kAbsent;
+        QTest::newRow("merged-duplicates") << u"55, 55"_qs << kT << Q_INT64_C(55000);
+        QTest::newRow("merged-different-takes-longest") << u"5,30"_qs << kT << Q_INT64_C(30000);
+        QTest::newRow("merged-with-garbage") << u"5, soon"_qs << kT << kAbsent;
+        QTest::newRow("merged-empty-member") << u"5,"_qs << kT << kAbsent;
         QTest::newRow("two-numbers") << u"5 5"_qs << kT << kAbsent;
         QTest::newRow("just-dot") << u"."_qs << kT << kAbsent;
         QTest::newRow("empty") << QString() << kT << kAbsent;
@@ -655,6 +660,12 @@ private slots:
                            u"RateLimit-Remaining"_qs, u"99"_qs,
                            u"RateLimit-Reset"_qs,     u"59"_qs}
             << 100.0 << 99.0 << kT + 59000 << 60.0 << QString();
+        QTest::newRow("ratelimit-limit-window-draft-01")
+            << QStringList{u"RateLimit-Limit"_qs, u"10, 10;window=1, 50;window=60"_qs} << 10.0
+            << kNoDouble << kAbsent << 1.0 << QString();
+        QTest::newRow("policy-window-draft-01")
+            << QStringList{u"RateLimit-Policy"_qs, u"50;window=60"_qs} << 50.0 << kNoDouble
+            << kAbsent << 60.0 << QString();
         QTest::newRow("x-ratelimit-epoch-seconds")
             << QStringList{u"X-RateLimit-Limit"_qs,     u"5000"_qs,
                            u"X-RateLimit-Remaining"_qs, u"0"_qs,
@@ -794,6 +805,10 @@ private slots:
         QTest::newRow("503-serverbusy-code")
             << 503 << u"ServerBusy"_qs << QStringList() << QString() << QString() << true
             << u"server-busy"_qs << true;
+        QTest::newRow("503-storage-xml")
+            << 503 << QString() << QStringList()
+            << u"<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>ServerBusy</Code><Message>Egress is over the account limit.</Message></Error>"_qs
+            << QString() << true << u"server-busy"_qs << true;
         QTest::newRow("503-amqp") << 503 << QString() << QStringList()
                                   << u"com.microsoft:server-busy"_qs << QString() << true
                                   << u"server-busy"_qs << true;
@@ -880,6 +895,22 @@ private slots:
                                            << QStringList() << QString() << kT;
         QTest::newRow("garbage") << 429 << -1.0 << u"later"_qs << QStringList() << QString()
                                  << kAbsent;
+        QTest::newRow("garbage-field-falls-back-to-header")
+            << 429 << -1.0 << u"later"_qs << QStringList{u"Retry-After"_qs, u"9"_qs} << QString()
+            << kT + 9000;
+        QTest::newRow("blocked-until-in-past-means-now")
+            << 429 << -1.0 << QString() << QStringList()
+            << u"Request is blocked by the upstream service until: 9/2/2025 5:21:55 PM (UTC)"_qs
+            << kT;
+        QTest::newRow("blocked-until-centuries-away-ignored")
+            << 429 << -1.0 << u"5"_qs << QStringList()
+            << u"Request is blocked by the upstream service until: 9/2/2999 5:21:55 PM (UTC)"_qs
+            << kT + 5000;
+        QTest::newRow("reset-in-past-means-now")
+            << 429 << -1.0 << QString()
+            << QStringList{u"X-RateLimit-Remaining"_qs, u"0"_qs, u"X-RateLimit-Reset"_qs,
+                           u"1700000000"_qs}
+            << QString() << kT;
         QTest::newRow("none-onenote") << 429 << -1.0 << QString() << QStringList()
                                       << u"{\"error\":{\"code\":\"20166\"}}"_qs << kAbsent;
         QTest::newRow("exhausted-ratelimit")
@@ -954,6 +985,38 @@ private slots:
                 s.throttleInformation.isEmpty());
     }
 
+    // The report calls extract() for every line: a plain success (or one carrying only the
+    // Graph soft-limit header) must not touch the heap.
+    void hotPathAllocatesNothing()
+    {
+#ifndef TS_COUNTS_ALLOCATIONS
+        QSKIP("allocation counting needs glibc malloc (not available under ASan)");
+#else
+        RequestEvent plain;
+        plain.tsMs = kT;
+        plain.status = 200;
+        plain.url = u"https://api.fabric.microsoft.com/v1/workspaces"_qs;
+        plain.errorCode = u"x"_qs;
+        RequestEvent soft = plain;
+        soft.headers.set(u"x-ms-throttle-limit-percentage"_qs, u"0.85"_qs);
+        soft.headers.set(u"x-ms-resource-unit"_qs, u"1"_qs);
+        { // the counter itself works: a fresh string does allocate
+            const long start = ts::testing::allocationCount.load();
+            const QString fresh = QString::number(1234567890123LL);
+            QVERIFY(ts::testing::allocationCount.load() > start && !fresh.isEmpty());
+        }
+        qint64 sink = 0;
+        const long before = ts::testing::allocationCount.load();
+        for (int i = 0; i < 1000; ++i) {
+            const ThrottleSignals a = extract(plain);
+            const ThrottleSignals b = extract(soft);
+            sink += a.throttled + isThrottle(plain) + qint64(b.limitPercentage.value_or(0) * 100);
+        }
+        QCOMPARE(ts::testing::allocationCount.load() - before, 0L);
+        QCOMPARE(sink, qint64(85) * 1000);
+#endif
+    }
+
     void responseTime()
     {
         RequestEvent event;
@@ -1010,7 +1073,7 @@ private slots:
             else
                 QVERIFY2(!blocked, qPrintable(prefix.toString()));
             RequestEvent event;
-            event.tsMs = kT;
+            event.tsMs = kFabricDate;
             event.status = 429;
             event.body = prefix.toString();
             const ThrottleSignals s = extract(event);

@@ -1,0 +1,61 @@
+#pragma once
+// Where the events table gets its rows: pages of matching events by keyset (row id), never the
+// whole set. The workspace (SQLite, store/) is the real source; MemoryEventSource serves events
+// already in memory (a small import, the demo) through the same interface.
+
+#include "core/requestevent.h"
+
+#include <QList>
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+namespace ts::models {
+
+struct EventQuery
+{
+    QString identity;          // exact
+    std::optional<int> status; // exact HTTP status
+    QString errorCode;         // exact
+    QString lane;              // exact
+    QString text;              // case-insensitive substring of url, errorCode or identity
+    std::optional<qint64> fromMs; // tsMs >= fromMs
+    std::optional<qint64> toMs;   // tsMs < toMs
+
+    bool operator==(const EventQuery &other) const = default;
+    [[nodiscard]] bool matches(const RequestEvent &event) const;
+};
+
+struct EventRow
+{
+    qint64 rowId = 0; // increasing; the keyset for the next page
+    RequestEvent event;
+};
+
+class EventPageSource
+{
+public:
+    virtual ~EventPageSource() = default;
+    // Matching events with rowId > afterRowId, in row order, at most limit of them.
+    virtual QList<EventRow> fetchPage(const EventQuery &query, qint64 afterRowId, int limit) = 0;
+    // Number of matching events, -1 when unknown (or too costly).
+    virtual qint64 count(const EventQuery &query) = 0;
+    // A line for the page header: "workspace /path/ws.db", "12 events in memory".
+    [[nodiscard]] virtual QString description() const = 0;
+    [[nodiscard]] virtual QString errorString() const { return {}; }
+};
+
+class MemoryEventSource : public EventPageSource
+{
+public:
+    explicit MemoryEventSource(std::vector<RequestEvent> events);
+    QList<EventRow> fetchPage(const EventQuery &query, qint64 afterRowId, int limit) override;
+    qint64 count(const EventQuery &query) override;
+    [[nodiscard]] QString description() const override;
+
+private:
+    std::vector<RequestEvent> m_events; // row id = index + 1
+};
+
+} // namespace ts::models

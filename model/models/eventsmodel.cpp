@@ -1,0 +1,213 @@
+#include "eventsmodel.h"
+
+#include "core/timeparse.h"
+
+#include <QScopedValueRollback>
+
+namespace ts::models {
+
+EventsModel::EventsModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+void EventsModel::setSource(std::shared_ptr<EventPageSource> source)
+{
+    m_source = std::move(source);
+    reload();
+}
+
+void EventsModel::setQuery(const EventQuery &query)
+{
+    if (query == m_query && !m_rows.isEmpty())
+        return;
+    m_query = query;
+    reload();
+}
+
+void EventsModel::reload()
+{
+    {
+        const QScopedValueRollback guard(m_inChange, true);
+        beginResetModel();
+        m_rows.clear();
+        m_exhausted = !m_source;
+        endResetModel();
+    }
+    m_matching = m_source ? m_source->count(m_query) : 0;
+    Q_EMIT matchingCountChanged(m_matching);
+    // The first page right away, so the view is not empty for an event-loop turn.
+    if (canFetchMore({}))
+        fetchMore({});
+}
+
+bool EventsModel::reachedLoadLimit() const
+{
+    return !m_exhausted && m_rows.size() >= kMaxLoadedRows;
+}
+
+bool EventsModel::canFetchMore(const QModelIndex &parent) const
+{
+    return !parent.isValid() && !m_exhausted && !m_inChange && m_rows.size() < kMaxLoadedRows;
+}
+
+void EventsModel::fetchMore(const QModelIndex &parent)
+{
+    // Views (and QAbstractItemModelTester) may ask for more from inside a rowsInserted or
+    // modelReset handler; nesting an insertion inside another is not allowed, so those calls
+    // wait for the next one.
+    if (!canFetchMore(parent))
+        return;
+    const QScopedValueRollback guard(m_inChange, true);
+    const qint64 after = m_rows.isEmpty() ? 0 : m_rows.constLast().rowId;
+    QList<EventRow> page = m_source->fetchPage(m_query, after, kPageSize);
+    if (page.size() < kPageSize)
+        m_exhausted = true;
+    if (page.isEmpty())
+        return;
+    beginInsertRows({}, static_cast<int>(m_rows.size()),
+                    static_cast<int>(m_rows.size() + page.size() - 1));
+    m_rows.append(std::move(page));
+    endInsertRows();
+}
+
+int EventsModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
+}
+
+int EventsModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant EventsModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid))
+        return {};
+    const EventRow &row = m_rows.at(index.row());
+    const RequestEvent &event = row.event;
+    if (role == RowIdRole)
+        return row.rowId;
+    if (role == TimeMsRole)
+        return event.tsMs;
+    if (role == Qt::TextAlignmentRole) {
+        switch (index.column()) {
+        case StatusColumn:
+        case AttemptColumn:
+        case DurationColumn:
+            return int(Qt::AlignRight | Qt::AlignVCenter);
+        default:
+            return {};
+        }
+    }
+    if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
+        return {};
+    switch (index.column()) {
+    case TimeColumn:
+        return formatIsoMs(event.tsMs);
+    case IdentityColumn:
+        return event.identity;
+    case MethodColumn:
+        return event.method;
+    case UrlColumn:
+        return event.url;
+    case StatusColumn:
+        return event.status == 0 ? QString() : QString::number(event.status);
+    case ErrorCodeColumn:
+        return event.errorCode;
+    case RetryAfterColumn:
+        return event.retryAfter;
+    case LaneColumn:
+        return event.lane;
+    case AttemptColumn:
+        return event.attempt < 0 ? QString() : QString::number(event.attempt);
+    case DurationColumn:
+        return event.durationMs < 0 ? QString() : QString::number(event.durationMs, 'f', 0);
+    case ServiceColumn:
+        return event.service;
+    case SourceColumn:
+        if (event.source.isEmpty())
+            return QString();
+        return event.line > 0 ? QString(event.source + u':' + QString::number(event.line))
+                              : event.source;
+    default:
+        return {};
+    }
+}
+
+QVariant EventsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (section) {
+    case TimeColumn:
+        return tr("Time (UTC)");
+    case IdentityColumn:
+        return tr("Identity");
+    case MethodColumn:
+        return tr("Method");
+    case UrlColumn:
+        return tr("URL");
+    case StatusColumn:
+        return tr("Status");
+    case ErrorCodeColumn:
+        return tr("Error code");
+    case RetryAfterColumn:
+        return tr("Retry-After");
+    case LaneColumn:
+        return tr("Lane");
+    case AttemptColumn:
+        return tr("Attempt");
+    case DurationColumn:
+        return tr("ms");
+    case ServiceColumn:
+        return tr("Service");
+    case SourceColumn:
+        return tr("Source");
+    default:
+        return {};
+    }
+}
+
+bool isSecretHeader(QStringView lowerName)
+{
+    return lowerName == u"authorization" || lowerName == u"proxy-authorization" ||
+           lowerName == u"cookie" || lowerName == u"set-cookie" || lowerName == u"x-api-key" ||
+           lowerName == u"api-key" || lowerName == u"ocp-apim-subscription-key" ||
+           lowerName.contains(u"token") || lowerName.contains(u"secret");
+}
+
+QString eventDetailText(const RequestEvent &event)
+{
+    // Bodies can be megabytes; the pane shows the head, which is where error JSON lives.
+    constexpr qsizetype kMaxBodyChars = 64 * 1024;
+    QString text;
+    text += formatIsoMs(event.tsMs) + u' ' + event.method + u' ' + event.url + u'\n';
+    text += QObject::tr("status %1").arg(event.status);
+    if (!event.errorCode.isEmpty())
+        text += QObject::tr(", error code %1").arg(event.errorCode);
+    if (!event.retryAfter.isEmpty())
+        text += QObject::tr(", Retry-After %1").arg(event.retryAfter);
+    text += u'\n';
+    if (!event.identity.isEmpty())
+        text += QObject::tr("identity %1").arg(event.identity) + u'\n';
+    if (!event.operationId.isEmpty() || !event.batchId.isEmpty())
+        text += QObject::tr("operation %1, batch %2 #%3\n")
+                    .arg(event.operationId, event.batchId)
+                    .arg(event.batchIndex);
+    if (!event.source.isEmpty())
+        text += QObject::tr("from %1:%2").arg(event.source).arg(event.line) + u'\n';
+    text += u'\n';
+    for (const auto &[name, value] : event.headers.items())
+        text += name + QStringLiteral(": ") +
+                (isSecretHeader(name) ? QStringLiteral("[redacted]") : value) + u'\n';
+    if (!event.body.isEmpty()) {
+        text += u'\n';
+        if (event.body.size() > kMaxBodyChars)
+            text += event.body.left(kMaxBodyChars) +
+                    QObject::tr("\n… (%1 more characters)").arg(event.body.size() - kMaxBodyChars);
+        else
+            text += event.body;
+    }
+    return text;
+}
+
+} // namespace ts::models

@@ -1,0 +1,76 @@
+#pragma once
+// The events table: a virtual model over an EventPageSource. It holds only the pages the view
+// has scrolled to (fetchMore, keyset by row id) and stops at kMaxLoadedRows, so a million-event
+// workspace never lands in memory; narrowing the filter is the way further in.
+
+#include "eventpagesource.h"
+
+#include <QAbstractTableModel>
+
+#include <memory>
+
+namespace ts::models {
+
+class EventsModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column {
+        TimeColumn,
+        IdentityColumn,
+        MethodColumn,
+        UrlColumn,
+        StatusColumn,
+        ErrorCodeColumn,
+        RetryAfterColumn,
+        LaneColumn,
+        AttemptColumn,
+        DurationColumn,
+        ServiceColumn,
+        SourceColumn,
+        ColumnCount
+    };
+    enum Role { RowIdRole = Qt::UserRole + 1, TimeMsRole };
+
+    static constexpr int kPageSize = 256;
+    static constexpr int kMaxLoadedRows = 100'000;
+
+    explicit EventsModel(QObject *parent = nullptr);
+
+    void setSource(std::shared_ptr<EventPageSource> source);
+    [[nodiscard]] const std::shared_ptr<EventPageSource> &source() const { return m_source; }
+    void setQuery(const EventQuery &query);
+    [[nodiscard]] const EventQuery &query() const { return m_query; }
+    // Matching events in the source (-1 unknown), counted when the query changes.
+    [[nodiscard]] qint64 matchingCount() const { return m_matching; }
+    [[nodiscard]] bool reachedLoadLimit() const;
+    [[nodiscard]] const RequestEvent &eventAt(int row) const { return m_rows.at(row).event; }
+
+    [[nodiscard]] int rowCount(const QModelIndex &parent = {}) const override;
+    [[nodiscard]] int columnCount(const QModelIndex &parent = {}) const override;
+    [[nodiscard]] QVariant data(const QModelIndex &index, int role) const override;
+    [[nodiscard]] QVariant headerData(int section, Qt::Orientation orientation,
+                                      int role) const override;
+    [[nodiscard]] bool canFetchMore(const QModelIndex &parent) const override;
+    void fetchMore(const QModelIndex &parent) override;
+
+Q_SIGNALS:
+    void matchingCountChanged(qint64 count);
+
+private:
+    void reload();
+
+    std::shared_ptr<EventPageSource> m_source;
+    EventQuery m_query;
+    QList<EventRow> m_rows;
+    bool m_exhausted = true;
+    bool m_inChange = false; // inside a reset or an insertion: no nested fetchMore
+    qint64 m_matching = 0;
+};
+
+// The text of the detail pane: request line, status, headers (secrets masked) and body.
+QString eventDetailText(const RequestEvent &event);
+// True for header names whose values are credentials and must never be shown.
+bool isSecretHeader(QStringView lowerName);
+
+} // namespace ts::models

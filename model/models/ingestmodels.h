@@ -1,0 +1,71 @@
+#pragma once
+// The ingest panel's tables: one row per source (format, events, rate, "last event Ns ago",
+// errors) and one row per malformed record (source:line, reason).
+
+#include "ingeststatus.h"
+
+#include <QAbstractTableModel>
+
+namespace ts::models {
+
+class IngestSourcesModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column {
+        PathColumn,
+        FormatColumn,
+        EventsColumn,
+        RateColumn,
+        LastEventColumn,
+        ErrorsColumn,
+        StateColumn,
+        ColumnCount
+    };
+    // Seconds since the last event arrived (qint64), or invalid when none arrived yet.
+    enum Role { SilenceSecondsRole = Qt::UserRole + 1 };
+
+    explicit IngestSourcesModel(QObject *parent = nullptr);
+
+    void setSources(const QList<IngestSourceStatus> &sources);
+    // Wall clock used for "Ns ago"; the panel ticks it every second so a silent feed shows its
+    // growing silence even when no status arrives at all.
+    void setNow(qint64 nowMs);
+    [[nodiscard]] const IngestSourceStatus &sourceAt(int row) const { return m_sources.at(row); }
+
+    [[nodiscard]] int rowCount(const QModelIndex &parent = {}) const override;
+    [[nodiscard]] int columnCount(const QModelIndex &parent = {}) const override;
+    [[nodiscard]] QVariant data(const QModelIndex &index, int role) const override;
+    [[nodiscard]] QVariant headerData(int section, Qt::Orientation orientation,
+                                      int role) const override;
+
+    // "never", "3 s ago", "2 min 5 s ago"
+    static QString silenceText(const IngestSourceStatus &source, qint64 nowMs);
+
+private:
+    QList<IngestSourceStatus> m_sources;
+    qint64 m_nowMs = 0;
+};
+
+class MalformedRecordsModel : public QAbstractTableModel
+{
+    Q_OBJECT
+public:
+    enum Column { LocationColumn, ReasonColumn, ColumnCount };
+
+    explicit MalformedRecordsModel(QObject *parent = nullptr);
+
+    void setRecords(const QList<MalformedRecord> &records);
+    [[nodiscard]] const MalformedRecord &recordAt(int row) const { return m_records.at(row); }
+
+    [[nodiscard]] int rowCount(const QModelIndex &parent = {}) const override;
+    [[nodiscard]] int columnCount(const QModelIndex &parent = {}) const override;
+    [[nodiscard]] QVariant data(const QModelIndex &index, int role) const override;
+    [[nodiscard]] QVariant headerData(int section, Qt::Orientation orientation,
+                                      int role) const override;
+
+private:
+    QList<MalformedRecord> m_records;
+};
+
+} // namespace ts::models

@@ -1,0 +1,38 @@
+#pragma once
+// What the ingest side reports to the dashboard about its sources: plain values handed from the
+// pipeline to the GUI (MainWindow::setIngestStatus). A silent feed must never look like a quiet
+// system, so each source carries the wall-clock time its last event arrived.
+
+#include "core/requestevent.h"
+
+#include <QList>
+#include <QString>
+
+#include <optional>
+
+namespace ts {
+
+struct IngestSourceStatus
+{
+    QString path;   // file path, "-" (stdin), "http", "otlp", "demo", ...
+    QString format; // ndjson | har | csv | otlp | access | ...
+    qint64 events = 0;
+    double eventsPerSecond = 0; // recent arrival rate
+    // Wall-clock ms (since the epoch) when the last event of this source arrived; nullopt = none
+    // yet. The panel shows "last event Ns ago" from it.
+    std::optional<qint64> lastEventReceivedMs;
+    // Timestamp carried by that last event (log time, may be far in the past for an import).
+    std::optional<qint64> lastEventTsMs;
+    qint64 errors = 0; // malformed records from this source
+    bool live = false; // tailing / listening (true) or a finished import (false)
+    bool finished = false;
+};
+
+struct IngestStatus
+{
+    QList<IngestSourceStatus> sources;
+    QList<MalformedRecord> malformed; // the most recent few, with their source:line
+    qint64 malformedTotal = 0;        // may exceed malformed.size()
+};
+
+} // namespace ts

@@ -1,0 +1,408 @@
+// The dashboard's item models against a hand-built snapshot with known values: shape, fills,
+// replay at an instant, batched updates (no reset for value changes), paging of the events
+// model. Every model runs under QAbstractItemModelTester.
+#include "../widgets/snapshotfixture.h"
+#include "models/alertsmodel.h"
+#include "models/breakertransitionsmodel.h"
+#include "models/bucketgridmodel.h"
+#include "models/eventsmodel.h"
+#include "models/ingestmodels.h"
+#include "models/snapshotmath.h"
+#include "models/throttletablemodel.h"
+#include "models/timerange.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace ts;
+using namespace ts::models;
+
+namespace {
+int rowOf(const BucketGridModel &model, const QString &identity)
+{
+    for (int row = 0; row < model.rowCount(); ++row)
+        if (model.identityAt(row) == identity)
+            return row;
+    return -1;
+}
+int columnOf(const BucketGridModel &model, const QString &limit)
+{
+    for (int column = 1; column < model.columnCount(); ++column)
+        if (model.limitAt(column) == limit)
+            return column;
+    return -1;
+}
+const QString kMigrator = QStringLiteral("sp-migrator");
+const QString kAlice = QStringLiteral("note-bridge+alice@contoso.com");
+const QString kBob = QStringLiteral("note-bridge+bob@contoso.com");
+const QString kPlatform = QStringLiteral("fabric/platform");
+const QString kPerApp = QStringLiteral("graph/per-app");
+
+std::vector<RequestEvent> makeEvents(int count)
+{
+    std::vector<RequestEvent> events;
+    for (int i = 0; i < count; ++i) {
+        RequestEvent event;
+        event.tsMs = fixture::at(i);
+        event.identity = i % 2 == 0 ? kMigrator : kAlice;
+        event.status = i % 10 == 0 ? 429 : 200;
+        event.errorCode = i % 10 == 0 ? QStringLiteral("RequestBlocked") : QString();
+        event.url = QStringLiteral("https://api.fabric.microsoft.com/v1/items/%1").arg(i);
+        event.lane = i % 3 == 0 ? QStringLiteral("background") : QStringLiteral("foreground");
+        events.push_back(event);
+    }
+    return events;
+}
+} // namespace
+
+class TestDashboardModels : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void gridShape()
+    {
+        BucketGridModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setSnapshot(fixture::smallSnapshot());
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.columnCount(), 3);
+        QCOMPARE(model.headerData(1, Qt::Horizontal, Qt::DisplayRole).toString(), kPlatform);
+        QCOMPARE(model.headerData(2, Qt::Horizontal, Qt::DisplayRole).toString(), kPerApp);
+        // bob has no fabric/platform bucket: an empty cell, not a 0 % one.
+        const QModelIndex empty = model.index(rowOf(model, kBob), columnOf(model, kPlatform));
+        QVERIFY(!empty.data(BucketGridModel::FillRole).isValid());
+        QCOMPARE(empty.data(BucketGridModel::ScopeIndexRole).toInt(), -1);
+        QCOMPARE(empty.data(Qt::DisplayRole).toString(), QString());
+        const QModelIndex full = model.index(rowOf(model, kBob), columnOf(model, kPerApp));
+        QCOMPARE(full.data(Qt::DisplayRole).toString(), QStringLiteral("100 %"));
+        QCOMPARE(full.data(BucketGridModel::ScopeIndexRole).toInt(), 4);
+        const QString tip = model.index(rowOf(model, kMigrator), columnOf(model, kPlatform))
+                                .data(Qt::ToolTipRole)
+                                .toString();
+        QVERIFY2(tip.contains(QStringLiteral("200 per 60 s")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("2026-02-18T22:51:00.000Z")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("Effective limit")), qPrintable(tip));
+    }
+
+    void currentFills_data()
+    {
+        QTest::addColumn<QString>("identity");
+        QTest::addColumn<QString>("limit");
+        QTest::addColumn<double>("fill");
+        QTest::newRow("migrator platform") << kMigrator << kPlatform << 0.85;
+        QTest::newRow("migrator per-app") << kMigrator << kPerApp << 0.5;
+        QTest::newRow("alice platform") << kAlice << kPlatform << 0.1;
+        QTest::newRow("alice per-app") << kAlice << kPerApp << 0.999;
+        QTest::newRow("bob per-app") << kBob << kPerApp << 1.0;
+    }
+    void currentFills()
+    {
+        QFETCH(QString, identity);
+        QFETCH(QString, limit);
+        QFETCH(double, fill);
+        BucketGridModel model;
+        model.setSnapshot(fixture::smallSnapshot());
+        const QModelIndex cell = model.index(rowOf(model, identity), columnOf(model, limit));
+        QCOMPARE(cell.data(BucketGridModel::FillRole).toDouble(), fill);
+    }
+
+    // Replay: the fill at t is the usage step function at t over the capacity.
+    void replayFills_data()
+    {
+        QTest::addColumn<QString>("identity");
+        QTest::addColumn<QString>("limit");
+        QTest::addColumn<qint64>("seconds");
+        QTest::addColumn<double>("fill");
+        QTest::newRow("before first sample") << kMigrator << kPlatform << qint64(-10) << 0.0;
+        QTest::newRow("at first sample") << kMigrator << kPlatform << qint64(0) << 0.0;
+        QTest::newRow("just before step") << kMigrator << kPlatform << qint64(59) << 0.0;
+        QTest::newRow("on step") << kMigrator << kPlatform << qint64(60) << 0.5;
+        QTest::newRow("full") << kMigrator << kPlatform << qint64(150) << 1.0;
+        QTest::newRow("draining") << kMigrator << kPlatform << qint64(200) << 0.75;
+        QTest::newRow("after last") << kMigrator << kPlatform << qint64(590) << 0.85;
+        QTest::newRow("bob before") << kBob << kPerApp << qint64(249) << 0.0;
+        QTest::newRow("bob at") << kBob << kPerApp << qint64(250) << 1.0;
+        QTest::newRow("alice mid") << kAlice << kPerApp << qint64(200) << 0.95;
+    }
+    void replayFills()
+    {
+        QFETCH(QString, identity);
+        QFETCH(QString, limit);
+        QFETCH(qint64, seconds);
+        QFETCH(double, fill);
+        BucketGridModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setSnapshot(fixture::smallSnapshot());
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+        model.setInstant(fixture::at(seconds));
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(changes.count(), 1);
+        QCOMPARE(model.fillAt(rowOf(model, identity), columnOf(model, limit)), fill);
+        model.setInstant(std::nullopt);
+        QCOMPARE(changes.count(), 2);
+    }
+
+    // Live snapshots with new values keep the model's shape (no reset: selection and scroll
+    // survive); a new identity changes the shape and resets.
+    void gridBatchedUpdates()
+    {
+        BucketGridModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setSnapshot(fixture::smallSnapshot());
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+
+        auto next = fixture::smallSnapshot();
+        next->generation = 2;
+        next->report.scopes[0].currentFill = 0.95;
+        model.setSnapshot(next);
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(changes.count(), 1);
+        QCOMPARE(model.fillAt(rowOf(model, kMigrator), columnOf(model, kPlatform)), 0.95);
+
+        auto grown = fixture::smallSnapshot();
+        grown->generation = 3;
+        grown->report.scopes.append(fixture::scope(QStringLiteral("zed"), QStringLiteral("fabric"),
+                                                   QStringLiteral("platform"), 200, 60));
+        grown->series.emplace_back();
+        model.setSnapshot(grown);
+        QCOMPARE(resets.count(), 1);
+        QCOMPARE(model.rowCount(), 4);
+    }
+
+    void alertsAppendOrReset()
+    {
+        AlertsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        auto alerts = fixture::smallSnapshot()->report.alerts;
+        model.setAlerts(alerts.mid(0, 1));
+        QCOMPARE(inserted.count(), 1);
+        model.setAlerts(alerts);
+        QCOMPARE(inserted.count(), 2);
+        QCOMPARE(inserted.last().at(1).toInt(), 1);
+        QCOMPARE(model.rowCount(), 2);
+        model.setAlerts(alerts); // unchanged: nothing
+        QCOMPARE(inserted.count(), 2);
+        QCOMPARE(resets.count(), 0);
+        model.setAlerts({alerts.at(1)}); // a different list (re-run): reset
+        QCOMPARE(resets.count(), 1);
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.index(0, AlertsModel::SeverityColumn).data().toString(),
+                 QStringLiteral("critical"));
+        QCOMPARE(model.index(0, AlertsModel::TimeColumn).data().toString(),
+                 QStringLiteral("2026-02-18T22:42:10.000Z"));
+    }
+
+    void breakerTransitions()
+    {
+        BreakerTransitionsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setTransitions(fixture::smallSnapshot()->report.breakerTransitions);
+        QCOMPARE(model.rowCount(), 5);
+        QCOMPARE(model.index(2, BreakerTransitionsModel::ToColumn).data().toString(),
+                 QStringLiteral("half-open"));
+        QCOMPARE(model.index(2, 0).data(BreakerTransitionsModel::TimeMsRole).toLongLong(),
+                 fixture::at(185));
+    }
+
+    void throttleTable()
+    {
+        ThrottleTableModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setThrottles(fixture::smallSnapshot()->report.throttles);
+        // identities x (CapacityLimitExceeded, RequestBlocked) + total
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.columnCount(), 4);
+        QCOMPARE(model.errorCodeAt(1), QStringLiteral("CapacityLimitExceeded"));
+        QCOMPARE(model.errorCodeAt(2), QStringLiteral("RequestBlocked"));
+        QCOMPARE(model.identityAt(1), kMigrator);
+        QCOMPARE(model.countAt(1, 1), qint64(1));
+        QCOMPARE(model.countAt(1, 2), qint64(6));
+        QCOMPARE(model.countAt(1, 3), qint64(7));
+        QCOMPARE(model.countAt(0, 1), qint64(0));
+        QCOMPARE(model.index(0, 1).data().toString(), QString()); // zero shows blank
+        QCOMPARE(model.headerData(3, Qt::Horizontal, Qt::DisplayRole).toString(),
+                 QStringLiteral("Total"));
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        ThrottleSummary more = fixture::smallSnapshot()->report.throttles;
+        more.byIdentityAndErrorCode[kMigrator][QStringLiteral("RequestBlocked")] = 10;
+        model.setThrottles(more);
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(model.countAt(1, 3), qint64(11));
+    }
+
+    void eventsPaging()
+    {
+        EventsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setSource(std::make_shared<MemoryEventSource>(makeEvents(1000)));
+        QCOMPARE(model.matchingCount(), qint64(1000));
+        QCOMPARE(model.rowCount(), EventsModel::kPageSize); // one page, not everything
+        QVERIFY(model.canFetchMore({}));
+        model.fetchMore({});
+        QCOMPARE(model.rowCount(), 2 * EventsModel::kPageSize);
+        while (model.canFetchMore({}))
+            model.fetchMore({});
+        QCOMPARE(model.rowCount(), 1000);
+        QCOMPARE(model.index(999, EventsModel::TimeColumn).data().toString(),
+                 formatIsoMs(fixture::at(999)));
+    }
+
+    void eventsFilter_data()
+    {
+        QTest::addColumn<QString>("identity");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("errorCode");
+        QTest::addColumn<QString>("lane");
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<qint64>("expected");
+        QTest::newRow("none") << QString() << 0 << QString() << QString() << QString() << qint64(100);
+        QTest::newRow("identity") << kMigrator << 0 << QString() << QString() << QString() << qint64(50);
+        QTest::newRow("status") << QString() << 429 << QString() << QString() << QString() << qint64(10);
+        QTest::newRow("code") << QString() << 0 << QStringLiteral("RequestBlocked") << QString()
+                              << QString() << qint64(10);
+        QTest::newRow("lane") << QString() << 0 << QString() << QStringLiteral("background")
+                              << QString() << qint64(34);
+        QTest::newRow("text in url") << QString() << 0 << QString() << QString()
+                                     << QStringLiteral("ITEMS/42") << qint64(1);
+        QTest::newRow("combined") << kMigrator << 429 << QString() << QString() << QString()
+                                  << qint64(10);
+    }
+    void eventsFilter()
+    {
+        QFETCH(QString, identity);
+        QFETCH(int, status);
+        QFETCH(QString, errorCode);
+        QFETCH(QString, lane);
+        QFETCH(QString, text);
+        QFETCH(qint64, expected);
+        EventsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setSource(std::make_shared<MemoryEventSource>(makeEvents(100)));
+        EventQuery query;
+        query.identity = identity;
+        if (status != 0)
+            query.status = status;
+        query.errorCode = errorCode;
+        query.lane = lane;
+        query.text = text;
+        model.setQuery(query);
+        QCOMPARE(model.matchingCount(), expected);
+        QCOMPARE(model.rowCount(), static_cast<int>(expected));
+        for (int row = 0; row < model.rowCount(); ++row)
+            QVERIFY(query.matches(model.eventAt(row)));
+    }
+
+    void eventsTimeWindow()
+    {
+        EventsModel model;
+        model.setSource(std::make_shared<MemoryEventSource>(makeEvents(100)));
+        EventQuery query;
+        query.fromMs = fixture::at(10);
+        query.toMs = fixture::at(20);
+        model.setQuery(query);
+        QCOMPARE(model.rowCount(), 10);
+        QCOMPARE(model.eventAt(0).tsMs, fixture::at(10));
+        QCOMPARE(model.eventAt(9).tsMs, fixture::at(19));
+    }
+
+    void detailMasksSecrets()
+    {
+        RequestEvent event;
+        event.method = QStringLiteral("GET");
+        event.url = QStringLiteral("https://graph.microsoft.com/v1.0/me");
+        event.status = 429;
+        event.headers.set(QStringLiteral("Authorization"), QStringLiteral("Bearer eyJabc"));
+        event.headers.set(QStringLiteral("Retry-After"), QStringLiteral("5"));
+        event.body = QStringLiteral("{\"error\":{\"code\":\"TooManyRequests\"}}");
+        const QString text = eventDetailText(event);
+        QVERIFY(!text.contains(QStringLiteral("eyJabc")));
+        QVERIFY(text.contains(QStringLiteral("authorization: [redacted]")));
+        QVERIFY(text.contains(QStringLiteral("retry-after: 5")));
+        QVERIFY(text.contains(QStringLiteral("TooManyRequests")));
+    }
+
+    void ingestSilence()
+    {
+        IngestSourcesModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const qint64 now = fixture::at(1000);
+        IngestSourceStatus quiet;
+        quiet.path = QStringLiteral("http");
+        quiet.live = true;
+        quiet.lastEventReceivedMs = now - 42'000;
+        IngestSourceStatus never;
+        never.path = QStringLiteral("tail.log");
+        model.setSources({quiet, never});
+        model.setNow(now);
+        QCOMPARE(model.index(0, IngestSourcesModel::LastEventColumn).data().toString(),
+                 QStringLiteral("42 s ago"));
+        QCOMPARE(model.index(0, 0).data(IngestSourcesModel::SilenceSecondsRole).toLongLong(),
+                 qint64(42));
+        QCOMPARE(model.index(1, IngestSourcesModel::LastEventColumn).data().toString(),
+                 QStringLiteral("never"));
+        model.setNow(now + 3 * 60'000);
+        QCOMPARE(model.index(0, IngestSourcesModel::LastEventColumn).data().toString(),
+                 QStringLiteral("3 min 42 s ago"));
+
+        MalformedRecordsModel malformed;
+        QAbstractItemModelTester malformedTester(&malformed, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        malformed.setRecords({{QStringLiteral("a.ndjson"), 17, QStringLiteral("not JSON")}});
+        QCOMPARE(malformed.index(0, 0).data().toString(), QStringLiteral("a.ndjson:17"));
+        QCOMPARE(malformed.index(0, 1).data().toString(), QStringLiteral("not JSON"));
+    }
+
+    void timeRangeFollowAndReplay()
+    {
+        TimeRange range;
+        QSignalSpy changed(&range, &TimeRange::rangeChanged);
+        range.setBounds(fixture::at(0), fixture::at(600));
+        QCOMPARE(range.startMs(), fixture::at(0));
+        QCOMPARE(range.endMs(), fixture::at(600));
+        QVERIFY(range.isFollowing());
+        // The operator zooms to the last minute; following keeps that width as data arrives.
+        range.setRange(fixture::at(540), fixture::at(600));
+        QVERIFY(range.isFollowing());
+        range.setBounds(fixture::at(0), fixture::at(660));
+        QCOMPARE(range.startMs(), fixture::at(600));
+        QCOMPARE(range.endMs(), fixture::at(660));
+        // Looking back stops following; new data no longer moves the view.
+        range.setRange(fixture::at(100), fixture::at(200));
+        QVERIFY(!range.isFollowing());
+        range.setBounds(fixture::at(0), fixture::at(720));
+        QCOMPARE(range.startMs(), fixture::at(100));
+        // Replay implies not following; following again clears the replay instant.
+        range.setFollowing(true);
+        range.setReplayInstant(fixture::at(150));
+        QVERIFY(!range.isFollowing());
+        range.setFollowing(true);
+        QVERIFY(!range.replayInstant());
+        QCOMPARE(range.endMs(), fixture::at(720));
+        QVERIFY(changed.count() >= 4);
+    }
+
+    void durations_data()
+    {
+        QTest::addColumn<qint64>("ms");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("sub-second") << qint64(400) << QStringLiteral("0.4 s");
+        QTest::newRow("seconds") << qint64(42'000) << QStringLiteral("42 s");
+        QTest::newRow("minutes") << qint64(125'000) << QStringLiteral("2 min 5 s");
+        QTest::newRow("hours") << qint64(7'500'000) << QStringLiteral("2 h 5 min");
+        QTest::newRow("days") << qint64(3 * 86'400'000LL + 3'600'000) << QStringLiteral("3 d 1 h");
+    }
+    void durations()
+    {
+        QFETCH(qint64, ms);
+        QFETCH(QString, text);
+        QCOMPARE(formatDuration(ms), text);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestDashboardModels)
+#include "tst_dashboardmodels.moc"

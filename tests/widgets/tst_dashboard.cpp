@@ -1,0 +1,484 @@
+// The dashboard's pages against a known snapshot: each view draws the series it should (graph
+// point counts and values), filters and sorting work, replay at an instant shows the expected
+// fills, clicks lead where they should (bar -> events, alert -> time), exports write files.
+#include "alertspage.h"
+#include "breakerspage.h"
+#include "bucketpage.h"
+#include "dashboard.h"
+#include "eventspage.h"
+#include "ingestpage.h"
+#include "models/alertsmodel.h"
+#include "models/bucketgridmodel.h"
+#include "models/eventsmodel.h"
+#include "models/ingestmodels.h"
+#include "models/throttletablemodel.h"
+#include "models/timerange.h"
+#include "overviewpage.h"
+#include "plotstyle.h"
+#include "policyeditor.h"
+#include "qcp.h"
+#include "replaybar.h"
+#include "snapshotfixture.h"
+#include "throttlespage.h"
+
+#include <QAbstractItemModelTester>
+#include <QDateTime>
+#include <QFile>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSortFilterProxyModel>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace ts;
+
+namespace {
+QVector<double> keysOf(QCPGraph *graph)
+{
+    QVector<double> keys;
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+        keys.append(it->key);
+    return keys;
+}
+QVector<double> valuesOf(QCPGraph *graph)
+{
+    QVector<double> values;
+    for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it)
+        values.append(it->value);
+    return values;
+}
+double sec(qint64 seconds)
+{
+    return static_cast<double>(fixture::at(seconds)) / 1000.0;
+}
+
+struct Shown
+{
+    widgets::Dashboard dashboard;
+    Shown()
+    {
+        dashboard.resize(1200, 800);
+        dashboard.show();
+        dashboard.applySnapshot(fixture::smallSnapshot());
+        dashboard.flushPendingSnapshot();
+    }
+};
+} // namespace
+
+class TestDashboard : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void overviewHeadline()
+    {
+        Shown shown;
+        widgets::OverviewPage *overview = shown.dashboard.overviewPage();
+        QCOMPARE(overview->headline(QStringLiteral("events")), QLocale().toString(1234));
+        QCOMPARE(overview->headline(QStringLiteral("throttles")), QStringLiteral("9"));
+        QCOMPARE(overview->headline(QStringLiteral("worst")),
+                 QStringLiteral("100 % note-bridge+bob@contoso.com"));
+        QCOMPARE(overview->headline(QStringLiteral("breakers")), QStringLiteral("0"));
+        QCOMPARE(overview->headline(QStringLiteral("alerts")), QStringLiteral("2 (1 critical)"));
+    }
+
+    void gridFilterAndSort()
+    {
+        Shown shown;
+        widgets::OverviewPage *overview = shown.dashboard.overviewPage();
+        QAbstractItemModelTester tester(overview->gridProxy(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSortFilterProxyModel *proxy = overview->gridProxy();
+        QCOMPARE(proxy->rowCount(), 3);
+        overview->setIdentityFilter(QStringLiteral("ALICE"));
+        QCOMPARE(proxy->rowCount(), 1);
+        QCOMPARE(proxy->index(0, 0).data().toString(),
+                 QStringLiteral("note-bridge+alice@contoso.com"));
+        overview->setIdentityFilter(QString());
+        QCOMPARE(proxy->rowCount(), 3);
+        // Sorting by the per-app column, fullest first: bob (100 %), alice (99.9 %), migrator.
+        proxy->sort(2, Qt::DescendingOrder);
+        QCOMPARE(proxy->index(0, 0).data().toString(), QStringLiteral("note-bridge+bob@contoso.com"));
+        QCOMPARE(proxy->index(2, 0).data().toString(), QStringLiteral("sp-migrator"));
+    }
+
+    void gridClickOpensBucket()
+    {
+        Shown shown;
+        widgets::OverviewPage *overview = shown.dashboard.overviewPage();
+        QSortFilterProxyModel *proxy = overview->gridProxy();
+        proxy->sort(0, Qt::AscendingOrder); // alice, bob, sp-migrator
+        const QModelIndex migratorPlatform = proxy->index(2, 1);
+        QCOMPARE(migratorPlatform.data(models::BucketGridModel::ScopeIndexRole).toInt(), 0);
+        QTableView *view = overview->gridView();
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
+                          view->visualRect(migratorPlatform).center());
+        QCOMPARE(shown.dashboard.currentPageName(), QStringLiteral("bucket"));
+        QCOMPARE(shown.dashboard.bucketPage()->scopeIndex(), 0);
+        // A click on an empty cell (bob has no platform bucket) goes nowhere.
+        shown.dashboard.showPage(QStringLiteral("overview"));
+        QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
+                          view->visualRect(proxy->index(1, 1)).center());
+        QCOMPARE(shown.dashboard.currentPageName(), QStringLiteral("overview"));
+    }
+
+    void bucketSeries()
+    {
+        Shown shown;
+        shown.dashboard.showBucket(0);
+        widgets::BucketPage *page = shown.dashboard.bucketPage();
+        // usage: 5 samples + the last step extended to the end of the data (600 s)
+        QCOMPARE(keysOf(page->usageGraph()),
+                 QVector<double>({sec(0), sec(60), sec(120), sec(180), sec(240), sec(600)}));
+        QCOMPARE(valuesOf(page->usageGraph()),
+                 QVector<double>({0, 100, 200, 150, 170, 170}));
+        QCOMPARE(valuesOf(page->capacityGraph()), QVector<double>({200, 200}));
+        QCOMPARE(valuesOf(page->effectiveLimitGraph()), QVector<double>({180, 180}));
+        // 429 markers sit on the usage curve at their instant
+        QCOMPARE(keysOf(page->observedThrottleGraph()), QVector<double>({sec(125), sec(130)}));
+        QCOMPARE(valuesOf(page->observedThrottleGraph()), QVector<double>({200, 200}));
+        QCOMPARE(keysOf(page->predictedThrottleGraph()), QVector<double>({sec(121)}));
+        // Retry-After shading: up at 120 s, down at 150 s
+        QCOMPARE(keysOf(page->retryAfterGraph()), QVector<double>({sec(120), sec(150)}));
+        QCOMPARE(valuesOf(page->retryAfterGraph()), QVector<double>({1, 0}));
+        QCOMPARE(valuesOf(page->observedPctGraph()), QVector<double>({90, 100}));
+        QCOMPARE(page->reconstructedPctGraph()->dataCount(), 6);
+        QVERIFY2(page->limitsText().contains(QStringLiteral("Documented: 200 per 60 s")),
+                 qPrintable(page->limitsText()));
+        QVERIFY2(page->limitsText().contains(QStringLiteral("effective")), qPrintable(page->limitsText()));
+        QVERIFY2(page->limitsText().contains(QStringLiteral("90 % of documented")),
+                 qPrintable(page->limitsText()));
+        QCOMPARE(page->plot()->interactions(),
+                 QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectPlottables);
+
+        // Another bucket: its own series.
+        shown.dashboard.showBucket(4);
+        QCOMPARE(valuesOf(page->usageGraph()), QVector<double>({1000, 1000}));
+        QCOMPARE(page->observedThrottleGraph()->dataCount(), 0);
+        QVERIFY(page->limitsText().contains(QStringLiteral("unknown")));
+    }
+
+    // The shared time range drives every plot's x axis, and zooming one plot moves it.
+    void sharedTimeRange()
+    {
+        Shown shown;
+        shown.dashboard.showBucket(0);
+        models::TimeRange *range = shown.dashboard.timeRange();
+        range->setRange(fixture::at(100), fixture::at(200));
+        QCPAxis *bucketX = shown.dashboard.bucketPage()->plot()->xAxis;
+        QCOMPARE(bucketX->range().lower, sec(100));
+        QCOMPARE(bucketX->range().upper, sec(200));
+        shown.dashboard.showPage(QStringLiteral("throttles"));
+        QCPAxis *throttlesX = shown.dashboard.throttlesPage()->plot()->xAxis;
+        QCOMPARE(throttlesX->range().lower, sec(100));
+        // Zoom on the throttles plot: the range follows, the bucket plot too when shown.
+        throttlesX->setRange(sec(300), sec(400));
+        QCOMPARE(range->startMs(), fixture::at(300));
+        QCOMPARE(range->endMs(), fixture::at(400));
+        QVERIFY(!range->isFollowing());
+        shown.dashboard.showPage(QStringLiteral("bucket"));
+        QCOMPARE(bucketX->range().lower, sec(300));
+    }
+
+    void throttleBars()
+    {
+        Shown shown;
+        shown.dashboard.showPage(QStringLiteral("throttles"));
+        widgets::ThrottlesPage *page = shown.dashboard.throttlesPage();
+        QCOMPARE(page->barCodes(), QStringList({QStringLiteral("RequestBlocked"),
+                                                QStringLiteral("CapacityLimitExceeded")}));
+        const QList<QCPBars *> bars = page->bars();
+        QCOMPARE(bars.size(), 2);
+        QCOMPARE(bars.at(0)->name(), QStringLiteral("RequestBlocked (8)"));
+        QCOMPARE(bars.at(1)->name(), QStringLiteral("CapacityLimitExceeded (1)"));
+        QCOMPARE(bars.at(1)->barBelow(), bars.at(0)); // stacked
+        QCOMPARE(bars.at(0)->data()->size(), 2);
+        QCOMPARE(bars.at(0)->data()->at(0)->value, 5.0);
+        QCOMPARE(bars.at(0)->data()->at(1)->value, 3.0);
+        QCOMPARE(bars.at(0)->data()->at(0)->key, sec(150)); // centred in [120 s, 180 s)
+        QCOMPARE(bars.at(1)->data()->size(), 1);
+        QCOMPARE(bars.at(1)->data()->at(0)->value, 1.0);
+        QVERIFY(page->splitText().contains(QStringLiteral("Application 6")));
+        QVERIFY(page->splitText().contains(QStringLiteral("User 3")));
+        QCOMPARE(page->throttleTable()->rowCount(), 2);
+    }
+
+    // A click on a bar shows the events behind it: that bin, that code.
+    void barClickShowsEvents()
+    {
+        Shown shown;
+        std::vector<RequestEvent> events;
+        for (int i = 0; i < 300; ++i) {
+            RequestEvent event;
+            event.tsMs = fixture::at(i);
+            event.status = i % 4 == 0 ? 429 : 200;
+            event.errorCode = i % 4 == 0 ? QStringLiteral("RequestBlocked") : QString();
+            events.push_back(event);
+        }
+        shown.dashboard.eventsPage()->setEventSource(
+            std::make_shared<models::MemoryEventSource>(std::move(events)));
+        shown.dashboard.showPage(QStringLiteral("throttles"));
+        QSignalSpy requested(shown.dashboard.throttlesPage(),
+                             &widgets::ThrottlesPage::eventsRequested);
+        shown.dashboard.throttlesPage()->requestEventsForBar(QStringLiteral("RequestBlocked"), 0);
+        QCOMPARE(requested.count(), 1);
+        QCOMPARE(requested.first().at(0).toLongLong(), fixture::at(120));
+        QCOMPARE(requested.first().at(1).toLongLong(), fixture::at(180));
+        QCOMPARE(shown.dashboard.currentPageName(), QStringLiteral("events"));
+        models::EventsModel *model = shown.dashboard.eventsPage()->model();
+        QCOMPARE(model->query().errorCode, QStringLiteral("RequestBlocked"));
+        QCOMPARE(model->matchingCount(), qint64(15)); // every 4th second of [120, 180)
+        for (int row = 0; row < model->rowCount(); ++row) {
+            QVERIFY(model->eventAt(row).tsMs >= fixture::at(120));
+            QVERIFY(model->eventAt(row).tsMs < fixture::at(180));
+        }
+    }
+
+    void breakerBandsFromTransitions()
+    {
+        Shown shown;
+        shown.dashboard.showPage(QStringLiteral("breakers"));
+        widgets::BreakersPage *page = shown.dashboard.breakersPage();
+        QCOMPARE(page->rowLabels(), QStringList({QStringLiteral("app (logged)"),
+                                                 QStringLiteral("app (reconstructed)")}));
+        QStringList logged;
+        for (const widgets::BreakerBand &band : page->bands()) {
+            if (band.row == 0)
+                logged.append(QStringLiteral("%1@%2-%3")
+                                  .arg(band.state)
+                                  .arg((band.startMs - fixture::t0()) / 1000)
+                                  .arg((band.endMs - fixture::t0()) / 1000));
+        }
+        QCOMPARE(logged, QStringList({QStringLiteral("closed@0-125"), QStringLiteral("open@125-185"),
+                                      QStringLiteral("half-open@185-200"),
+                                      QStringLiteral("closed@200-600")}));
+        QCOMPARE(page->plot()->itemCount(), int(page->bands().size()) + 1); // + replay cursor
+        QCOMPARE(page->tableModel()->rowCount(), 5);
+    }
+
+    // The scrubber sets the replay instant; the grid shows every bucket as it was then.
+    void replayScrubber_data()
+    {
+        QTest::addColumn<int>("position");
+        QTest::addColumn<double>("migratorPlatform");
+        QTest::addColumn<double>("bobPerApp");
+        // [0 s, 600 s] over 10000 steps: position p -> p * 0.06 s
+        QTest::newRow("start") << 0 << 0.0 << 0.0;
+        QTest::newRow("60 s") << 1000 << 0.5 << 0.0;
+        QTest::newRow("150 s") << 2500 << 1.0 << 0.0;
+        QTest::newRow("200 s") << 3333 << 0.75 << 0.0; // 199.98 s
+        QTest::newRow("300 s") << 5000 << 0.85 << 1.0;
+    }
+    void replayScrubber()
+    {
+        QFETCH(int, position);
+        QFETCH(double, migratorPlatform);
+        QFETCH(double, bobPerApp);
+        Shown shown;
+        widgets::ReplayBar *bar = shown.dashboard.replayBar();
+        bar->slider()->setValue(position);
+        QCOMPARE(shown.dashboard.timeRange()->replayInstant(), bar->instantForPosition(position));
+        QVERIFY(!shown.dashboard.timeRange()->isFollowing());
+        const models::BucketGridModel *grid = shown.dashboard.overviewPage()->gridModel();
+        // rows sorted: alice, bob, sp-migrator; columns: identity, fabric/platform, graph/per-app
+        QCOMPARE(grid->fillAt(2, 1), migratorPlatform);
+        QCOMPARE(grid->fillAt(1, 2), bobPerApp);
+        // Live again: the latest fills.
+        bar->liveButton()->click();
+        QVERIFY(!shown.dashboard.timeRange()->replayInstant());
+        QCOMPARE(grid->fillAt(2, 1), 0.85);
+        QCOMPARE(bar->slider()->value(), widgets::ReplayBar::kSteps);
+    }
+
+    void alertClickJumps()
+    {
+        Shown shown;
+        shown.dashboard.showPage(QStringLiteral("alerts"));
+        widgets::AlertsPage *page = shown.dashboard.alertsPage();
+        QAbstractItemModelTester tester(page->tableModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(page->tableModel()->rowCount(), 2);
+        // Newest first: the critical retry storm at 130 s.
+        const QModelIndex first = page->tableModel()->index(0, models::AlertsModel::TimeColumn);
+        QCOMPARE(first.data(models::AlertsModel::TimeMsRole).toLongLong(), fixture::at(130));
+        QTest::mouseClick(page->view()->viewport(), Qt::LeftButton, {},
+                          page->view()->visualRect(first).center());
+        models::TimeRange *range = shown.dashboard.timeRange();
+        QCOMPARE(range->replayInstant(), std::optional<qint64>(fixture::at(130)));
+        QCOMPARE(range->startMs(), fixture::at(130) - 5 * 60 * 1000);
+        QCOMPARE(range->endMs(), fixture::at(130) + 5 * 60 * 1000);
+    }
+
+    // Only new, recent critical alerts are announced (a file import's history is not news).
+    void criticalAlertNotification()
+    {
+        widgets::Dashboard dashboard;
+        QSignalSpy raised(&dashboard, &widgets::Dashboard::criticalAlertsRaised);
+        auto snap = fixture::smallSnapshot(); // alerts from 2026-02-18: history
+        dashboard.applySnapshot(snap);
+        dashboard.flushPendingSnapshot();
+        QCOMPARE(raised.count(), 0);
+        auto live = std::make_shared<DashboardSnapshot>(*snap);
+        live->generation = 2;
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        live->report.alerts.append({QStringLiteral("lost-work"), QStringLiteral("critical"), now,
+                                    QStringLiteral("note-bridge"), QStringLiteral("batch item 3 never succeeded")});
+        live->report.alerts.append({QStringLiteral("near-limit"), QStringLiteral("warning"), now,
+                                    QStringLiteral("note-bridge"), QStringLiteral("0.85")});
+        dashboard.applySnapshot(live);
+        dashboard.flushPendingSnapshot();
+        QCOMPARE(raised.count(), 1);
+        const auto alerts = raised.first().first().value<QList<Alert>>();
+        QCOMPARE(alerts.size(), 1);
+        QCOMPARE(alerts.first().kind, QStringLiteral("lost-work"));
+        // The same list again: nothing new.
+        auto again = std::make_shared<DashboardSnapshot>(*live);
+        again->generation = 3;
+        dashboard.applySnapshot(again);
+        dashboard.flushPendingSnapshot();
+        QCOMPARE(raised.count(), 1);
+    }
+
+    void eventsPageFiltersAndDetail()
+    {
+        Shown shown;
+        std::vector<RequestEvent> events;
+        for (int i = 0; i < 50; ++i) {
+            RequestEvent event;
+            event.tsMs = fixture::at(i);
+            event.identity = i < 10 ? QStringLiteral("alice") : QStringLiteral("bob");
+            event.status = i % 5 == 0 ? 429 : 200;
+            event.lane = QStringLiteral("foreground");
+            event.method = QStringLiteral("POST");
+            event.url = QStringLiteral("https://graph.microsoft.com/v1.0/$batch");
+            event.headers.set(QStringLiteral("Authorization"), QStringLiteral("Bearer secret"));
+            event.headers.set(QStringLiteral("Retry-After"), QStringLiteral("7"));
+            events.push_back(event);
+        }
+        widgets::EventsPage *page = shown.dashboard.eventsPage();
+        page->setEventSource(std::make_shared<models::MemoryEventSource>(std::move(events)));
+        shown.dashboard.showPage(QStringLiteral("events"));
+        QAbstractItemModelTester tester(page->model(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(page->model()->rowCount(), 50);
+        models::EventQuery query;
+        query.identity = QStringLiteral("alice");
+        query.status = 429;
+        page->setFilter(query);
+        QCOMPARE(page->model()->rowCount(), 2);
+        QVERIFY2(page->statusText().contains(QStringLiteral("2 matching")), qPrintable(page->statusText()));
+        page->view()->setCurrentIndex(page->model()->index(1, 0));
+        QVERIFY(page->detailText().contains(QStringLiteral("retry-after: 7")));
+        QVERIFY(page->detailText().contains(QStringLiteral("authorization: [redacted]")));
+        QVERIFY(!page->detailText().contains(QStringLiteral("secret")));
+        page->setColumnVisible(models::EventsModel::UrlColumn, false);
+        QVERIFY(page->view()->isColumnHidden(models::EventsModel::UrlColumn));
+        // The filter bar reflects the query (typing drives the same path).
+        QCOMPARE(page->currentQuery().identity, QStringLiteral("alice"));
+        QCOMPARE(page->currentQuery().status, std::optional<int>(429));
+    }
+
+    void ingestSilentFeed()
+    {
+        widgets::IngestPage page;
+        IngestStatus status;
+        IngestSourceStatus source;
+        source.path = QStringLiteral("http");
+        source.format = QStringLiteral("ndjson");
+        source.live = true;
+        source.events = 10;
+        source.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch() - 120'000;
+        status.sources = {source};
+        status.malformed = {{QStringLiteral("a.ndjson"), 3, QStringLiteral("bad JSON")}};
+        status.malformedTotal = 5;
+        page.setStatus(status);
+        QVERIFY2(page.summaryText().contains(QStringLiteral("Silent feed")), qPrintable(page.summaryText()));
+        QVERIFY(page.summaryText().contains(QStringLiteral("2 min 0 s ago")));
+        QCOMPARE(page.malformedModel()->rowCount(), 1);
+        source.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch();
+        status.sources = {source};
+        page.setStatus(status);
+        QVERIFY(!page.summaryText().contains(QStringLiteral("Silent feed")));
+    }
+
+    void exportPlots_data()
+    {
+        QTest::addColumn<QString>("suffix");
+        QTest::addColumn<QByteArray>("magic");
+        QTest::newRow("png") << QStringLiteral("png") << QByteArray("\x89PNG");
+        QTest::newRow("pdf") << QStringLiteral("pdf") << QByteArray("%PDF");
+        QTest::newRow("svg") << QStringLiteral("svg") << QByteArray("<?xml");
+    }
+    void exportPlots()
+    {
+        QFETCH(QString, suffix);
+        QFETCH(QByteArray, magic);
+        Shown shown;
+        shown.dashboard.showBucket(0);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("bucket.") + suffix);
+        QCOMPARE(widgets::exportPlot(shown.dashboard.currentPlot(), path, 800, 500), QString());
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray content = file.readAll();
+        QVERIFY(content.startsWith(magic));
+        QVERIFY(content.size() > 2000);
+        if (suffix == u"svg")
+            QVERIFY(content.contains("<svg"));
+        QVERIFY(!widgets::exportPlot(shown.dashboard.currentPlot(), dir.filePath(QStringLiteral("x.bmpx"))).isEmpty());
+    }
+
+    void exportCsv()
+    {
+        Shown shown;
+        shown.dashboard.showPage(QStringLiteral("throttles"));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("t.csv"));
+        QCOMPARE(widgets::exportModelCsv(shown.dashboard.currentTable(), path), QString());
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QStringList lines = QString::fromUtf8(file.readAll()).split(u'\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 3);
+        QCOMPARE(lines.at(0), QStringLiteral("Identity,CapacityLimitExceeded,RequestBlocked,Total"));
+        QVERIFY(lines.contains(QStringLiteral("sp-migrator,1,6,7")));
+        QCOMPARE(widgets::csvField(QStringLiteral("a,\"b\"")), QStringLiteral("\"a,\"\"b\"\"\""));
+    }
+
+    void policyEditorValidates()
+    {
+        widgets::PolicyEditor editor;
+        QSignalSpy applied(&editor, &widgets::PolicyEditor::policyChangeRequested);
+        editor.setPolicyText(QStringLiteral("{\n  \"name\": \"x\",\n  oops\n}"));
+        QVERIFY2(editor.validationError().startsWith(QStringLiteral("line 3")),
+                 qPrintable(editor.validationError()));
+        editor.setPolicyText(QStringLiteral("[1, 2]"));
+        QVERIFY(!editor.validationError().isEmpty());
+        const QString json = QStringLiteral("{\"name\": \"custom\", \"limits\": []}");
+        editor.setPolicyText(json);
+        QCOMPARE(editor.validationError(), QString());
+        QCOMPARE(editor.policyJsonOrName(), json);
+        const auto names = widgets::PolicyEditor::builtinPolicyNames();
+        if (!names.isEmpty()) {
+            editor.selectPolicy(names.first());
+            QCOMPARE(editor.policyJsonOrName(), names.first());
+        }
+    }
+
+    // A hidden page does not redraw per snapshot; it catches up when shown.
+    void hiddenPagesCatchUp()
+    {
+        widgets::Dashboard dashboard;
+        dashboard.resize(1000, 700);
+        dashboard.show();
+        dashboard.showPage(QStringLiteral("overview"));
+        auto snap = fixture::smallSnapshot();
+        dashboard.applySnapshot(snap);
+        dashboard.flushPendingSnapshot();
+        QCOMPARE(dashboard.throttlesPage()->bars().size(), 0); // not drawn while hidden
+        dashboard.showPage(QStringLiteral("throttles"));
+        QCOMPARE(dashboard.throttlesPage()->bars().size(), 2);
+    }
+};
+
+QTEST_MAIN(TestDashboard)
+#include "tst_dashboard.moc"

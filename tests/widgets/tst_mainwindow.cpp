@@ -1,0 +1,133 @@
+// MainWindow as the integrator uses it: pages by name, coalesced snapshots, progress with
+// Cancel, screenshots that render offscreen.
+#include "dashboard.h"
+#include "mainwindow.h"
+#include "models/timerange.h"
+#include "snapshotfixture.h"
+
+#include <QImage>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true); // QSettings in a throwaway location
+        QCoreApplication::setOrganizationName(QStringLiteral("ThrottlescopeTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_mainwindow"));
+    }
+
+    void screenshot_data()
+    {
+        QTest::addColumn<QString>("page");
+        for (const QString &page : ts::widgets::Dashboard::pageNames())
+            QTest::newRow(page.toLatin1().constData()) << page;
+    }
+
+    // Every page renders a real picture at the requested size: not empty, not one colour.
+    void screenshot()
+    {
+        QFETCH(QString, page);
+        MainWindow window;
+        window.applySnapshot(ts::fixture::smallSnapshot());
+        window.showPage(page);
+        if (page == u"bucket") {
+            // The scope with every kind of mark: 429s, Retry-After, observed percentages.
+            window.dashboard()->flushPendingSnapshot();
+            window.dashboard()->showBucket(0);
+            window.dashboard()->timeRange()->setReplayInstant(ts::fixture::at(150));
+        }
+        QCOMPARE(window.dashboard()->currentPageName(), page);
+        QTemporaryDir dir;
+        QString path = dir.filePath(page + QStringLiteral(".png"));
+        const QByteArray keep = qgetenv("TS_SCREENSHOT_DIR");
+        if (!keep.isEmpty())
+            path = QString::fromLocal8Bit(keep) + u'/' + page + QStringLiteral(".png");
+        QVERIFY(window.saveScreenshot(path, QSize(1280, 800)));
+        QImage image(path);
+        QVERIFY(!image.isNull());
+        QCOMPARE(image.size(), QSize(1280, 800) * window.devicePixelRatio());
+        QSet<QRgb> colours;
+        for (int y = 0; y < image.height(); y += 7)
+            for (int x = 0; x < image.width(); x += 7)
+                colours.insert(image.pixel(x, y));
+        QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+    }
+
+    // Snapshots arriving faster than the drain interval are coalesced: the dashboard applies
+    // the latest one, once.
+    void snapshotsAreCoalesced()
+    {
+        MainWindow window;
+        QSignalSpy applied(window.dashboard(), &ts::widgets::Dashboard::snapshotApplied);
+        for (quint64 generation = 1; generation <= 50; ++generation) {
+            auto snap = ts::fixture::smallSnapshot();
+            snap->generation = generation;
+            window.applySnapshot(snap);
+        }
+        QVERIFY(applied.wait(2000));
+        QTest::qWait(3 * ts::widgets::Dashboard::kDrainIntervalMs);
+        QCOMPARE(applied.count(), 1);
+        QCOMPARE(applied.first().first().toULongLong(), quint64(50));
+        // An older generation arriving late is dropped.
+        auto stale = ts::fixture::smallSnapshot();
+        stale->generation = 3;
+        window.applySnapshot(stale);
+        QTest::qWait(3 * ts::widgets::Dashboard::kDrainIntervalMs);
+        QCOMPARE(applied.count(), 1);
+        QCOMPARE(window.dashboard()->snapshot()->generation, quint64(50));
+    }
+
+    void progressShowsCancel()
+    {
+        MainWindow window;
+        window.show();
+        auto *progress = window.findChild<QProgressBar *>();
+        QVERIFY(progress);
+        QPushButton *cancel = nullptr;
+        for (QPushButton *button : window.findChildren<QPushButton *>())
+            if (button->text() == MainWindow::tr("Cancel"))
+                cancel = button;
+        QVERIFY(cancel);
+        window.setProgress(50, 200);
+        QVERIFY(progress->isVisible());
+        QCOMPARE(progress->value(), 250);
+        QSignalSpy cancelled(&window, &MainWindow::cancelRequested);
+        QTest::mouseClick(cancel, Qt::LeftButton);
+        QCOMPARE(cancelled.count(), 1);
+        window.setProgress(200, 200);
+        QVERIFY(!progress->isVisible());
+        QVERIFY(!cancel->isVisible());
+    }
+
+    void recentFilesAreRemembered()
+    {
+        MainWindow window;
+        QSettings().remove(QStringLiteral("recentFiles"));
+        window.addRecentFile(QStringLiteral("/tmp/a.ndjson"));
+        window.addRecentFile(QStringLiteral("/tmp/b.har"));
+        window.addRecentFile(QStringLiteral("/tmp/a.ndjson"));
+        QCOMPARE(window.recentFiles(),
+                 QStringList({QStringLiteral("/tmp/a.ndjson"), QStringLiteral("/tmp/b.har")}));
+    }
+
+    void unknownPageIsIgnored()
+    {
+        MainWindow window;
+        window.showPage(QStringLiteral("throttles"));
+        window.showPage(QStringLiteral("no-such-page"));
+        QCOMPARE(window.dashboard()->currentPageName(), QStringLiteral("throttles"));
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

@@ -1,0 +1,209 @@
+#include "breakerspage.h"
+
+#include "core/timeparse.h"
+#include "models/breakertransitionsmodel.h"
+#include "models/timerange.h"
+#include "plotstyle.h"
+#include "qcp.h"
+#include "theme.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QMap>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace ts::widgets {
+
+std::vector<BreakerBand> breakerBands(const ReportData &report, QStringList *rowLabels)
+{
+    // Row key "scope\x1fsource-order": logged (0) before reconstructed (1) for the same scope.
+    QMap<QString, QList<const BreakerTransition *>> rows;
+    auto rowKey = [](const QString &scope, const QString &source) -> QString {
+        return scope + QChar(0x1f) + (source == u"logged" ? u'0' : u'1') + source;
+    };
+    for (const BreakerTransition &transition : report.breakerTransitions)
+        rows[rowKey(transition.scope, transition.source)].append(&transition);
+    // Breakers that never changed state still deserve a (closed or final-state) row.
+    for (const BreakerSummary &summary : report.breakers) {
+        const QString key = rowKey(summary.scope, summary.source);
+        if (!rows.contains(key))
+            rows.insert(key, {});
+    }
+
+    const qint64 first = report.firstMs.value_or(0);
+    const qint64 last = std::max(report.lastMs.value_or(first), first + 1);
+    std::vector<BreakerBand> bands;
+    int row = 0;
+    rowLabels->clear();
+    for (auto it = rows.begin(); it != rows.end(); ++it, ++row) {
+        const QStringList parts = it.key().split(QChar(0x1f));
+        rowLabels->append(parts.value(0) + QStringLiteral(" (") + parts.value(1).mid(1) +
+                          u')');
+        auto &transitions = it.value();
+        std::stable_sort(transitions.begin(), transitions.end(),
+                         [](const BreakerTransition *a, const BreakerTransition *b) {
+                             return a->tsMs < b->tsMs;
+                         });
+        QString state = QStringLiteral("closed");
+        if (!transitions.isEmpty() && !transitions.first()->from.isEmpty())
+            state = transitions.first()->from;
+        if (transitions.isEmpty()) {
+            for (const BreakerSummary &summary : report.breakers) {
+                if (rowKey(summary.scope, summary.source) == it.key() &&
+                    !summary.finalState.isEmpty())
+                    state = summary.finalState;
+            }
+        }
+        qint64 start = std::min(first, transitions.isEmpty() ? first : transitions.first()->tsMs);
+        for (const BreakerTransition *transition : transitions) {
+            if (transition->tsMs > start)
+                bands.push_back({row, start, transition->tsMs, state});
+            start = transition->tsMs;
+            state = transition->to;
+        }
+        bands.push_back({row, start, std::max(last, start + 1), state});
+    }
+    return bands;
+}
+
+BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
+    : DashboardPage(timeRange, parent), m_plot(new QCustomPlot), m_summary(new QLabel),
+      m_model(new models::BreakerTransitionsModel(this)),
+      m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView)
+{
+    auto *layout = new QVBoxLayout(this);
+    QStringList legend;
+    for (const QString &state : {QStringLiteral("closed"), QStringLiteral("soft-open"),
+                                 QStringLiteral("open"), QStringLiteral("half-open")})
+        legend.append(QStringLiteral("<span style=\"color:%1\">&#9632;</span> %2")
+                          .arg(breakerStateColor(state).name(), state));
+    auto *legendLabel = new QLabel(legend.join(QStringLiteral("&nbsp;&nbsp;")));
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_summary, 1);
+    top->addWidget(legendLabel);
+    layout->addLayout(top);
+    auto *splitter = new QSplitter(Qt::Vertical);
+    splitter->setObjectName(QStringLiteral("breakersSplitter"));
+    m_plot->setObjectName(QStringLiteral("breakersPlot"));
+    m_plot->setMinimumHeight(140);
+    splitter->addWidget(m_plot);
+    m_proxy->setSourceModel(m_model);
+    m_proxy->setSortRole(models::BreakerTransitionsModel::SortRole);
+    m_view->setModel(m_proxy);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(0, Qt::AscendingOrder);
+    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_view->verticalHeader()->hide();
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->setColumnWidth(models::BreakerTransitionsModel::TimeColumn,
+                           m_view->fontMetrics().horizontalAdvance(
+                               QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
+    m_view->setColumnWidth(models::BreakerTransitionsModel::ScopeColumn, 220);
+    splitter->addWidget(m_view);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    // Initial proportions (the table's size hint would otherwise squeeze the plot).
+    splitter->setSizes({600, 400});
+    layout->addWidget(splitter, 1);
+
+    useUtcTimeAxis(m_plot->xAxis);
+    m_plot->xAxis->setLabel(tr("time (UTC)"));
+    m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    m_plot->yAxis->grid()->setVisible(false);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeDrag(Qt::Horizontal);
+    m_plot->axisRect()->setRangeZoom(Qt::Horizontal);
+    m_cursor = new QCPItemStraightLine(m_plot);
+    m_cursor->setPen(QPen(palette().color(QPalette::Text), 1.2, Qt::DashLine));
+    m_cursor->setVisible(false);
+    applyPalette(m_plot);
+
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this,
+            [this](QMouseEvent *) { this->timeRange()->showAll(); });
+    connect(m_plot->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange &range) {
+                if (!m_applyingRange)
+                    this->timeRange()->setRange(plotKeyToMs(range.lower),
+                                                plotKeyToMs(range.upper));
+            });
+    // A transition clicked in the list: show the moment it happened.
+    connect(m_view, &QTableView::activated, this, [this](const QModelIndex &index) {
+        const qint64 at = index.data(models::BreakerTransitionsModel::TimeMsRole).toLongLong();
+        this->timeRange()->setReplayInstant(at);
+    });
+}
+
+QAbstractItemModel *BreakersPage::tableModel() const
+{
+    return m_proxy;
+}
+
+void BreakersPage::refresh()
+{
+    const auto &snap = snapshot();
+    m_model->setTransitions(snap ? snap->report.breakerTransitions : QList<BreakerTransition>());
+    // Bands are items (one rectangle each): rebuilt from scratch, cheap for the hundreds of
+    // transitions a breaker produces.
+    for (int i = m_plot->itemCount() - 1; i >= 0; --i) {
+        if (m_plot->item(i) != m_cursor)
+            m_plot->removeItem(i);
+    }
+    m_bands = snap ? breakerBands(snap->report, &m_rowLabels) : std::vector<BreakerBand>();
+    if (!snap)
+        m_rowLabels.clear();
+    for (const BreakerBand &band : m_bands) {
+        auto *rect = new QCPItemRect(m_plot);
+        rect->topLeft->setCoords(plotKey(band.startMs), band.row + 0.35);
+        rect->bottomRight->setCoords(plotKey(band.endMs), band.row - 0.35);
+        const QColor colour = breakerStateColor(band.state);
+        rect->setPen(Qt::NoPen);
+        rect->setBrush(colour);
+        rect->setSelectable(false);
+    }
+    auto ticker = QSharedPointer<QCPAxisTickerText>::create();
+    for (int row = 0; row < m_rowLabels.size(); ++row)
+        ticker->addTick(row, m_rowLabels.at(row));
+    m_plot->yAxis->setTicker(ticker);
+    m_plot->yAxis->setRange(-0.6, std::max<double>(0.6, m_rowLabels.size() - 0.4));
+    m_plot->yAxis->setRangeReversed(true);
+
+    if (!snap || snap->report.breakers.isEmpty()) {
+        m_summary->setText(snap ? tr("No breaker activity (no breaker events logged, no "
+                                     "reconstructed transitions).")
+                                : tr("No data."));
+    } else {
+        QStringList parts;
+        for (const BreakerSummary &breaker : snap->report.breakers)
+            parts.append(tr("%1 (%2): %3 transitions, open %4 s, now %5")
+                             .arg(breaker.scope, breaker.source)
+                             .arg(breaker.transitions)
+                             .arg(QString::number(breaker.openSeconds, 'f', 1), breaker.finalState));
+        m_summary->setText(parts.join(u'\n'));
+    }
+    applyTimeRange();
+}
+
+void BreakersPage::timeChanged()
+{
+    applyTimeRange();
+}
+
+void BreakersPage::applyTimeRange()
+{
+    m_applyingRange = true;
+    if (timeRange()->hasRange())
+        m_plot->xAxis->setRange(plotKey(timeRange()->startMs()), plotKey(timeRange()->endMs()));
+    m_applyingRange = false;
+    const auto instant = timeRange()->replayInstant();
+    m_cursor->setVisible(instant.has_value());
+    if (instant) {
+        m_cursor->point1->setCoords(plotKey(*instant), 0);
+        m_cursor->point2->setCoords(plotKey(*instant), 1);
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace ts::widgets

@@ -1,0 +1,353 @@
+#include "bucketpage.h"
+
+#include "core/timeparse.h"
+#include "models/snapshotmath.h"
+#include "models/timerange.h"
+#include "plotstyle.h"
+#include "qcp.h"
+#include "theme.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QVBoxLayout>
+
+#include <optional>
+
+namespace ts::widgets {
+
+namespace {
+QCPGraph *makeGraph(QCustomPlot *plot, QCPAxis *x, QCPAxis *y, const QString &name,
+                    const QPen &pen)
+{
+    QCPGraph *graph = plot->addGraph(x, y);
+    graph->setName(name);
+    graph->setPen(pen);
+    graph->setAdaptiveSampling(true);
+    return graph;
+}
+
+// A step function's samples, extended to `untilMs` with its last value so the final step is
+// drawn (a bucket that filled at 22:44 and stayed full is full until the end of the data).
+QVector<QCPGraphData> pointsOf(const std::vector<qint64> &times, const std::vector<double> &values,
+                               double scale, std::optional<qint64> untilMs)
+{
+    const size_t count = std::min(times.size(), values.size());
+    QVector<QCPGraphData> points;
+    points.reserve(static_cast<qsizetype>(count) + 1);
+    for (size_t i = 0; i < count; ++i)
+        points.append(QCPGraphData(plotKey(times[i]), values[i] * scale));
+    if (count > 0 && untilMs && *untilMs > times[count - 1])
+        points.append(QCPGraphData(plotKey(*untilMs), values[count - 1] * scale));
+    return points;
+}
+} // namespace
+
+BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
+    : DashboardPage(timeRange, parent), m_scopes(new QComboBox), m_limits(new QLabel),
+      m_plot(new QCustomPlot)
+{
+    auto *layout = new QVBoxLayout(this);
+    auto *top = new QHBoxLayout;
+    top->addWidget(new QLabel(tr("Bucket:")));
+    m_scopes->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+    m_scopes->setMinimumContentsLength(40);
+    m_scopes->setObjectName(QStringLiteral("bucketChooser"));
+    top->addWidget(m_scopes);
+    top->addStretch(1);
+    layout->addLayout(top);
+    m_limits->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_limits->setWordWrap(true);
+    layout->addWidget(m_limits);
+    m_plot->setObjectName(QStringLiteral("bucketPlot"));
+    m_plot->setMinimumSize(300, 200);
+    layout->addWidget(m_plot, 1);
+
+    // Top rect: usage in requests (or credits); bottom rect: limit percentage.
+    QCPAxisRect *usageRect = m_plot->axisRect();
+    m_pctRect = new QCPAxisRect(m_plot);
+    m_plot->plotLayout()->addElement(1, 0, m_pctRect);
+    m_plot->plotLayout()->setRowStretchFactor(0, 2.0);
+    m_plot->plotLayout()->setRowStretchFactor(1, 1.0);
+    auto *marginGroup = new QCPMarginGroup(m_plot);
+    usageRect->setMarginGroup(QCP::msLeft | QCP::msRight, marginGroup);
+    m_pctRect->setMarginGroup(QCP::msLeft | QCP::msRight, marginGroup);
+    useUtcTimeAxis(m_plot->xAxis);
+    useUtcTimeAxis(m_pctRect->axis(QCPAxis::atBottom));
+    m_plot->xAxis->setTickLabels(false);
+    m_plot->yAxis->setLabel(tr("usage"));
+    m_pctRect->axis(QCPAxis::atLeft)->setLabel(tr("limit %"));
+    m_pctRect->axis(QCPAxis::atBottom)->setLabel(tr("time (UTC)"));
+
+    // Retry-After shading on the (hidden) right axis, 0..1, so it spans the whole height.
+    QCPAxis *shadeAxis = m_plot->yAxis2;
+    shadeAxis->setRange(0, 1);
+    shadeAxis->setVisible(false);
+    m_retryAfter = makeGraph(m_plot, m_plot->xAxis, shadeAxis, tr("Retry-After (wait)"),
+                             Qt::NoPen);
+    QColor shade = breakerStateColor(QStringLiteral("half-open"));
+    shade.setAlpha(50);
+    m_retryAfter->setBrush(shade);
+    m_retryAfter->setLineStyle(QCPGraph::lsStepLeft);
+    m_retryAfter->setAdaptiveSampling(false);
+
+    m_capacity = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("documented capacity"),
+                           QPen(fillColor(1.0), 1.5, Qt::DashLine));
+    m_effective = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("effective limit"),
+                            QPen(fillColor(0.9), 1.5, Qt::DashDotLine));
+    m_usage = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("usage"),
+                        QPen(seriesColor(0), 1.6));
+    m_usage->setLineStyle(QCPGraph::lsStepLeft);
+    QColor usageFill = seriesColor(0);
+    usageFill.setAlpha(40);
+    m_usage->setBrush(usageFill);
+    m_observed429 = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("429 observed"),
+                              Qt::NoPen);
+    m_observed429->setLineStyle(QCPGraph::lsNone);
+    m_observed429->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCross, QPen(fillColor(1.0), 2), Qt::NoBrush, 10));
+    m_observed429->setAdaptiveSampling(false);
+    m_predicted429 = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("429 predicted"),
+                               Qt::NoPen);
+    m_predicted429->setLineStyle(QCPGraph::lsNone);
+    m_predicted429->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(seriesColor(6), 2), Qt::NoBrush, 9));
+    m_predicted429->setAdaptiveSampling(false);
+
+    QCPAxis *pctX = m_pctRect->axis(QCPAxis::atBottom);
+    QCPAxis *pctY = m_pctRect->axis(QCPAxis::atLeft);
+    pctY->setRange(0, 110);
+    m_reconstructedPct = makeGraph(m_plot, pctX, pctY, tr("reconstructed %"),
+                                   QPen(seriesColor(0), 1.4));
+    m_reconstructedPct->setLineStyle(QCPGraph::lsStepLeft);
+    m_observedPct = makeGraph(m_plot, pctX, pctY, tr("header-observed %"),
+                              QPen(seriesColor(1), 1.4));
+    m_observedPct->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
+
+    m_cursor = new QCPItemStraightLine(m_plot);
+    m_pctCursor = new QCPItemStraightLine(m_plot);
+    for (QCPItemStraightLine *cursor : {m_cursor, m_pctCursor}) {
+        // The replay instant: the palette's text colour, dashed, so it never reads as data.
+        cursor->setPen(QPen(palette().color(QPalette::Text), 1.2, Qt::DashLine));
+        cursor->setVisible(false);
+        cursor->setSelectable(false);
+    }
+    m_pctCursor->setClipAxisRect(m_pctRect);
+    m_pctCursor->point1->setAxes(pctX, pctY);
+    m_pctCursor->point2->setAxes(pctX, pctY);
+
+    m_plot->legend->setVisible(true);
+    m_plot->legend->setFont(font());
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectPlottables);
+    for (QCPAxisRect *rect : {usageRect, m_pctRect}) {
+        rect->setRangeDrag(Qt::Horizontal);
+        rect->setRangeZoom(Qt::Horizontal);
+    }
+    m_pctRect->setRangeDragAxes(pctX, pctY);
+    m_pctRect->setRangeZoomAxes(pctX, pctY);
+    applyPalette(m_plot);
+
+    // Shift+drag: select a time range and zoom to it (QCustomPlot reads the mode after
+    // emitting mousePress, so switching here applies to this very drag).
+    connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent *event) {
+        m_plot->setSelectionRectMode((event->modifiers() & Qt::ShiftModifier) ? QCP::srmZoom
+                                                                              : QCP::srmNone);
+    });
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this,
+            [this](QMouseEvent *) { this->timeRange()->showAll(); });
+    connect(m_plot->xAxis, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange &range) { onPlotRangeChanged(range); });
+    connect(pctX, qOverload<const QCPRange &>(&QCPAxis::rangeChanged), this,
+            [this](const QCPRange &range) { onPlotRangeChanged(range); });
+    connect(m_scopes, &QComboBox::currentIndexChanged, this, [this](int comboIndex) {
+        const int scope = m_scopes->itemData(comboIndex).toInt();
+        if (comboIndex >= 0 && scope != m_scopeIndex) {
+            m_scopeIndex = scope;
+            rebuildGraphs();
+        }
+    });
+}
+
+void BucketPage::setScopeIndex(int scopeIndex)
+{
+    m_scopeIndex = scopeIndex;
+    const int comboIndex = m_scopes->findData(scopeIndex);
+    if (comboIndex >= 0)
+        m_scopes->setCurrentIndex(comboIndex);
+    markStale();
+    if (isVisible())
+        refreshIfStale();
+}
+
+QString BucketPage::limitsText() const
+{
+    return m_limits->text();
+}
+
+void BucketPage::refresh()
+{
+    rebuildScopeList();
+    rebuildGraphs();
+}
+
+void BucketPage::rebuildScopeList()
+{
+    const auto &snap = snapshot();
+    const int count = snap ? static_cast<int>(snap->report.scopes.size()) : 0;
+    if (m_scopeIndex >= count)
+        m_scopeIndex = -1;
+    if (m_scopeIndex < 0 && count > 0)
+        m_scopeIndex = models::worstScopeIndex(snap->report);
+    bool same = m_scopes->count() == count;
+    for (int i = 0; same && i < count; ++i)
+        same = m_scopes->itemText(i) == models::scopeLabel(snap->report.scopes.at(i));
+    if (!same) {
+        const QSignalBlocker blocker(m_scopes);
+        m_scopes->clear();
+        for (int i = 0; i < count; ++i)
+            m_scopes->addItem(models::scopeLabel(snap->report.scopes.at(i)), i);
+    }
+    const QSignalBlocker blocker(m_scopes);
+    m_scopes->setCurrentIndex(m_scopes->findData(m_scopeIndex));
+}
+
+void BucketPage::rebuildGraphs()
+{
+    const auto &snap = snapshot();
+    const bool valid = snap && m_scopeIndex >= 0 && m_scopeIndex < snap->report.scopes.size();
+    for (QCPGraph *graph : {m_usage, m_capacity, m_effective, m_observed429, m_predicted429,
+                            m_retryAfter, m_reconstructedPct, m_observedPct})
+        graph->data()->clear();
+    if (!valid) {
+        m_limits->setText(snap ? tr("No bucket has seen traffic yet.") : tr("No data."));
+        applyTimeRange();
+        return;
+    }
+    const ScopeSummary &scope = snap->report.scopes.at(m_scopeIndex);
+    static const ScopeSeries emptySeries;
+    const ScopeSeries &series = static_cast<size_t>(m_scopeIndex) < snap->series.size()
+                                    ? snap->series[static_cast<size_t>(m_scopeIndex)]
+                                    : emptySeries;
+
+    m_usage->data()->set(pointsOf(series.usageT, series.usage, 1.0, snap->report.lastMs), true);
+    m_usage->setName(scope.algorithm == u"credits" ? tr("credits used") : tr("usage"));
+
+    const qint64 first = snap->report.firstMs.value_or(
+        series.usageT.empty() ? 0 : series.usageT.front());
+    const qint64 last = snap->report.lastMs.value_or(
+        series.usageT.empty() ? first : series.usageT.back());
+    const QVector<double> ends = {plotKey(first), plotKey(std::max(last, first + 1))};
+    m_capacity->setData(ends, {scope.capacity, scope.capacity}, true);
+    if (scope.effectiveLimit)
+        m_effective->setData(ends, {*scope.effectiveLimit, *scope.effectiveLimit}, true);
+    // The legend lists what is drawn: no "effective limit" entry when none was learned.
+    if (scope.effectiveLimit)
+        m_effective->addToLegend();
+    else
+        m_effective->removeFromLegend();
+
+    // Throttle markers sit on the usage curve at their instant, so they read as "this request
+    // hit a full bucket" (observed) or "the model would have rejected this" (predicted).
+    auto markers = [&series](const std::vector<qint64> &times) {
+        QVector<QCPGraphData> points;
+        points.reserve(static_cast<qsizetype>(times.size()));
+        for (qint64 t : times)
+            points.append(QCPGraphData(plotKey(t), models::usageAt(series, t)));
+        return points;
+    };
+    m_observed429->data()->set(markers(series.observedThrottleT), true);
+    m_predicted429->data()->set(markers(series.predictedThrottleT), true);
+
+    QVector<QCPGraphData> shade;
+    shade.reserve(static_cast<qsizetype>(series.retryAfterIntervals.size() * 2));
+    for (const auto &[start, end] : series.retryAfterIntervals) {
+        shade.append(QCPGraphData(plotKey(start), 1.0));
+        shade.append(QCPGraphData(plotKey(end), 0.0));
+    }
+    std::sort(shade.begin(), shade.end(),
+              [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; });
+    m_retryAfter->data()->set(shade, true);
+
+    m_reconstructedPct->data()->set(
+        pointsOf(series.usageT, series.reconstructedPct, 100.0, snap->report.lastMs), true);
+    m_observedPct->data()->set(
+        pointsOf(series.observedPctT, series.observedPct, 100.0, std::nullopt), true);
+    m_pctRect->setVisible(true);
+
+    double top = std::max({scope.capacity, scope.peakUsage, scope.effectiveLimit.value_or(0.0)});
+    m_plot->yAxis->setRange(0, top > 0 ? top * 1.12 : 1.0);
+    double pctTop = 110;
+    for (double v : series.observedPct)
+        pctTop = std::max(pctTop, v * 100.0 + 5);
+    for (double v : series.reconstructedPct)
+        pctTop = std::max(pctTop, v * 100.0 + 5);
+    m_pctRect->axis(QCPAxis::atLeft)->setRange(0, pctTop);
+
+    QString limits;
+    if (scope.windowSeconds > 0)
+        limits = tr("Documented: %1 per %2 s (%3)")
+                     .arg(scope.capacity)
+                     .arg(scope.windowSeconds)
+                     .arg(scope.algorithm);
+    else
+        limits = tr("Documented: %1 (%2)").arg(scope.capacity).arg(scope.algorithm);
+    if (scope.effectiveLimit)
+        limits += tr(" · effective (where observed 429s began): %1 (%2 % of documented)")
+                      .arg(*scope.effectiveLimit)
+                      .arg(QString::number(scope.capacity > 0
+                                               ? *scope.effectiveLimit / scope.capacity * 100.0
+                                               : 0.0,
+                                           'f', 0));
+    else
+        limits += tr(" · effective: unknown (no observed 429 yet)");
+    limits += tr(" · peak %1 %").arg(QString::number(scope.peakFill * 100.0, 'f', 0));
+    limits += tr(" · 429s %1 observed / %2 predicted")
+                  .arg(scope.observedThrottled)
+                  .arg(scope.predictedThrottled);
+    if (scope.nextSafeSendMs)
+        limits += tr(" · next safe send %1").arg(formatIsoMs(*scope.nextSafeSendMs));
+    m_limits->setText(limits);
+    applyTimeRange();
+}
+
+void BucketPage::timeChanged()
+{
+    applyTimeRange();
+}
+
+void BucketPage::applyTimeRange()
+{
+    m_applyingRange = true;
+    if (timeRange()->hasRange()) {
+        const QCPRange range(plotKey(timeRange()->startMs()), plotKey(timeRange()->endMs()));
+        m_plot->xAxis->setRange(range);
+        m_pctRect->axis(QCPAxis::atBottom)->setRange(range);
+    } else {
+        m_plot->xAxis->rescale();
+        m_pctRect->axis(QCPAxis::atBottom)->setRange(m_plot->xAxis->range());
+    }
+    m_applyingRange = false;
+    const auto instant = timeRange()->replayInstant();
+    m_cursor->setVisible(instant.has_value());
+    m_pctCursor->setVisible(instant.has_value());
+    if (instant) {
+        const double key = plotKey(*instant);
+        m_cursor->point1->setCoords(key, 0);
+        m_cursor->point2->setCoords(key, 1);
+        m_pctCursor->point1->setCoords(key, 0);
+        m_pctCursor->point2->setCoords(key, 1);
+    }
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void BucketPage::onPlotRangeChanged(const QCPRange &range)
+{
+    if (m_applyingRange)
+        return;
+    // The operator zoomed or panned: that is the new shared range (which re-applies it to both
+    // axis rects through timeChanged()).
+    timeRange()->setRange(plotKeyToMs(range.lower), plotKeyToMs(range.upper));
+}
+
+} // namespace ts::widgets

@@ -1,0 +1,208 @@
+#include "dashboard.h"
+
+#include "alertspage.h"
+#include "breakerspage.h"
+#include "bucketpage.h"
+#include "eventspage.h"
+#include "ingestpage.h"
+#include "models/alertsmodel.h"
+#include "models/eventsmodel.h"
+#include "models/ingestmodels.h"
+#include "models/timerange.h"
+#include "overviewpage.h"
+#include "replaybar.h"
+#include "throttlespage.h"
+
+#include <QDateTime>
+#include <QHBoxLayout>
+#include <QListWidget>
+#include <QStackedWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace ts::widgets {
+
+namespace {
+struct PageTitle
+{
+    const char *name;
+    const char *title;
+};
+// Order = navigation order = Ctrl+1..7.
+constexpr PageTitle kPages[] = {
+    {"overview", QT_TRANSLATE_NOOP("Dashboard", "Overview")},
+    {"bucket", QT_TRANSLATE_NOOP("Dashboard", "Bucket")},
+    {"throttles", QT_TRANSLATE_NOOP("Dashboard", "Throttles")},
+    {"breakers", QT_TRANSLATE_NOOP("Dashboard", "Breakers")},
+    {"alerts", QT_TRANSLATE_NOOP("Dashboard", "Alerts")},
+    {"events", QT_TRANSLATE_NOOP("Dashboard", "Events")},
+    {"ingest", QT_TRANSLATE_NOOP("Dashboard", "Ingest")},
+};
+} // namespace
+
+Dashboard::Dashboard(QWidget *parent)
+    : QWidget(parent), m_timeRange(new models::TimeRange(this)),
+      m_alertsModel(new models::AlertsModel(this)), m_navigation(new QListWidget),
+      m_stack(new QStackedWidget), m_replay(new ReplayBar(m_timeRange)),
+      m_overview(new OverviewPage(m_timeRange)), m_bucket(new BucketPage(m_timeRange)),
+      m_throttles(new ThrottlesPage(m_timeRange)), m_breakers(new BreakersPage(m_timeRange)),
+      m_alerts(new AlertsPage(m_alertsModel, m_timeRange)), m_events(new EventsPage(m_timeRange)),
+      m_ingest(new IngestPage), m_drainTimer(new QTimer(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    auto *body = new QHBoxLayout;
+    m_navigation->setObjectName(QStringLiteral("pageNavigation"));
+    for (const PageTitle &page : kPages)
+        m_navigation->addItem(tr(page.title));
+    m_navigation->setFixedWidth(m_navigation->fontMetrics().horizontalAdvance(
+                                    QStringLiteral("Throttles")) * 2);
+    body->addWidget(m_navigation);
+    const QList<QWidget *> pages = {m_overview, m_bucket, m_throttles, m_breakers,
+                                    m_alerts, m_events, m_ingest};
+    for (QWidget *page : pages)
+        m_stack->addWidget(page);
+    body->addWidget(m_stack, 1);
+    layout->addLayout(body, 1);
+    layout->addWidget(m_replay);
+    m_snapshotPages = {m_overview, m_bucket, m_throttles, m_breakers, m_alerts};
+
+    connect(m_navigation, &QListWidget::currentRowChanged, this, [this](int row) {
+        if (row < 0)
+            return;
+        m_stack->setCurrentIndex(row);
+        Q_EMIT pageChanged(QString::fromLatin1(kPages[row].name));
+    });
+    m_navigation->setCurrentRow(0);
+
+    m_drainTimer->setInterval(kDrainIntervalMs);
+    m_drainTimer->setSingleShot(true);
+    connect(m_drainTimer, &QTimer::timeout, this, &Dashboard::drain);
+
+    connect(m_overview, &OverviewPage::bucketActivated, this, &Dashboard::showBucket);
+    connect(m_throttles, &ThrottlesPage::eventsRequested, this, &Dashboard::showEvents);
+    connect(m_alertsModel, &QAbstractItemModel::rowsInserted, this,
+            [this](const QModelIndex &, int first, int last) { onAlertsInserted(first, last); });
+}
+
+Dashboard::~Dashboard() = default;
+
+QStringList Dashboard::pageNames()
+{
+    QStringList names;
+    for (const PageTitle &page : kPages)
+        names.append(QString::fromLatin1(page.name));
+    return names;
+}
+
+bool Dashboard::showPage(const QString &name)
+{
+    const auto index = pageNames().indexOf(name.toLower());
+    if (index < 0)
+        return false;
+    m_navigation->setCurrentRow(static_cast<int>(index));
+    return true;
+}
+
+QString Dashboard::currentPageName() const
+{
+    return pageNames().value(m_stack->currentIndex());
+}
+
+void Dashboard::applySnapshot(std::shared_ptr<const DashboardSnapshot> snapshot)
+{
+    if (!snapshot)
+        return;
+    // Stale snapshots (a slower worker's older generation) are dropped.
+    if (m_pending && snapshot->generation < m_pending->generation)
+        return;
+    if (m_current && snapshot->generation < m_current->generation)
+        return;
+    m_pending = std::move(snapshot);
+    // Draining on the timer coalesces bursts: at most one application per interval however
+    // many snapshots arrive.
+    if (!m_drainTimer->isActive())
+        m_drainTimer->start();
+}
+
+void Dashboard::flushPendingSnapshot()
+{
+    m_drainTimer->stop();
+    drain();
+    if (auto *page = qobject_cast<DashboardPage *>(m_stack->currentWidget()))
+        page->refreshIfStale();
+}
+
+void Dashboard::drain()
+{
+    if (!m_pending)
+        return;
+    m_current = std::move(m_pending);
+    m_pending.reset();
+    const ReportData &report = m_current->report;
+    if (report.firstMs && report.lastMs)
+        m_timeRange->setBounds(*report.firstMs, *report.lastMs);
+    m_alertsModel->setAlerts(report.alerts);
+    for (DashboardPage *page : std::as_const(m_snapshotPages))
+        page->setSnapshot(m_current);
+    Q_EMIT snapshotApplied(m_current->generation);
+}
+
+void Dashboard::onAlertsInserted(int first, int last)
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    QList<Alert> fresh;
+    for (int row = first; row <= last; ++row) {
+        const Alert &alert = m_alertsModel->alertAt(row);
+        if (alert.severity == u"critical" && alert.atMs >= now - kNotifyRecentMs)
+            fresh.append(alert);
+    }
+    if (!fresh.isEmpty())
+        Q_EMIT criticalAlertsRaised(fresh);
+}
+
+void Dashboard::setIngestStatus(const IngestStatus &status)
+{
+    m_ingest->setStatus(status);
+}
+
+void Dashboard::setWorkspacePath(const QString &path)
+{
+    m_events->setWorkspacePath(path);
+}
+
+void Dashboard::showBucket(int scopeIndex)
+{
+    m_bucket->setScopeIndex(scopeIndex);
+    showPage(QStringLiteral("bucket"));
+}
+
+void Dashboard::showEvents(qint64 startMs, qint64 endMs, const QString &errorCode)
+{
+    models::EventQuery query;
+    query.fromMs = startMs;
+    query.toMs = endMs;
+    query.errorCode = errorCode == u"none" ? QString() : errorCode;
+    m_events->setFilter(query);
+    showPage(QStringLiteral("events"));
+}
+
+QCustomPlot *Dashboard::currentPlot() const
+{
+    if (auto *page = qobject_cast<DashboardPage *>(m_stack->currentWidget()))
+        return page->plot();
+    return nullptr;
+}
+
+QAbstractItemModel *Dashboard::currentTable() const
+{
+    if (auto *page = qobject_cast<DashboardPage *>(m_stack->currentWidget()))
+        return page->tableModel();
+    if (m_stack->currentWidget() == m_events)
+        return m_events->model();
+    if (m_stack->currentWidget() == m_ingest)
+        return m_ingest->sourcesModel();
+    return nullptr;
+}
+
+} // namespace ts::widgets

@@ -1,0 +1,75 @@
+#pragma once
+// Events: a virtual table over the workspace (pages fetched as the view scrolls), a filter bar
+// (identity, status, error code, lane, text, visible time range), a column chooser and a detail
+// pane with the (redacted) headers and body of the selected event.
+
+#include "models/eventpagesource.h"
+
+#include <QWidget>
+
+#include <memory>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QTableView;
+class QTimer;
+class QToolButton;
+
+namespace ts::models {
+class EventsModel;
+class TimeRange;
+} // namespace ts::models
+
+namespace ts::widgets {
+
+class EventsPage : public QWidget
+{
+    Q_OBJECT
+public:
+    explicit EventsPage(models::TimeRange *timeRange, QWidget *parent = nullptr);
+
+    void setEventSource(std::shared_ptr<models::EventPageSource> source);
+    // Opens a read-only reader on the workspace file; false (and the reason in the page) when
+    // it cannot be opened.
+    bool setWorkspacePath(const QString &path);
+    // Sets the filter bar to these values and applies them.
+    void setFilter(const models::EventQuery &query);
+    [[nodiscard]] models::EventQuery currentQuery() const;
+    void setColumnVisible(int column, bool visible);
+
+    [[nodiscard]] models::EventsModel *model() const { return m_model; }
+    [[nodiscard]] QTableView *view() const { return m_view; }
+    [[nodiscard]] QString detailText() const;
+    [[nodiscard]] QString statusText() const;
+
+    // Saved with the window layout.
+    [[nodiscard]] QByteArray saveHeaderState() const;
+    void restoreHeaderState(const QByteArray &state);
+
+private:
+    void applyFilter();
+    void showDetail();
+    void updateStatus();
+    void showColumnMenu(const QPoint &globalPos);
+
+    models::TimeRange *m_timeRange;
+    models::EventsModel *m_model;
+    QLineEdit *m_identity;
+    QLineEdit *m_status;
+    QLineEdit *m_errorCode;
+    QComboBox *m_lane;
+    QLineEdit *m_text;
+    QCheckBox *m_visibleRangeOnly;
+    QToolButton *m_columns;
+    QTableView *m_view;
+    QPlainTextEdit *m_detail;
+    QLabel *m_statusLabel;
+    QTimer *m_debounce;
+    std::optional<qint64> m_fromMs; // an explicit interval (a click on a throttle bar)
+    std::optional<qint64> m_toMs;
+};
+
+} // namespace ts::widgets

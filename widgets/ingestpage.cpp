@@ -1,0 +1,100 @@
+#include "ingestpage.h"
+
+#include "models/ingestmodels.h"
+#include "models/snapshotmath.h"
+
+#include <QDateTime>
+#include <QHeaderView>
+#include <QLabel>
+#include <QTableView>
+#include <QTimer>
+#include <QVBoxLayout>
+
+namespace ts::widgets {
+
+namespace {
+// A live source silent for this long is flagged: quiet systems still produce some traffic.
+constexpr qint64 kSilentWarningMs = 30'000;
+} // namespace
+
+IngestPage::IngestPage(QWidget *parent)
+    : QWidget(parent), m_sources(new models::IngestSourcesModel(this)),
+      m_malformed(new models::MalformedRecordsModel(this)), m_sourcesView(new QTableView),
+      m_malformedView(new QTableView), m_summary(new QLabel), m_malformedTitle(new QLabel),
+      m_clock(new QTimer(this))
+{
+    auto *layout = new QVBoxLayout(this);
+    m_summary->setWordWrap(true);
+    layout->addWidget(m_summary);
+    m_sourcesView->setModel(m_sources);
+    m_sourcesView->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_sourcesView->verticalHeader()->hide();
+    m_sourcesView->horizontalHeader()->setStretchLastSection(true);
+    m_sourcesView->setObjectName(QStringLiteral("ingestSources"));
+    layout->addWidget(m_sourcesView, 1);
+    layout->addWidget(m_malformedTitle);
+    m_malformedView->setModel(m_malformed);
+    m_malformedView->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_malformedView->verticalHeader()->hide();
+    m_malformedView->horizontalHeader()->setStretchLastSection(true);
+    m_malformedView->setObjectName(QStringLiteral("ingestMalformed"));
+    layout->addWidget(m_malformedView, 1);
+    m_clock->setInterval(1000);
+    connect(m_clock, &QTimer::timeout, this, &IngestPage::tick);
+    m_clock->start();
+    setStatus({});
+}
+
+void IngestPage::setStatus(const IngestStatus &status)
+{
+    m_status = status;
+    m_sources->setSources(status.sources);
+    m_malformed->setRecords(status.malformed);
+    m_sourcesView->resizeColumnsToContents();
+    m_malformedTitle->setText(
+        status.malformedTotal > status.malformed.size()
+            ? tr("Malformed records: %1 (showing the last %2)")
+                  .arg(status.malformedTotal)
+                  .arg(status.malformed.size())
+            : tr("Malformed records: %1").arg(std::max<qint64>(status.malformedTotal,
+                                                               status.malformed.size())));
+    tick();
+}
+
+QString IngestPage::summaryText() const
+{
+    return m_summary->text();
+}
+
+void IngestPage::tick()
+{
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    m_sources->setNow(now);
+    if (m_status.sources.isEmpty()) {
+        m_summary->setText(tr("No sources. Open a log, a workspace, or start the demo."));
+        return;
+    }
+    qint64 events = 0;
+    double rate = 0;
+    QStringList silent;
+    for (const IngestSourceStatus &source : m_status.sources) {
+        events += source.events;
+        rate += source.eventsPerSecond;
+        if (source.live && !source.finished &&
+            (!source.lastEventReceivedMs || now - *source.lastEventReceivedMs > kSilentWarningMs))
+            silent.append(source.path + QStringLiteral(" (last event ") +
+                          models::IngestSourcesModel::silenceText(source, now) + u')');
+    }
+    QString text = tr("%1 sources, %2 events, %3 events/s")
+                       .arg(m_status.sources.size())
+                       .arg(events)
+                       .arg(QString::number(rate, 'f', 1));
+    if (!silent.isEmpty())
+        text += QStringLiteral("<br><b style=\"color:#d63a3a\">") +
+                tr("Silent feed: %1. No events is not the same as no traffic.")
+                    .arg(silent.join(QStringLiteral(", ")).toHtmlEscaped()) +
+                QStringLiteral("</b>");
+    m_summary->setText(text);
+}
+
+} // namespace ts::widgets

@@ -1,0 +1,130 @@
+#include "plotstyle.h"
+
+#include <QAbstractItemModel>
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QSvgGenerator>
+#include <QTextStream>
+#include "qcp.h"
+
+namespace ts::widgets {
+
+void applyPalette(QCPAxis *axis, const QColor &text, const QColor &grid)
+{
+    const QPen axisPen(text, 1);
+    axis->setBasePen(axisPen);
+    axis->setTickPen(axisPen);
+    axis->setSubTickPen(axisPen);
+    axis->setTickLabelColor(text);
+    axis->setLabelColor(text);
+    axis->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+    axis->grid()->setZeroLinePen(Qt::NoPen);
+}
+
+void applyPalette(QCustomPlot *plot)
+{
+    const QPalette palette = plot->palette();
+    const QColor base = palette.color(QPalette::Base);
+    const QColor text = palette.color(QPalette::Text);
+    QColor grid = palette.color(QPalette::Mid);
+    grid.setAlpha(140);
+    plot->setBackground(QBrush(base));
+    const auto rects = plot->axisRects();
+    for (QCPAxisRect *rect : rects) {
+        rect->setBackground(QBrush(base));
+        const auto axes = rect->axes();
+        for (QCPAxis *axis : axes)
+            applyPalette(axis, text, grid);
+    }
+    plot->legend->setBrush(QBrush(base));
+    plot->legend->setBorderPen(QPen(grid));
+    plot->legend->setTextColor(text);
+    plot->legend->setSelectedTextColor(palette.color(QPalette::HighlightedText));
+}
+
+void useUtcTimeAxis(QCPAxis *axis)
+{
+    auto ticker = QSharedPointer<QCPAxisTickerDateTime>::create();
+    ticker->setDateTimeSpec(Qt::UTC);
+    ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss\nyyyy-MM-dd"));
+    axis->setTicker(ticker);
+}
+
+QColor seriesColor(int index)
+{
+    // Tableau 10: readable on light and dark backgrounds, distinct for colour-blind readers
+    // better than a hue wheel.
+    static const QRgb colours[] = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2, 0x59a14f,
+                                   0xedc948, 0xb07aa1, 0xff9da7, 0x9c755f, 0xbab0ac};
+    return QColor::fromRgb(colours[static_cast<size_t>(index) % std::size(colours)]);
+}
+
+QString exportPlot(QCustomPlot *plot, const QString &path, int width, int height)
+{
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    bool ok = false;
+    if (suffix == u"png") {
+        ok = plot->savePng(path, width, height, 1.0, -1, 96);
+    } else if (suffix == u"pdf") {
+        ok = plot->savePdf(path, width, height);
+    } else if (suffix == u"svg") {
+        const int w = width > 0 ? width : plot->width();
+        const int h = height > 0 ? height : plot->height();
+        QSvgGenerator generator;
+        generator.setFileName(path);
+        generator.setSize(QSize(w, h));
+        generator.setViewBox(QRect(0, 0, w, h));
+        generator.setTitle(QStringLiteral("Throttlescope plot"));
+        QCPPainter painter;
+        if (painter.begin(&generator)) {
+            plot->toPainter(&painter, w, h);
+            ok = painter.end();
+        }
+    } else {
+        return QObject::tr("Unknown plot format '%1' (use .png, .pdf or .svg)").arg(suffix);
+    }
+    if (!ok || !QFileInfo(path).exists() || QFileInfo(path).size() == 0)
+        return QObject::tr("Could not write %1").arg(path);
+    return {};
+}
+
+QString csvField(const QString &value)
+{
+    if (!value.contains(u',') && !value.contains(u'"') && !value.contains(u'\n') &&
+        !value.contains(u'\r'))
+        return value;
+    QString quoted = value;
+    quoted.replace(QStringLiteral("\""), QStringLiteral("\"\""));
+    return u'"' + quoted + u'"';
+}
+
+QString exportModelCsv(const QAbstractItemModel *model, const QString &path)
+{
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
+        return QObject::tr("Could not write %1: %2").arg(path, file.errorString());
+    QTextStream out(&file);
+    const int columns = model->columnCount();
+    for (int c = 0; c < columns; ++c) {
+        if (c > 0)
+            out << u',';
+        out << csvField(model->headerData(c, Qt::Horizontal, Qt::DisplayRole).toString());
+    }
+    out << u'\n';
+    const int rows = model->rowCount();
+    for (int r = 0; r < rows; ++r) {
+        for (int c = 0; c < columns; ++c) {
+            if (c > 0)
+                out << u',';
+            out << csvField(model->index(r, c).data(Qt::DisplayRole).toString());
+        }
+        out << u'\n';
+    }
+    out.flush();
+    if (!file.commit())
+        return QObject::tr("Could not write %1: %2").arg(path, file.errorString());
+    return {};
+}
+
+} // namespace ts::widgets

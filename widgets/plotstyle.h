@@ -1,0 +1,40 @@
+#pragma once
+// Shared plot conventions: time axes in UTC seconds, colours derived from the widget palette
+// (light or dark desktop, never a hard-coded white), and export to PNG, PDF and SVG.
+
+#include <QColor>
+#include <QString>
+
+class QAbstractItemModel;
+class QCPAxis;
+class QCustomPlot;
+
+namespace ts::widgets {
+
+// Plot keys are seconds since the epoch (double), as QCPAxisTickerDateTime expects.
+inline double plotKey(qint64 ms) { return static_cast<double>(ms) / 1000.0; }
+inline qint64 plotKeyToMs(double key) { return static_cast<qint64>(key * 1000.0); }
+
+// Applies the widget's palette to background, axes, grid and legend. Call again on
+// QEvent::PaletteChange.
+void applyPalette(QCustomPlot *plot);
+void applyPalette(QCPAxis *axis, const QColor &text, const QColor &grid);
+
+// A date-time ticker in UTC on this axis.
+void useUtcTimeAxis(QCPAxis *axis);
+
+// A qualitative colour for the n-th series (error codes, scopes): distinct on light and dark.
+QColor seriesColor(int index);
+
+// Writes the plot by file suffix: .png, .pdf or .svg (SVG through QSvgGenerator + QCPPainter).
+// Returns an error message, empty on success.
+QString exportPlot(QCustomPlot *plot, const QString &path, int width = 0, int height = 0);
+
+// Writes every row and column of the model's DisplayRole as CSV (RFC 4180 quoting), with the
+// horizontal header as the first line. Returns an error message, empty on success.
+QString exportModelCsv(const QAbstractItemModel *model, const QString &path);
+
+// RFC 4180 quoting of one field.
+QString csvField(const QString &value);
+
+} // namespace ts::widgets

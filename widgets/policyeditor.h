@@ -1,0 +1,50 @@
+#pragma once
+// Policy picker and editor: the built-in policies (compiled in under :/policies/) or a JSON
+// file, edited as text with a syntax check. "Apply" hands a built-in name (when its text is
+// untouched) or the edited JSON to whoever re-runs the pipeline.
+
+#include <QDialog>
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+
+namespace ts::widgets {
+
+class PolicyEditor : public QDialog
+{
+    Q_OBJECT
+public:
+    explicit PolicyEditor(QWidget *parent = nullptr);
+
+    // Names of the built-in policies ("fabric", "nginx", ...), from the resource directory.
+    static QStringList builtinPolicyNames();
+    static QString builtinPolicyText(const QString &name);
+
+    void selectPolicy(const QString &name);
+    void setPolicyText(const QString &json);
+    [[nodiscard]] QString policyText() const;
+    // The built-in name when the text is that policy untouched, else the JSON text.
+    [[nodiscard]] QString policyJsonOrName() const;
+    // Empty when the text is a JSON object, else "line L, column C: reason".
+    [[nodiscard]] QString validationError() const;
+
+Q_SIGNALS:
+    void policyChangeRequested(const QString &policyJsonOrName);
+
+private:
+    void validate();
+    void loadFile();
+    void saveFile();
+    void apply();
+
+    QComboBox *m_builtin;
+    QPlainTextEdit *m_editor;
+    QLabel *m_status;
+    QPushButton *m_apply;
+    QString m_loadedName;
+    QString m_loadedText;
+};
+
+} // namespace ts::widgets

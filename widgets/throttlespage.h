@@ -1,0 +1,62 @@
+#pragma once
+// Throttles view: 429s (and 503/430 throttles) per time bin stacked by error code, the table
+// identity x error code, and the split by scope (application vs user) and kind. A click on a
+// bar asks for the events behind it (that bin and that code).
+
+#include "dashboardpage.h"
+
+#include <QMap>
+
+class QLabel;
+class QSortFilterProxyModel;
+class QTableView;
+class QCPBars;
+
+namespace ts::models {
+class ThrottleTableModel;
+}
+
+namespace ts::widgets {
+
+class ThrottlesPage : public DashboardPage
+{
+    Q_OBJECT
+public:
+    explicit ThrottlesPage(models::TimeRange *timeRange, QWidget *parent = nullptr);
+
+    [[nodiscard]] QCustomPlot *plot() const override { return m_plot; }
+    [[nodiscard]] QAbstractItemModel *tableModel() const override;
+    [[nodiscard]] models::ThrottleTableModel *throttleTable() const { return m_table; }
+    // The stacked bars, bottom first (codes ordered by total, largest at the bottom).
+    [[nodiscard]] QList<QCPBars *> bars() const { return m_bars; }
+    [[nodiscard]] QStringList barCodes() const { return m_codes; }
+    [[nodiscard]] QString splitText() const;
+
+    // What a click on bar dataIndex of the bars for errorCode asks for (used by the click
+    // handler; public so tests can drive it without synthesising mouse hits).
+    void requestEventsForBar(const QString &errorCode, int dataIndex);
+
+Q_SIGNALS:
+    // The events behind a bar: throttles with this code in [startMs, endMs).
+    void eventsRequested(qint64 startMs, qint64 endMs, const QString &errorCode);
+
+protected:
+    void refresh() override;
+    void timeChanged() override;
+
+private:
+    void applyTimeRange();
+
+    QCustomPlot *m_plot;
+    QLabel *m_split;
+    QLabel *m_note;
+    models::ThrottleTableModel *m_table;
+    QSortFilterProxyModel *m_proxy;
+    QTableView *m_view;
+    QList<QCPBars *> m_bars;
+    QStringList m_codes;
+    qint64 m_binMs = 1000;
+    bool m_applyingRange = false; // true while we set the axis from the TimeRange (no feedback)
+};
+
+} // namespace ts::widgets
