@@ -3,6 +3,7 @@
 #include "engine/analysis.h"
 #include "engine/reportformat.h"
 #include "ingest/sourcereader.h"
+#include "livecommands.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
@@ -71,7 +72,11 @@ void printUsage(QTextStream &out)
            "  throttlescope --version\n"
            "  throttlescope report [--json] [--policy NAME|FILE]... [--format FORMAT] FILE...|-\n"
            "  throttlescope report --workspace WS.db [--json]\n"
-           "  throttlescope import --workspace WS.db FILE...\n";
+           "  throttlescope import --workspace WS.db FILE...\n"
+           "  throttlescope tail --workspace WS.db [--out FILE] [--glob PATTERN] FILE|DIR...\n"
+           "  throttlescope serve --listen 127.0.0.1:PORT --workspace WS.db [--token T]\n"
+           "  throttlescope simulate --scenario NAME --out FILE [--seed N] [--duration S]\n"
+           "GUI options: --demo [--speed X], --screenshot FILE.png [--size WxH] [--page NAME]\n";
 }
 
 // Parses the options shared by report and import. Returns false (after printing why) on bad usage.
@@ -308,7 +313,8 @@ bool isHeadlessInvocation(int argc, char *argv[])
 {
     if (argc < 2)
         return false;
-    for (const char *command : {"report", "import", "--version", "-v", "--help", "-h"}) {
+    for (const char *command : {"report", "import", "tail", "serve", "simulate", "--version", "-v",
+                                "--help", "-h"}) {
         if (std::strcmp(argv[1], command) == 0)
             return true;
     }
@@ -332,6 +338,12 @@ int runHeadless(const QStringList &arguments)
         return runReport(rest);
     if (command == u"import")
         return runImport(rest);
+    if (command == u"tail")
+        return runTail(rest);
+    if (command == u"serve")
+        return runServe(rest);
+    if (command == u"simulate")
+        return runSimulate(rest);
     printUsage(err());
     return kExitUsage;
 }

@@ -1,11 +1,70 @@
 // Composition root: decide between a headless command and the dashboard, then hand over.
 #include "cli.h"
+#include "dashboardcontroller.h"
 
 #include <QApplication>
 #include <QCoreApplication>
-#include <QMainWindow>
+#include <QTextStream>
 
-#include <memory>
+namespace {
+
+// Parses the dashboard's own options; everything else is a file to open.
+bool parseDashboardOptions(const QStringList &args, ts::app::DashboardOptions &options)
+{
+    QTextStream err(stderr);
+    for (qsizetype i = 1; i < args.size(); ++i) {
+        const QString &arg = args[i];
+        auto next = [&](QString &value) {
+            if (i + 1 >= args.size()) {
+                err << "throttlescope: " << arg << " needs a value" << Qt::endl;
+                return false;
+            }
+            value = args[++i];
+            return true;
+        };
+        QString value;
+        if (arg == u"--demo") {
+            options.demo = true;
+        } else if (arg == u"--speed") {
+            if (!next(value))
+                return false;
+            options.demoSpeed = value.toDouble();
+            if (options.demoSpeed <= 0) {
+                err << "throttlescope: --speed needs a positive number" << Qt::endl;
+                return false;
+            }
+        } else if (arg == u"--screenshot") {
+            if (!next(options.screenshotPath))
+                return false;
+        } else if (arg == u"--size") {
+            if (!next(value))
+                return false;
+            const QStringList parts = value.split(u'x');
+            const int width = parts.value(0).toInt();
+            const int height = parts.value(1).toInt();
+            if (parts.size() != 2 || width < 200 || height < 150) {
+                err << "throttlescope: --size takes WIDTHxHEIGHT, e.g. 1600x1000" << Qt::endl;
+                return false;
+            }
+            options.screenshotSize = QSize(width, height);
+        } else if (arg == u"--page") {
+            if (!next(options.screenshotPage))
+                return false;
+        } else if (arg == u"--screenshot-delay") {
+            if (!next(value))
+                return false;
+            options.screenshotDelayMs = value.toInt();
+        } else if (arg.startsWith(u"--")) {
+            err << "throttlescope: unknown option " << arg << " (see throttlescope --help)" << Qt::endl;
+            return false;
+        } else {
+            options.files << arg;
+        }
+    }
+    return true;
+}
+
+} // namespace
 
 int main(int argc, char *argv[])
 {
@@ -15,13 +74,15 @@ int main(int argc, char *argv[])
         QCoreApplication::setApplicationVersion(QStringLiteral(THROTTLESCOPE_VERSION));
         return ts::app::runHeadless(app.arguments());
     }
+    QApplication::setHighDpiScaleFactorRoundingPolicy(Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("Throttlescope"));
     QApplication::setOrganizationName(QStringLiteral("Throttlescope"));
     QApplication::setApplicationVersion(QStringLiteral(THROTTLESCOPE_VERSION));
-    QMainWindow window;
-    window.setWindowTitle(QStringLiteral("Throttlescope"));
-    window.resize(1280, 800);
-    window.show();
+    ts::app::DashboardOptions options;
+    if (!parseDashboardOptions(QApplication::arguments(), options))
+        return 2;
+    ts::app::DashboardController controller(options);
+    controller.start();
     return QApplication::exec();
 }

@@ -4,6 +4,7 @@
 
 #include <QByteArray>
 #include <QList>
+#include <QMetaType>
 #include <QPair>
 #include <QString>
 #include <QStringView>
@@ -92,3 +93,6 @@ QString eventTypeName(EventType type);
 std::optional<EventType> eventTypeFromName(QStringView name);
 
 } // namespace ts
+
+// Batches of events cross threads through queued signals (live sources -> the analysis worker).
+Q_DECLARE_METATYPE(QList<ts::RequestEvent>)

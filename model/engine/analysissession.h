@@ -6,14 +6,18 @@
 
 #include "engine/reportdata.h"
 #include "ingest/sourcereader.h"
+#include "models/ingeststatus.h"
+#include "policy/policy.h"
 
+#include <QHash>
+#include <QList>
 #include <QObject>
 #include <QStringList>
-#include <QTimer>
 
 #include <atomic>
 #include <memory>
-#include <vector>
+
+class QTimer;
 
 namespace ts {
 
@@ -33,30 +37,60 @@ public Q_SLOTS:
     // All slots run on the session's thread (call them through queued connections or
     // QMetaObject::invokeMethod).
     void openFiles(const QStringList &paths, const ts::SourceOptions &options);
-    void ingestBatch(const std::vector<ts::RequestEvent> &events);
+    // A live batch (demo, tail, listener); events carry their source name.
+    void ingestBatch(const QList<ts::RequestEvent> &events);
+    // Marks a live source as stopped (the ingest panel shows it as finished, not as silent).
+    void finishLiveSource(const QString &source);
+    // A built-in policy name, a policy file path, or a policy JSON document. Files opened so far
+    // are read again under the new policies (the reconstruction redoes); live feeds continue
+    // under them from now on.
+    void setPolicies(const QString &nameFileOrJson);
+    // Replays a workspace's events (in time order) into the analysis.
+    void openWorkspace(const QString &path);
+    // Imports every file opened so far into a workspace (idempotent: the ledger skips what is
+    // already there), so the session can be reopened later.
+    void saveWorkspace(const QString &path);
+    // Writes the JSON report (report-json.md) of everything analysed so far.
+    void exportReport(const QString &path);
     void reset();
     // Emits a snapshot now if anything changed since the last one.
     void publishIfDirty();
 
 Q_SIGNALS:
     void snapshotReady(std::shared_ptr<const ts::DashboardSnapshot> snapshot);
+    void ingestStatusChanged(const ts::IngestStatus &status);
     void progress(qint64 done, qint64 total);
-    void sourceFinished(const QString &path, const QString &format, qint64 events, qint64 malformed,
-                        const QString &error);
-    void malformedRecord(const ts::MalformedRecord &record);
+    void filesFinished();
+    void policyError(const QString &message);
+    // Outcome of openWorkspace / saveWorkspace / exportReport, for the status bar.
+    void operationFinished(bool ok, const QString &message);
 
 private:
     void ensureTimer();
+    IngestSourceStatus &sourceStatus(const QString &path);
+    void readFiles(const QStringList &paths, const SourceOptions &options);
+
+    PolicySet m_policies;
     std::unique_ptr<Analysis> m_analysis;
     QTimer *m_publishTimer = nullptr;
     quint64 m_generation = 0;
     bool m_dirty = false;
     std::atomic<bool> m_cancel{false};
+    // Files read so far with their options, so a policy change can replay them.
+    QList<QPair<QString, SourceOptions>> m_openedFiles;
+    IngestStatus m_ingest;
+    QHash<QString, qsizetype> m_sourceIndex;
+    // Live sources' recent arrivals, for a rate: events counted since the window start.
+    struct RateWindow
+    {
+        qint64 windowStartMs = 0;
+        qint64 events = 0;
+    };
+    QHash<QString, RateWindow> m_rates;
 };
 
 } // namespace ts
 
 Q_DECLARE_METATYPE(std::shared_ptr<const ts::DashboardSnapshot>)
-Q_DECLARE_METATYPE(std::vector<ts::RequestEvent>)
 Q_DECLARE_METATYPE(ts::SourceOptions)
-Q_DECLARE_METATYPE(ts::MalformedRecord)
+Q_DECLARE_METATYPE(ts::IngestStatus)

@@ -54,4 +54,3 @@ private:
 
 } // namespace ts::live
 
-Q_DECLARE_METATYPE(QList<ts::RequestEvent>)

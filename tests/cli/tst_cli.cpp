@@ -1,5 +1,7 @@
 // End to end: run the throttlescope binary as an operator or a script would, parse its output.
 #include <QFileInfo>
+#include <QImage>
+#include <QSet>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -240,6 +242,35 @@ private slots:
             QVERIFY2(!bytes.contains(secret), secret);
         const Run report = run({u"report"_qs, u"--json"_qs, log});
         QVERIFY(!report.out.contains("SeCrEt"));
+    }
+
+    void screenshotOfTheDemoAndOfAFile_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("demo") << QStringList{u"--demo"_qs, u"--screenshot-delay"_qs, u"3000"_qs};
+        QTest::newRow("file-throttles-page")
+            << QStringList{dataFile(u"canonical/spec-examples.ndjson"_qs), u"--page"_qs, u"throttles"_qs};
+    }
+    void screenshotOfTheDemoAndOfAFile()
+    {
+        QFETCH(QStringList, args);
+        QTemporaryDir dir;
+        const QString png = dir.filePath(u"shot.png"_qs);
+        QProcess process;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(u"QT_QPA_PLATFORM"_qs, u"offscreen"_qs);
+        process.setProcessEnvironment(env);
+        process.start(appBinary(), args + QStringList{u"--screenshot"_qs, png, u"--size"_qs, u"1600x1000"_qs});
+        QVERIFY(process.waitForFinished(60000));
+        QCOMPARE(process.exitCode(), 0);
+        QImage image(png);
+        QCOMPARE(image.size(), QSize(1600, 1000));
+        // Not a blank window: many distinct colours.
+        QSet<QRgb> colours;
+        for (int y = 0; y < image.height(); y += 7)
+            for (int x = 0; x < image.width(); x += 7)
+                colours.insert(image.pixel(x, y));
+        QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
     }
 
     void missingFileNamedButOthersStillReported()

@@ -1,0 +1,146 @@
+#include "dashboardcontroller.h"
+
+#include "engine/analysissession.h"
+#include "livesimulator.h"
+#include "mainwindow.h"
+
+#include <QApplication>
+#include <QMetaObject>
+#include <QStatusBar>
+#include <QTextStream>
+#include <QTimer>
+
+namespace ts::app {
+
+namespace {
+// With --screenshot and --demo, how long the simulation runs before the picture is taken, and
+// how fast: long enough for the first 429 wave and the retry storm to show.
+constexpr int kDemoScreenshotDelayMs = 6000;
+constexpr double kDemoScreenshotSpeed = 240.0;
+} // namespace
+
+DashboardController::DashboardController(DashboardOptions options, QObject *parent)
+    : QObject(parent), m_options(std::move(options)), m_window(std::make_unique<MainWindow>())
+{
+    m_workerThread.setObjectName(QStringLiteral("analysis"));
+    m_session = new AnalysisSession;
+    m_session->moveToThread(&m_workerThread);
+    connect(&m_workerThread, &QThread::finished, m_session, &QObject::deleteLater);
+
+    MainWindow *window = m_window.get();
+    connect(m_session, &AnalysisSession::snapshotReady, window, &MainWindow::applySnapshot);
+    connect(m_session, &AnalysisSession::ingestStatusChanged, window, &MainWindow::setIngestStatus);
+    connect(m_session, &AnalysisSession::progress, window, &MainWindow::setProgress);
+    connect(m_session, &AnalysisSession::policyError, window, [window](const QString &message) {
+        window->statusBar()->showMessage(tr("Policy not applied: %1").arg(message), 10000);
+    });
+    connect(m_session, &AnalysisSession::operationFinished, window, [window](bool, const QString &message) {
+        window->statusBar()->showMessage(message, 10000);
+    });
+
+    connect(window, &MainWindow::openFilesRequested, this, &DashboardController::openFiles);
+    connect(window, &MainWindow::openWorkspaceRequested, m_session, [this, window](const QString &path) {
+        m_session->openWorkspace(path);
+        QMetaObject::invokeMethod(window, [window, path] { window->setWorkspacePath(path); });
+    });
+    connect(window, &MainWindow::saveWorkspaceRequested, m_session, &AnalysisSession::saveWorkspace);
+    connect(window, &MainWindow::exportReportRequested, m_session, &AnalysisSession::exportReport);
+    connect(window, &MainWindow::policyChangeRequested, m_session, &AnalysisSession::setPolicies);
+    // Cancel must not wait behind the read it cancels: requestCancel() is thread-safe.
+    connect(window, &MainWindow::cancelRequested, this, [this] { m_session->requestCancel(); });
+    connect(window, &MainWindow::demoRequested, this, &DashboardController::startDemo);
+
+    m_workerThread.start();
+}
+
+DashboardController::~DashboardController()
+{
+    if (m_simulator)
+        QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::stop, Qt::BlockingQueuedConnection);
+    m_session->requestCancel();
+    m_workerThread.quit();
+    m_workerThread.wait();
+}
+
+void DashboardController::start()
+{
+    if (!m_options.screenshotPath.isEmpty())
+        m_window->resize(m_options.screenshotSize);
+    m_window->show();
+    if (!m_options.screenshotPage.isEmpty())
+        m_window->showPage(m_options.screenshotPage);
+    if (!m_options.files.isEmpty())
+        openFiles(m_options.files);
+    if (m_options.demo)
+        startDemo();
+    if (m_options.screenshotPath.isEmpty())
+        return;
+    int delay = m_options.screenshotDelayMs;
+    if (delay < 0 && m_options.demo)
+        delay = kDemoScreenshotDelayMs;
+    if (delay >= 0) {
+        QTimer::singleShot(delay, this, &DashboardController::takeScreenshotAndQuit);
+    } else if (!m_options.files.isEmpty()) {
+        connect(m_session, &AnalysisSession::filesFinished, this, [this] {
+            // Let the last snapshot reach the window before the picture is taken.
+            QTimer::singleShot(300, this, &DashboardController::takeScreenshotAndQuit);
+        });
+    } else {
+        QTimer::singleShot(300, this, &DashboardController::takeScreenshotAndQuit);
+    }
+}
+
+void DashboardController::openFiles(const QStringList &paths)
+{
+    for (const QString &path : paths)
+        m_window->addRecentFile(path);
+    QMetaObject::invokeMethod(m_session, [session = m_session, paths] {
+        session->openFiles(paths, SourceOptions{});
+    });
+}
+
+void DashboardController::startDemo()
+{
+    if (m_simulator)
+        return;
+    live::SimulationOptions options;
+    options.scenario = QStringLiteral("demo");
+    m_simulator = new live::LiveSimulator(options);
+    if (!m_simulator->error().isEmpty()) {
+        m_window->statusBar()->showMessage(tr("Demo: %1").arg(m_simulator->error()));
+        delete m_simulator;
+        m_simulator = nullptr;
+        return;
+    }
+    m_simulator->setSpeed(m_options.screenshotPath.isEmpty() ? m_options.demoSpeed : kDemoScreenshotSpeed);
+    m_simulator->moveToThread(&m_workerThread);
+    connect(&m_workerThread, &QThread::finished, m_simulator, &QObject::deleteLater);
+    // Same thread: the batch goes straight into the analysis, no copy across threads.
+    connect(m_simulator, &live::LiveSimulator::eventsReady, m_session, &AnalysisSession::ingestBatch);
+    connect(m_simulator, &live::LiveSimulator::finished, m_session,
+            [session = m_session] { session->finishLiveSource(QStringLiteral("demo")); });
+    QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::start);
+    m_window->statusBar()->showMessage(
+        tr("Demo: a OneNote migration, a Fabric deployment and Service Bus producers, live at %1x speed")
+            .arg(m_simulator->speed()));
+}
+
+void DashboardController::takeScreenshotAndQuit()
+{
+    if (m_screenshotTaken)
+        return;
+    m_screenshotTaken = true;
+    // Ask the session for a final snapshot, then give it a moment to arrive.
+    QMetaObject::invokeMethod(m_session, &AnalysisSession::publishIfDirty, Qt::BlockingQueuedConnection);
+    QTimer::singleShot(200, this, [this] {
+        const bool ok = m_window->saveScreenshot(m_options.screenshotPath, m_options.screenshotSize);
+        QTextStream err(stderr);
+        if (ok)
+            err << "screenshot written to " << m_options.screenshotPath << Qt::endl;
+        else
+            err << "could not write the screenshot to " << m_options.screenshotPath << Qt::endl;
+        QCoreApplication::exit(ok ? 0 : 1);
+    });
+}
+
+} // namespace ts::app

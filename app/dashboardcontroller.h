@@ -1,0 +1,59 @@
+#pragma once
+// Wires the dashboard together: the MainWindow on the GUI thread, the AnalysisSession on its
+// worker thread, and the live sources (the demo simulator) feeding it. Owns their lifetimes and
+// nothing else: every decision is made in the model or the window.
+
+#include <QObject>
+#include <QSize>
+#include <QString>
+#include <QStringList>
+#include <QThread>
+
+#include <memory>
+
+class MainWindow;
+
+namespace ts {
+class AnalysisSession;
+namespace live {
+class LiveSimulator;
+}
+} // namespace ts
+
+namespace ts::app {
+
+struct DashboardOptions
+{
+    QStringList files;
+    bool demo = false;
+    double demoSpeed = 10.0; // simulated seconds per real second
+    QString screenshotPath;  // non-empty: render, save, quit
+    QSize screenshotSize{1600, 1000};
+    QString screenshotPage;
+    int screenshotDelayMs = -1; // -1: after files are read (demo: a default run time)
+};
+
+class DashboardController : public QObject
+{
+    Q_OBJECT
+public:
+    explicit DashboardController(DashboardOptions options, QObject *parent = nullptr);
+    ~DashboardController() override;
+
+    // Shows the window and starts what the options ask for.
+    void start();
+
+private:
+    void startDemo();
+    void openFiles(const QStringList &paths);
+    void takeScreenshotAndQuit();
+
+    DashboardOptions m_options;
+    std::unique_ptr<MainWindow> m_window;
+    QThread m_workerThread;
+    ts::AnalysisSession *m_session = nullptr;       // lives on m_workerThread
+    ts::live::LiveSimulator *m_simulator = nullptr; // lives on m_workerThread
+    bool m_screenshotTaken = false;
+};
+
+} // namespace ts::app
