@@ -59,6 +59,20 @@ QByteArray readAt(int fd, qint64 offset, qint64 size)
     return buffer;
 }
 
+// The path an open file has now (Linux /proc), empty when deleted or unknown.
+QString currentName(int fd)
+{
+    const QByteArray link = QByteArrayLiteral("/proc/self/fd/") + QByteArray::number(fd);
+    char target[4096];
+    const ssize_t length = ::readlink(link.constData(), target, sizeof target - 1);
+    if (length <= 0)
+        return {};
+    const QString name = QFile::decodeName(QByteArray(target, length));
+    if (name.endsWith(u" (deleted)") || !name.startsWith(u'/'))
+        return {};
+    return name;
+}
+
 } // namespace
 
 struct FileTailer::Tracked
@@ -111,6 +125,11 @@ void FileTailer::setMaxBatchLines(int lines)
 void FileTailer::setOrphanGraceMs(int milliseconds)
 {
     m_orphanGraceMs = qMax(0, milliseconds);
+}
+
+void FileTailer::setFileSystemWatcherEnabled(bool enabled)
+{
+    m_useWatcher = enabled;
 }
 
 void FileTailer::addFile(const QString &path)
@@ -297,7 +316,16 @@ void FileTailer::pollNow()
     for (const auto &tracked : m_tracked) {
         if (!seen.contains(tracked.get()) && tracked->orphanSinceMs < 0) {
             tracked->orphanSinceMs = now;
-            emit fileRemoved(tracked->path);
+            // Renamed outside what we watch (app.log -> app.log.1): name its remaining lines
+            // after the file's new name, so sources and positions stay tied to the right file.
+            const QString renamedTo = currentName(tracked->fd);
+            if (!renamedTo.isEmpty() && renamedTo != tracked->path) {
+                const QString oldPath = tracked->path;
+                tracked->path = renamedTo;
+                emit fileRotated(oldPath, renamedTo);
+            } else {
+                emit fileRemoved(tracked->path);
+            }
         }
         readAvailable(*tracked);
     }
@@ -432,7 +460,7 @@ void FileTailer::closeOrphan(Tracked &file)
 
 void FileTailer::refreshWatcher(const QStringList &candidates)
 {
-    if (!m_watcher)
+    if (!m_watcher || !m_useWatcher)
         return;
     QStringList wanted;
     for (const Watch &watch : std::as_const(m_watches)) {

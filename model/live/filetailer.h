@@ -77,6 +77,9 @@ public:
     // How long a file that was renamed away or deleted is still drained (a writer may keep
     // appending through its open handle until it reopens its log).
     void setOrphanGraceMs(int milliseconds);
+    // Whether QFileSystemWatcher wakes the poll early (default on). Off = pure polling, e.g. on
+    // file systems where inotify sees nothing (NFS, SMB, some container overlays).
+    void setFileSystemWatcherEnabled(bool enabled);
     // Follow this file by name; it need not exist yet.
     void addFile(const QString &path);
     // Follow every file in `directory` whose name matches one of the wildcard `nameFilters`
@@ -136,6 +139,7 @@ private:
     int m_orphanGraceMs = 2000;
     bool m_running = false;
     bool m_polling = false;
+    bool m_useWatcher = true;
 
     // Protects m_positions and m_linesDelivered: written on the tailer's thread after each
     // batch, read from any thread by positions()/linesDelivered(). Keyed by (device, inode).

@@ -1,10 +1,12 @@
 // The demo simulator: deterministic, well-formed canonical NDJSON, and the shapes each scenario
 // promises (death spiral then recovery, Fabric quota groups with Retry-After, Service Bus credits).
+#include "engine/alertdetector.h"
 #include "ingest/ndjsonreader.h"
 #include "live/livesimulator.h"
 #include "live/ndjsonformat.h"
 #include "live/simulatedservice.h"
 #include "live/simulator.h"
+#include "signals/throttlesignals.h"
 
 #include <QBuffer>
 #include <QHash>
@@ -175,6 +177,27 @@ private slots:
         QVERIFY2(
             double(retriesOk) / double(retries) < 0.01,
             qPrintable(QStringLiteral("%1 of %2 retries succeeded").arg(retriesOk).arg(retries)));
+    }
+
+    // The dangers detector reads the same shape from the log: a retry storm before the fix,
+    // none after it.
+    void oneNoteRetryStormAlert()
+    {
+        const RequestEvent *fix = findAnnotation(m_migration, u"fix switched on"_qs);
+        QVERIFY(fix);
+        AlertDetector detector;
+        for (const RequestEvent &event : std::as_const(m_migration))
+            detector.add(event, throttle::extract(event));
+        detector.finish(m_migration.constLast().tsMs);
+        int storms = 0;
+        for (const Alert &alert : detector.alerts()) {
+            if (alert.kind != u"retry-storm")
+                continue;
+            ++storms;
+            QCOMPARE(alert.severity, u"critical"_qs);
+            QVERIFY2(alert.atMs < fix->tsMs, qPrintable(alert.detail));
+        }
+        QVERIFY(storms >= 1);
     }
 
     void oneNoteRecoveryAfterFix()
