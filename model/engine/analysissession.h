@@ -93,4 +93,3 @@ private:
 
 Q_DECLARE_METATYPE(std::shared_ptr<const ts::DashboardSnapshot>)
 Q_DECLARE_METATYPE(ts::SourceOptions)
-Q_DECLARE_METATYPE(ts::IngestStatus)
