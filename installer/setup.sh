@@ -55,6 +55,12 @@ run_tests() {
   cd "$root"
   export QT_QPA_PLATFORM=offscreen
   ctest --preset "$preset" --output-on-failure
+  # Every parser under libFuzzer for a few seconds (clang + ASan/UBSan build in build/fuzz).
+  # THROTTLESCOPE_FUZZ_SECONDS=0 skips it; longer runs: tests/fuzz/run_fuzzers.sh 60
+  local fuzz_seconds="${THROTTLESCOPE_FUZZ_SECONDS:-5}"
+  if [ "$fuzz_seconds" != "0" ]; then
+    bash tests/fuzz/run_fuzzers.sh "$fuzz_seconds"
+  fi
 }
 
 launch_demo() {
