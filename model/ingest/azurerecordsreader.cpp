@@ -395,15 +395,7 @@ ReadResult AzureRecordsReader::read(QIODevice &input, const QString &sourceName,
             break;
         }
     }
-    result.events = counted.events;
-    result.malformed = counted.malformed;
-    result.bytesRead = scan.bytesRead();
-    result.endOffset = scan.offset();
-    if (!fatal.isEmpty())
-        result.fatalError = sourceName + u": " + fatal;
-    else if (!scan.ioError().isEmpty())
-        result.fatalError = sourceName + u": read error: " + scan.ioError();
-    else if (!sawValue)
+    if (!ingest::finishScan(result, counted, scan, sourceName, fatal) && !sawValue)
         result.fatalError = sourceName + QStringLiteral(": no Azure log records found");
     if (control.progress)
         control.progress(result.bytesRead, input.isSequential() ? -1 : input.size());

@@ -198,14 +198,7 @@ ReadResult HarReader::read(QIODevice &input, const QString &sourceName, IngestSi
     bool sawEntries = false;
 
     const auto finish = [&](const QString &fatal) {
-        result.events = counted.events;
-        result.malformed = counted.malformed;
-        result.bytesRead = scan.bytesRead();
-        result.endOffset = scan.offset();
-        if (!fatal.isEmpty())
-            result.fatalError = sourceName + u": " + fatal;
-        else if (!scan.ioError().isEmpty())
-            result.fatalError = sourceName + u": read error: " + scan.ioError();
+        ingest::finishScan(result, counted, scan, sourceName, fatal);
         if (control.progress)
             control.progress(result.bytesRead, input.isSequential() ? -1 : input.size());
         return result;

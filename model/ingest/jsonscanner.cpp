@@ -1,5 +1,7 @@
 #include "jsonscanner.h"
 
+#include "readerutil.h"
+
 #include <QIODevice>
 
 namespace ts::ingest {
@@ -78,6 +80,20 @@ bool JsonStreamScanner::fill()
         m_control.progress(m_bytesRead, m_total);
     }
     return true;
+}
+
+bool finishScan(ReadResult &result, const CountingSink &counted, const JsonStreamScanner &scan,
+                const QString &sourceName, const QString &fatal)
+{
+    result.events = counted.events;
+    result.malformed = counted.malformed;
+    result.bytesRead = scan.bytesRead();
+    result.endOffset = scan.offset();
+    if (!fatal.isEmpty())
+        result.fatalError = sourceName + u": " + fatal;
+    else if (!scan.ioError().isEmpty())
+        result.fatalError = sourceName + u": read error: " + scan.ioError();
+    return !result.fatalError.isEmpty();
 }
 
 } // namespace ts::ingest

@@ -199,4 +199,12 @@ private:
     QString m_ioError;
 };
 
+class CountingSink;
+
+// The end of a scanned read, common to the streaming JSON readers: counts, bytes and offset into
+// the result, and the fatal error: the reader's own (`fatal`), else the scanner's I/O error.
+// Returns true when a fatal error was set.
+bool finishScan(ReadResult &result, const CountingSink &counted, const JsonStreamScanner &scan,
+                const QString &sourceName, const QString &fatal);
+
 } // namespace ts::ingest

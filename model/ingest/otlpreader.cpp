@@ -412,15 +412,8 @@ ReadResult OtlpReader::read(QIODevice &input, const QString &sourceName, IngestS
         if (control.checkpoint)
             control.checkpoint(scan.offset(), scan.lineAt(scan.pos()));
     }
-    result.events = counted.events;
-    result.malformed = counted.malformed;
-    result.bytesRead = scan.bytesRead();
-    result.endOffset = scan.offset();
-    if (!fatal.isEmpty())
-        result.fatalError = sourceName + u": " + fatal;
-    else if (!scan.ioError().isEmpty())
-        result.fatalError = sourceName + u": read error: " + scan.ioError();
-    else if (documents == 0 && counted.malformed == 0 && !result.cancelled)
+    if (!ingest::finishScan(result, counted, scan, sourceName, fatal) && documents == 0
+        && counted.malformed == 0 && !result.cancelled)
         result.fatalError = sourceName + QStringLiteral(": empty file, no OTLP/JSON request");
     if (control.progress)
         control.progress(result.bytesRead, input.isSequential() ? -1 : input.size());
