@@ -47,6 +47,9 @@ install_deps() {
 
 build() {
   cd "$root"
+  # ccache hits across clones of the repo (CI builds a fresh clone): paths relative to the
+  # checkout, and the build directory left out of the hash of -g builds.
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"
 }
