@@ -88,6 +88,10 @@ QByteArray reportToJson(const ReportData &report)
         object.insert(u"transitions"_qs, breaker.transitions);
         object.insert(u"openSeconds"_qs, breaker.openSeconds);
         object.insert(u"final"_qs, breaker.finalState);
+        if (breaker.source == u"reconstructed") {
+            object.insert(u"trips"_qs, breaker.trips);
+            object.insert(u"blockedRequests"_qs, breaker.blockedRequests);
+        }
         breakers.append(object);
     }
     root.insert(u"breakers"_qs, breakers);
@@ -182,9 +186,18 @@ QString reportToText(const ReportData &report)
             if (scope.predictedThrottled || scope.observedThrottled)
                 line(u"      the model predicts "_qs + c.toString(scope.predictedThrottled)
                      + u" rejections; the service actually throttled "_qs + c.toString(scope.observedThrottled));
-            if (scope.effectiveLimit)
-                line(u"      429s really began at a usage of "_qs + c.toString(*scope.effectiveLimit, 'g', 6)
-                     + u" (documented: "_qs + c.toString(scope.capacity, 'g', 6) + u')');
+            if (scope.effectiveLimit && scope.capacity > 0) {
+                const double effective = *scope.effectiveLimit;
+                const QString documented = c.toString(scope.capacity, 'g', 6);
+                if (effective < scope.capacity * 0.5)
+                    // Far below the limit: this bucket as the log shows it did not cause the 429s.
+                    line(u"      the service throttled at a usage of only "_qs + c.toString(effective, 'g', 6)
+                         + u" of "_qs + documented
+                         + u": the quota is shared with traffic not in this log, or another limit applied"_qs);
+                else
+                    line(u"      429s really began at a usage of "_qs + c.toString(effective, 'g', 6)
+                         + u" (documented: "_qs + documented + u')');
+            }
             if (scope.nextSafeSendMs)
                 line(u"      still exhausted at the end of the log: next safe send "_qs + formatIsoMs(*scope.nextSafeSendMs));
         }
@@ -194,8 +207,15 @@ QString reportToText(const ReportData &report)
     if (!report.breakers.isEmpty()) {
         line(u"Circuit breakers:"_qs);
         for (const BreakerSummary &breaker : report.breakers)
-            line(u"  "_qs + breaker.scope + u" ("_qs + breaker.source + u"): "_qs + c.toString(breaker.transitions)
-                 + u" transitions, open for "_qs + duration(breaker.openSeconds) + u", now "_qs + breaker.finalState);
+        {
+            QString text = u"  "_qs + breaker.scope + u" ("_qs + breaker.source + u"): "_qs
+                           + c.toString(breaker.transitions) + u" transitions, open for "_qs
+                           + duration(breaker.openSeconds) + u", now "_qs + breaker.finalState;
+            if (breaker.blockedRequests > 0)
+                text += u"; "_qs + c.toString(breaker.blockedRequests)
+                        + u" requests were sent while it was open (a shared breaker would have held them)"_qs;
+            line(text);
+        }
         line();
     }
 
