@@ -39,10 +39,8 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
     });
 
     connect(window, &MainWindow::openFilesRequested, this, &DashboardController::openFiles);
-    connect(window, &MainWindow::openWorkspaceRequested, m_session, [this, window](const QString &path) {
-        m_session->openWorkspace(path);
-        QMetaObject::invokeMethod(window, [window, path] { window->setWorkspacePath(path); });
-    });
+    connect(m_session, &AnalysisSession::workspaceReady, window, &MainWindow::setWorkspacePath);
+    connect(window, &MainWindow::openWorkspaceRequested, m_session, &AnalysisSession::openWorkspace);
     connect(window, &MainWindow::saveWorkspaceRequested, m_session, &AnalysisSession::saveWorkspace);
     connect(window, &MainWindow::exportReportRequested, m_session, &AnalysisSession::exportReport);
     connect(window, &MainWindow::policyChangeRequested, m_session, &AnalysisSession::setPolicies);

@@ -10,7 +10,9 @@
 #include <QFile>
 #include <QSaveFile>
 
+#include <QCoreApplication>
 #include <QDateTime>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QThread>
 #include <QTimer>
@@ -36,7 +38,82 @@ AnalysisSession::AnalysisSession(QObject *parent)
     qRegisterMetaType<ts::IngestStatus>();
 }
 
-AnalysisSession::~AnalysisSession() = default;
+AnalysisSession::~AnalysisSession()
+{
+    // The writer thread first (it commits what is queued), then the scratch file goes.
+    if (m_scratchWriter)
+        m_scratchWriter->finish();
+    m_scratchWriter.reset();
+    m_scratch.reset();
+    if (!m_scratchPath.isEmpty()) {
+        for (const QString &suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")})
+            QFile::remove(m_scratchPath + suffix);
+    }
+}
+
+bool AnalysisSession::ensureScratchWorkspace()
+{
+    if (m_scratchWriter)
+        return true;
+    if (m_scratchFailed)
+        return false;
+    m_scratchPath = QDir::temp().filePath(QStringLiteral("throttlescope-session-%1-%2.db")
+                                              .arg(QCoreApplication::applicationPid())
+                                              .arg(quintptr(this), 0, 16));
+    m_scratch = std::make_unique<Workspace>();
+    m_scratchWriter = std::make_unique<WorkspaceWriter>();
+    if (!m_scratch->open(m_scratchPath) || !m_scratchWriter->start(m_scratchPath)) {
+        Q_EMIT operationFinished(false, QStringLiteral("no scratch workspace for the Events page: ")
+                                            + m_scratch->errorString() + m_scratchWriter->errorString());
+        m_scratchWriter.reset();
+        m_scratch.reset();
+        m_scratchFailed = true;
+        return false;
+    }
+    Q_EMIT workspaceReady(m_scratchPath);
+    return true;
+}
+
+void AnalysisSession::recordFiles(const QStringList &paths, const SourceOptions &options)
+{
+    if (!ensureScratchWorkspace())
+        return;
+    for (const QString &path : paths) {
+        if (path == u"-")
+            continue; // standard input cannot be read twice
+        QFile probe(path);
+        QString error;
+        std::unique_ptr<LogReader> reader;
+        if (probe.open(QIODevice::ReadOnly))
+            reader = readerFor(probe, path, options, &error);
+        probe.close();
+        if (reader)
+            importFile(*m_scratch, *m_scratchWriter, path, *reader); // the ledger skips repeats
+    }
+    // The Events page's filters want the query indexes.
+    m_scratch->createQueryIndexes();
+    Q_EMIT workspaceReady(m_scratchPath);
+}
+
+void AnalysisSession::recordLiveBatch(const QList<RequestEvent> &events)
+{
+    if (events.isEmpty() || !ensureScratchWorkspace())
+        return;
+    WriteBatch batch;
+    for (const RequestEvent &event : events) {
+        const QString source = event.source.isEmpty() ? QStringLiteral("live") : event.source;
+        auto it = m_scratchSources.constFind(source);
+        if (it == m_scratchSources.cend())
+            it = m_scratchSources.insert(source, m_scratch->addSource(source, QStringLiteral("live"), 0, 0, {}));
+        if (batch.sourceId != *it && !batch.events.isEmpty()) {
+            m_scratchWriter->submit(std::move(batch));
+            batch = WriteBatch{};
+        }
+        batch.sourceId = *it;
+        batch.events.append(event);
+    }
+    m_scratchWriter->submit(std::move(batch));
+}
 
 void AnalysisSession::ensureTimer()
 {
@@ -68,6 +145,9 @@ void AnalysisSession::openFiles(const QStringList &paths, const SourceOptions &o
     for (const QString &path : paths)
         m_openedFiles.append({path, options});
     readFiles(paths, options);
+    // The Events page browses rows, not the analysis: copy the files into the scratch workspace
+    // once the analysis is on screen.
+    recordFiles(paths, options);
 }
 
 void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &options)
@@ -181,6 +261,7 @@ void AnalysisSession::ingestBatch(const QList<RequestEvent> &events)
         m_analysis->add(event);
     }
     m_dirty = !events.isEmpty() || m_dirty;
+    recordLiveBatch(events);
 }
 
 void AnalysisSession::finishLiveSource(const QString &source)
@@ -251,6 +332,7 @@ void AnalysisSession::openWorkspace(const QString &path)
         return true;
     });
     m_analysis->countMalformed(reader.countMalformed());
+    Q_EMIT workspaceReady(path);
     IngestSourceStatus &done = sourceStatus(path);
     done.events = events;
     done.finished = true;

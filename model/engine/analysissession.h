@@ -22,6 +22,8 @@ class QTimer;
 namespace ts {
 
 class Analysis;
+class Workspace;
+class WorkspaceWriter;
 
 class AnalysisSession : public QObject
 {
@@ -62,6 +64,9 @@ Q_SIGNALS:
     void progress(qint64 done, qint64 total);
     void filesFinished();
     void policyError(const QString &message);
+    // The workspace the Events page can browse: the one opened, or the session's own scratch
+    // workspace that every file read and every live batch is written to.
+    void workspaceReady(const QString &path);
     // Outcome of openWorkspace / saveWorkspace / exportReport, for the status bar.
     void operationFinished(bool ok, const QString &message);
 
@@ -69,6 +74,11 @@ private:
     void ensureTimer();
     IngestSourceStatus &sourceStatus(const QString &path);
     void readFiles(const QStringList &paths, const SourceOptions &options);
+    // Opens the scratch workspace on first use; false when it cannot be (the session goes on
+    // without an Events page).
+    bool ensureScratchWorkspace();
+    void recordFiles(const QStringList &paths, const SourceOptions &options);
+    void recordLiveBatch(const QList<RequestEvent> &events);
 
     PolicySet m_policies;
     std::unique_ptr<Analysis> m_analysis;
@@ -87,6 +97,13 @@ private:
         qint64 events = 0;
     };
     QHash<QString, RateWindow> m_rates;
+    // The scratch workspace (a temporary file) and its writer thread; live sources get one
+    // source row each.
+    QString m_scratchPath;
+    std::unique_ptr<Workspace> m_scratch;
+    std::unique_ptr<WorkspaceWriter> m_scratchWriter;
+    QHash<QString, qint64> m_scratchSources;
+    bool m_scratchFailed = false;
 };
 
 } // namespace ts
