@@ -1,0 +1,175 @@
+// The Analysis sink and the dashboard's worker session: the parallel batch path gives exactly
+// the inline result, and the session publishes snapshots, ingest status, policy re-runs and a
+// browsable workspace from its own thread.
+#include "engine/analysis.h"
+#include "engine/analysissession.h"
+#include "engine/reportformat.h"
+
+#include <QScopeGuard>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QThread>
+
+using namespace ts;
+
+namespace {
+
+QString dataFile(const QString &relative)
+{
+    return QStringLiteral(TS_TEST_DATA_DIR) + u'/' + relative;
+}
+
+// A throttled Fabric client and a OneNote client, with retries: every stage has work to do.
+std::vector<RequestEvent> syntheticTraffic(int count)
+{
+    std::vector<RequestEvent> events;
+    const qint64 t0 = 1771454649000;
+    for (int i = 0; i < count; ++i) {
+        RequestEvent e;
+        e.tsMs = t0 + i * 20;
+        if (i % 2 == 0) {
+            e.identity = QStringLiteral("sp-%1").arg(i % 7);
+            e.service = QStringLiteral("fabric");
+            e.method = QStringLiteral("GET");
+            e.url = QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/%1/items").arg(i % 50);
+            e.status = (i / 2) % 300 < 200 ? 200 : 429;
+            if (e.status == 429) {
+                e.errorCode = QStringLiteral("RequestBlocked");
+                e.retryAfter = QStringLiteral("20");
+            }
+        } else {
+            e.identity = QStringLiteral("user%1@contoso.com").arg(i % 3);
+            e.app = QStringLiteral("note-bridge");
+            e.service = QStringLiteral("graph");
+            e.method = QStringLiteral("GET");
+            e.url = QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/%1/content").arg(i % 400);
+            e.status = i % 11 == 0 ? 429 : 200;
+            e.operationId = QStringLiteral("page-%1").arg(i % 400);
+            e.attempt = i % 11 == 0 ? 1 : 0;
+            e.lane = i % 4 == 1 ? QStringLiteral("background") : QStringLiteral("foreground");
+            e.durationMs = 120;
+        }
+        events.push_back(e);
+    }
+    return events;
+}
+
+} // namespace
+
+class TestAnalysis : public QObject
+{
+    Q_OBJECT
+private slots:
+    void parallelBatchesEqualInline_data()
+    {
+        QTest::addColumn<int>("events");
+        QTest::addColumn<int>("batch");
+        QTest::newRow("small-batches-inline") << 5000 << 100;
+        QTest::newRow("large-batches-threaded") << 20000 << 4096;
+        QTest::newRow("one-huge-batch") << 20000 << 20000;
+    }
+    void parallelBatchesEqualInline()
+    {
+        QFETCH(int, events);
+        QFETCH(int, batch);
+        const std::vector<RequestEvent> traffic = syntheticTraffic(events);
+        Analysis inlineAnalysis;
+        for (const RequestEvent &event : traffic)
+            inlineAnalysis.add(event);
+        Analysis batched;
+        for (size_t start = 0; start < traffic.size(); start += size_t(batch)) {
+            const size_t end = std::min(traffic.size(), start + size_t(batch));
+            batched.onEvents(std::vector<RequestEvent>(traffic.begin() + qsizetype(start),
+                                                       traffic.begin() + qsizetype(end)));
+        }
+        const QByteArray expected = reportToJson(inlineAnalysis.report());
+        QCOMPARE(reportToJson(batched.report()), expected);
+        // The workload is not trivial: throttles, scopes, breakers and alerts all present.
+        const ReportData report = inlineAnalysis.report();
+        QCOMPARE(report.events, events);
+        QVERIFY(report.throttles.total > 0);
+        QVERIFY(report.scopes.size() >= 4);
+        QVERIFY(!report.breakers.isEmpty());
+        QVERIFY(!report.alerts.isEmpty());
+    }
+
+    void sessionPublishesSnapshotsStatusAndWorkspace()
+    {
+        QThread worker;
+        auto *session = new AnalysisSession;
+        session->moveToThread(&worker);
+        connect(&worker, &QThread::finished, session, &QObject::deleteLater);
+        worker.start();
+        // However the test ends, the worker stops first (a running QThread must not be destroyed).
+        const auto stopWorker = qScopeGuard([&worker] {
+            worker.quit();
+            worker.wait();
+        });
+        QSignalSpy snapshots(session, &AnalysisSession::snapshotReady);
+        QSignalSpy status(session, &AnalysisSession::ingestStatusChanged);
+        QSignalSpy finished(session, &AnalysisSession::filesFinished);
+        QSignalSpy workspace(session, &AnalysisSession::workspaceReady);
+        const QString file = dataFile(u"canonical/mixed-crlf-malformed.ndjson"_qs);
+        QMetaObject::invokeMethod(session, [session, file] { session->openFiles({file}, SourceOptions{}); });
+        QVERIFY(finished.wait(20000));
+        QVERIFY(!snapshots.isEmpty());
+        const auto snapshot = snapshots.last().at(0).value<std::shared_ptr<const DashboardSnapshot>>();
+        QCOMPARE(snapshot->report.events, 6);
+        QCOMPARE(snapshot->report.malformed, 2);
+        QCOMPARE(snapshot->report.throttles.total, 4);
+        const IngestStatus ingest = status.last().at(0).value<IngestStatus>();
+        QCOMPARE(ingest.sources.size(), 1);
+        QCOMPARE(ingest.sources[0].events, 6);
+        QCOMPARE(ingest.sources[0].errors, 2);
+        QCOMPARE(ingest.sources[0].format, u"ndjson"_qs);
+        QVERIFY(ingest.sources[0].finished);
+        QCOMPARE(ingest.malformedTotal, 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!workspace.isEmpty(), 20000);
+        QVERIFY(QFile::exists(workspace.last().at(0).toString()));
+
+        // Generations only grow, so the GUI can drop stale snapshots.
+        quint64 previous = 0;
+        for (const QList<QVariant> &args : std::as_const(snapshots)) {
+            const auto s = args.at(0).value<std::shared_ptr<const DashboardSnapshot>>();
+            QVERIFY(s->generation > previous);
+            previous = s->generation;
+        }
+
+        // A policy change replays the files: same counts, reconstruction redone.
+        const qsizetype before = snapshots.size();
+        QMetaObject::invokeMethod(session, [session] { session->setPolicies(u"fabric"_qs); });
+        QTRY_VERIFY_WITH_TIMEOUT(snapshots.size() > before, 20000);
+        const auto replayed = snapshots.last().at(0).value<std::shared_ptr<const DashboardSnapshot>>();
+        QCOMPARE(replayed->report.events, 6);
+
+        // A bad policy is refused with a reason, and the analysis stays.
+        QSignalSpy policyErrors(session, &AnalysisSession::policyError);
+        QMetaObject::invokeMethod(session, [session] { session->setPolicies(u"{\"name\":"_qs); });
+        QVERIFY(policyErrors.wait(30000));
+
+        // Live batches count per source and are published within the refresh interval.
+        QList<RequestEvent> live;
+        for (int i = 0; i < 10; ++i) {
+            RequestEvent e;
+            e.tsMs = 1771454700000 + i;
+            e.identity = u"live-user"_qs;
+            e.status = 200;
+            e.source = u"demo"_qs;
+            live.append(e);
+        }
+        QMetaObject::invokeMethod(session, [session, live] { session->ingestBatch(live); });
+        QTRY_VERIFY_WITH_TIMEOUT(
+            !status.isEmpty() && [&] {
+                const IngestStatus s = status.last().at(0).value<IngestStatus>();
+                for (const IngestSourceStatus &source : s.sources)
+                    if (source.path == u"demo" && source.events == 10 && source.live)
+                        return true;
+                return false;
+            }(),
+            30000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAnalysis)
+#include "tst_analysis.moc"
