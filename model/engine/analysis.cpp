@@ -18,7 +18,7 @@ namespace {
 // Batches smaller than this are processed inline: a thread hand-off costs more than it saves.
 constexpr size_t kMinParallelBatch = 1024;
 // Batches queued per worker before the producer waits: bounds memory on a fast reader.
-constexpr size_t kMaxQueuedBatches = 4;
+constexpr size_t kMaxQueuedBatches = 2;
 } // namespace
 
 // One consumer thread applying a function to shared, read-only batches in arrival order.

@@ -65,7 +65,7 @@ struct BreakerParameters
     // Cooldown of an open breaker: max(Retry-After, baseCooldownMs).
     qint64 baseCooldownMs = 30000;
     // Keep at most this many transitions (the oldest are dropped; counts stay exact).
-    int maxStoredTransitions = 100000;
+    int maxStoredTransitions = 20000;
     // Names listed in BreakerSummary::blockedIdentities per breaker.
     int maxBlockedIdentities = 1000;
 };

@@ -43,7 +43,9 @@ public:
         qint64 throttleBinMs = 1000;
         // Upper bound of stored points per series (usage bins, throttle instants): beyond it
         // the series is coarsened (bins merged pairwise, instants thinned), never unbounded.
-        int maxSeriesPoints = 20000;
+        // 4000 points per series is more than a plot can show and keeps a report of hundreds
+        // of scopes well under 200 MB however long the log.
+        int maxSeriesPoints = 4000;
     };
 
     explicit ThrottleEngine(PolicySet policies = PolicySet::builtin());
