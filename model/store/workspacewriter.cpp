@@ -4,12 +4,16 @@
 #include "storesql.h"
 
 #include <QHash>
+#include <QMutex>
 #include <QMutexLocker>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
 #include <QVariant>
+#include <QWaitCondition>
+
+#include <memory>
 
 namespace ts {
 
@@ -47,6 +51,93 @@ struct WriterStatements
     store::Statement upsertLedger;
     store::Statement completeSource;
 };
+
+namespace {
+
+// Copies committed WAL frames into the database file on its own thread and connection, so the
+// writer's commits do not pay for it: SQLite's advice for write-heavy applications (turn off
+// auto-checkpoint on the writer, checkpoint from another thread). On a 2-core machine the
+// import's reader leaves room on the other core; the writer thread is the bottleneck.
+class Checkpointer
+{
+public:
+    explicit Checkpointer(const QString &path) : m_path(path) {}
+
+    ~Checkpointer()
+    {
+        if (!m_thread)
+            return;
+        {
+            QMutexLocker locker(&m_mutex);
+            m_stop = true;
+            m_wake.wakeAll();
+        }
+        m_thread->wait();
+    }
+
+    // Opens the connection on the new thread; false if it could not (the writer then keeps
+    // checkpointing itself).
+    bool start()
+    {
+        m_thread.reset(QThread::create([this] { run(); }));
+        m_thread->setObjectName(QStringLiteral("WorkspaceCheckpointer"));
+        m_thread->start();
+        QMutexLocker locker(&m_mutex);
+        while (!m_started)
+            m_wake.wait(&m_mutex);
+        return m_opened;
+    }
+
+    // A transaction was committed: checkpoint when the thread is free (requests coalesce).
+    void request()
+    {
+        QMutexLocker locker(&m_mutex);
+        m_wanted = true;
+        m_wake.wakeAll();
+    }
+
+private:
+    void run()
+    {
+        const QString connectionName = store::uniqueConnectionName(u"checkpointer");
+        QSqlDatabase db;
+        QString error;
+        const bool opened = store::openConnection(db, connectionName, m_path,
+                                                  store::ConnectionRole::Reader, &error);
+        {
+            QMutexLocker locker(&m_mutex);
+            m_started = true;
+            m_opened = opened;
+            m_wake.wakeAll();
+        }
+        while (opened) {
+            {
+                QMutexLocker locker(&m_mutex);
+                while (!m_wanted && !m_stop)
+                    m_wake.wait(&m_mutex);
+                if (m_stop)
+                    break;
+                m_wanted = false;
+            }
+            // PASSIVE never waits for the writer; whatever it could not copy now is copied
+            // at the next request.
+            store::execSql(db, QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)"), &error);
+        }
+        store::closeConnection(db, connectionName);
+    }
+
+    const QString m_path;
+    std::unique_ptr<QThread> m_thread;
+    // m_mutex protects the four flags below; m_wake signals changes of any of them.
+    QMutex m_mutex;
+    QWaitCondition m_wake;
+    bool m_started = false;
+    bool m_opened = false;
+    bool m_wanted = false;
+    bool m_stop = false;
+};
+
+} // namespace
 
 WorkspaceWriter::WorkspaceWriter(QObject *parent) : QObject(parent) {}
 
@@ -213,6 +304,13 @@ void WorkspaceWriter::run()
         return;
     }
 
+    std::optional<Checkpointer> checkpointer;
+    checkpointer.emplace(m_path);
+    if (!checkpointer->start()
+        || !store::execSql(db, QStringLiteral("PRAGMA wal_autocheckpoint=0"), &error)) {
+        checkpointer.reset();
+    }
+
     std::deque<WriteBatch> drained;
     for (;;) {
         {
@@ -239,6 +337,8 @@ void WorkspaceWriter::run()
             written = m_written;
             m_committed.wakeAll();
         }
+        if (checkpointer)
+            checkpointer->request();
         drained.clear();
         Q_EMIT progress(written.events, written.malformed);
     }
@@ -253,6 +353,12 @@ void WorkspaceWriter::run()
         drained.swap(m_spent);
     }
     drained.clear();
+    if (checkpointer) {
+        // Index builds below, and the final checkpoint when this last connection closes,
+        // are the writer's own again.
+        checkpointer.reset();
+        store::execSql(db, QStringLiteral("PRAGMA wal_autocheckpoint=4096"), &error);
+    }
     if (!failedBefore && m_options.createIndexesOnFinish) {
         const QStringList indexStatements = store::queryIndexStatements();
         for (const QString &sql : indexStatements) {
