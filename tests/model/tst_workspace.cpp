@@ -3,6 +3,7 @@
 // replaced file is a new source, resume after cancel and after a real SIGKILL), malformed
 // records with file:line, and the reader's filters, keyset pages and time-ordered replay.
 
+#include "ingest/ndjsonreader.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
@@ -686,6 +687,87 @@ private Q_SLOTS:
         const ImportResult again = importOnce(workspacePath, logPath, reader);
         QCOMPARE(again.status, ImportResult::Status::AlreadyImported);
         QCOMPARE(eventRows(workspacePath), kLines);
+    }
+
+    // The real reader of the canonical log through the same ledger: chunked checkpoints.
+    void ndjsonReaderImportsOnceAndResumesAppends()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("ndjson"));
+        const QString logPath = freshPath(QStringLiteral("ndjson-log")) + u".ndjson";
+        auto ndjsonLine = [](qint64 i) -> QByteArray {
+            return "{\"ts\":" + QByteArray::number(1771454650000 + i * 10)
+                   + ",\"identity\":\"sp-" + QByteArray::number(i % 5)
+                   + "\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com/v1/"
+                     "workspaces/"
+                   + QByteArray::number(i) + "\",\"status\":" + (i % 9 == 0 ? "429" : "200")
+                   + "}\n";
+        };
+        {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            for (qint64 i = 0; i < 3000; ++i)
+                file.write(i == 1234 ? QByteArray("this is not json\n") : ndjsonLine(i));
+        }
+        NdjsonReader reader;
+        const ImportResult first = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(first.ok(), qPrintable(first.error));
+        QCOMPARE(first.eventsAdded, 2999);
+        QCOMPARE(first.malformedAdded, 1);
+        {
+            WorkspaceReader workspaceReader;
+            QVERIFY(workspaceReader.open(workspacePath));
+            QCOMPARE(workspaceReader.malformed().value(0).record.line, 1235);
+            QCOMPARE(workspaceReader.ledger().value(0).committedLine, 3000);
+        }
+        QCOMPARE(importOnce(workspacePath, logPath, reader).status,
+                 ImportResult::Status::AlreadyImported);
+        {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::Append));
+            for (qint64 i = 3000; i < 3500; ++i)
+                file.write(ndjsonLine(i));
+        }
+        const ImportResult appended = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(appended.ok(), qPrintable(appended.error));
+        QVERIFY(appended.resumed);
+        QCOMPARE(appended.resumedFromLine, 3000);
+        QCOMPARE(appended.eventsAdded, 500);
+        QCOMPARE(eventRows(workspacePath), 3499);
+        QCOMPARE(duplicateLines(workspacePath), 0);
+        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT url FROM events WHERE line = 3500"))
+                     .toString(),
+                 QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/3499"));
+    }
+
+    // stdin cannot be fingerprinted: every read is a new source, never resumed or skipped.
+    void stdinIsAlwaysANewSource()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("stdin"));
+        QByteArray input;
+        for (qint64 i = 0; i < 100; ++i)
+            input += test::testLine(i);
+        for (int run = 1; run <= 2; ++run) {
+            QProcess child;
+            child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+            child.start(QStringLiteral(TS_WORKSPACE_IMPORT_CHILD),
+                        {workspacePath, QStringLiteral("-"), QStringLiteral("0"),
+                         QStringLiteral("30")});
+            QVERIFY(child.waitForStarted(10000));
+            child.write(input);
+            child.closeWriteChannel();
+            QVERIFY(child.waitForFinished(30000));
+            QCOMPARE(child.exitCode(), 0);
+            QCOMPARE(eventRows(workspacePath), 100 * run);
+        }
+        WorkspaceReader reader;
+        QVERIFY(reader.open(workspacePath));
+        const QList<SourceRecord> sources = reader.sources();
+        QCOMPARE(sources.size(), 2);
+        QCOMPARE(sources.at(0).path, QStringLiteral("-"));
+        QVERIFY(sources.at(0).fingerprint != sources.at(1).fingerprint);
+        EventFilter secondRun;
+        secondRun.sourceId = sources.at(1).id;
+        QCOMPARE(reader.countEvents(secondRun), 100);
     }
 
     void malformedRecordsKeepFileAndLine()
