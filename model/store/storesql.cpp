@@ -93,8 +93,7 @@ bool migrate(QSqlDatabase &db, QString *error)
                                 .arg(kWorkspaceSchemaVersion));
     }
     if (version == 0) {
-        const qint64 tables =
-            queryInt(db, QStringLiteral("SELECT count(*) FROM sqlite_master"), 0);
+        const qint64 tables = queryInt(db, QStringLiteral("SELECT count(*) FROM sqlite_master"), 0);
         if (tables > 0 && applicationId != kApplicationId)
             return rollbackWith(QStringLiteral("not a Throttlescope workspace"));
     } else if (applicationId != kApplicationId) {
@@ -113,10 +112,10 @@ bool migrate(QSqlDatabase &db, QString *error)
                                         .arg(stepError));
         }
     }
-    if (!execSql(db, QStringLiteral("PRAGMA application_id = %1").arg(kApplicationId), error)
-        || !execSql(db, QStringLiteral("PRAGMA user_version = %1").arg(kWorkspaceSchemaVersion),
-                    error)
-        || !execSql(db, QStringLiteral("COMMIT"), error)) {
+    if (!execSql(db, QStringLiteral("PRAGMA application_id = %1").arg(kApplicationId), error) ||
+        !execSql(db, QStringLiteral("PRAGMA user_version = %1").arg(kWorkspaceSchemaVersion),
+                 error) ||
+        !execSql(db, QStringLiteral("COMMIT"), error)) {
         return rollbackWith({});
     }
     return true;
@@ -536,12 +535,15 @@ void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId)
 {
     Statement &s = statement;
     const QString headers = headersToJson(event.headers);
-    const QString *texts[] = {&event.identity,     &event.app,         &event.tenant,
-                              &event.service,      &event.category,    &event.method,
-                              &event.url,          &event.errorCode,   &event.retryAfter,
-                              &headers,            &event.body,        &event.requestId,
-                              &event.batchId,      &event.operationId, &event.lane,
-                              &event.serviceBusNamespace, &event.entity, &event.breakerScope,
+    const QString *texts[] = {&event.identity,     &event.app,
+                              &event.tenant,       &event.service,
+                              &event.category,     &event.method,
+                              &event.url,          &event.errorCode,
+                              &event.retryAfter,   &headers,
+                              &event.body,         &event.requestId,
+                              &event.batchId,      &event.operationId,
+                              &event.lane,         &event.serviceBusNamespace,
+                              &event.entity,       &event.breakerScope,
                               &event.breakerState, &event.text};
     qsizetype chars = 0;
     for (const QString *text : texts)

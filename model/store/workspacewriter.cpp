@@ -23,12 +23,12 @@ struct WriterStatements
     {
         db = connection;
         sqlite3 *handle = store::nativeHandle(db);
-        return insertEvent.prepare(handle, store::eventInsertSql(), error)
-               && insertMalformed.prepare(
+        return insertEvent.prepare(handle, store::eventInsertSql(), error) &&
+               insertMalformed.prepare(
                    handle,
                    QStringLiteral("INSERT INTO malformed(source_id, line, reason) VALUES(?,?,?)"),
-                   error)
-               && upsertLedger.prepare(
+                   error) &&
+               upsertLedger.prepare(
                    handle,
                    QStringLiteral(
                        "INSERT INTO import_ledger(source_id, committed_offset, committed_line,"
@@ -40,8 +40,8 @@ struct WriterStatements
                        " malformed = malformed + excluded.malformed,"
                        " complete = excluded.complete,"
                        " updated_ms = excluded.updated_ms"),
-                   error)
-               && completeSource.prepare(
+                   error) &&
+               completeSource.prepare(
                    handle, QStringLiteral("UPDATE sources SET size = ? WHERE id = ?"), error);
     }
 
@@ -201,8 +201,8 @@ bool WorkspaceWriter::submit(WriteBatch &&batch)
     QMutexLocker locker(&m_mutex);
     spent.swap(m_spent);
     // A batch larger than the whole bound still goes in alone, or it could never be written.
-    while (!m_failed && !m_stopping && m_queuedRecords > 0
-           && m_queuedRecords + records > m_options.maxQueuedRecords) {
+    while (!m_failed && !m_stopping && m_queuedRecords > 0 &&
+           m_queuedRecords + records > m_options.maxQueuedRecords) {
         m_queueNotFull.wait(&m_mutex);
     }
     if (m_failed || m_stopping || !m_started)
@@ -279,8 +279,8 @@ void WorkspaceWriter::run()
     const QString connectionName = store::uniqueConnectionName(u"writer");
     QSqlDatabase db;
     QString error;
-    bool opened = store::openConnection(db, connectionName, m_path, store::ConnectionRole::Writer,
-                                        &error);
+    bool opened =
+        store::openConnection(db, connectionName, m_path, store::ConnectionRole::Writer, &error);
     std::optional<WriterStatements> statements;
     if (opened) {
         statements.emplace();
@@ -306,8 +306,8 @@ void WorkspaceWriter::run()
 
     std::optional<Checkpointer> checkpointer;
     checkpointer.emplace(m_path);
-    if (!checkpointer->start()
-        || !store::execSql(db, QStringLiteral("PRAGMA wal_autocheckpoint=0"), &error)) {
+    if (!checkpointer->start() ||
+        !store::execSql(db, QStringLiteral("PRAGMA wal_autocheckpoint=0"), &error)) {
         checkpointer.reset();
     }
 

@@ -44,8 +44,8 @@ double processCpuSeconds()
 {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-           + double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
 // CPU seconds of the live threads called `name` (QThread::setObjectName sets the OS name).
@@ -64,8 +64,8 @@ double namedThreadCpuSeconds(const QByteArray &name)
         const QByteArray text = stat.readAll();
         // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
         const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
-        seconds += double(fields.value(11).toLongLong() + fields.value(12).toLongLong())
-                   / double(sysconf(_SC_CLK_TCK));
+        seconds += double(fields.value(11).toLongLong() + fields.value(12).toLongLong()) /
+                   double(sysconf(_SC_CLK_TCK));
     }
     return seconds;
 }
@@ -122,15 +122,15 @@ int benchImport(qint64 lines, const QString &workspacePath)
         QByteArray chunk;
         for (qint64 i = 0; i < lines; ++i) {
             const bool throttled = i % 50 == 0;
-            chunk += "{\"ts\":" + QByteArray::number(1771454650000 + i * 7)
-                     + ",\"identity\":\"sp-migrator-" + QByteArray::number(i % 40)
-                     + "@contoso.com\",\"service\":\"fabric\",\"method\":\"GET\",\"url\":"
-                       "\"https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/"
-                     + QByteArray::number(i % 977) + "\",\"status\":"
-                     + (throttled ? "429,\"errorCode\":\"RequestBlocked\",\"retryAfter\":\"55\""
-                                  : "200")
-                     + ",\"durationMs\":" + QByteArray::number(40 + i % 300)
-                     + ",\"requestId\":\"req-" + QByteArray::number(i) + "\"}\n";
+            chunk +=
+                "{\"ts\":" + QByteArray::number(1771454650000 + i * 7) +
+                ",\"identity\":\"sp-migrator-" + QByteArray::number(i % 40) +
+                "@contoso.com\",\"service\":\"fabric\",\"method\":\"GET\",\"url\":"
+                "\"https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/" +
+                QByteArray::number(i % 977) + "\",\"status\":" +
+                (throttled ? "429,\"errorCode\":\"RequestBlocked\",\"retryAfter\":\"55\"" : "200") +
+                ",\"durationMs\":" + QByteArray::number(40 + i % 300) + ",\"requestId\":\"req-" +
+                QByteArray::number(i) + "\"}\n";
             if (chunk.size() > (1 << 22)) {
                 file.write(chunk);
                 chunk.clear();
@@ -176,7 +176,8 @@ int benchImport(qint64 lines, const QString &workspacePath)
     again.start(workspacePath);
     const ts::ImportResult second = ts::importFile(workspace, again, logPath, reader);
     again.finish();
-    std::printf("re-import: %s, %lld added, %.3f s\n", qPrintable(ts::importStatusName(second.status)),
+    std::printf("re-import: %s, %lld added, %.3f s\n",
+                qPrintable(ts::importStatusName(second.status)),
                 static_cast<long long>(second.eventsAdded), double(timer.nsecsElapsed()) / 1e9);
     std::printf("peak RSS (VmHWM): %lld KiB\n", static_cast<long long>(peakRssKiB()));
     return 0;
@@ -277,8 +278,8 @@ int main(int argc, char **argv)
                 checkpointerThreadCpu, insertCpuSeconds);
     std::printf("peak RSS after the insert (before finish): %lld KiB\n",
                 static_cast<long long>(insertPeakRss));
-    std::printf("query indexes at finish(): %.2f s (CPU %.2f s)%s\n", indexSeconds,
-                indexCpuSeconds, indexesFirst ? " [indexes existed before the insert]" : "");
+    std::printf("query indexes at finish(): %.2f s (CPU %.2f s)%s\n", indexSeconds, indexCpuSeconds,
+                indexesFirst ? " [indexes existed before the insert]" : "");
     std::printf("file: %.1f MiB\n", double(QFile(path).size()) / (1024.0 * 1024.0));
 
     ts::WorkspaceReader reader;

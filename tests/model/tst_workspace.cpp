@@ -137,7 +137,8 @@ RequestEvent fullRequest()
     event.retryAfter = QStringLiteral("Wed, 18 Feb 2026 22:45:04 GMT");
     event.headers.set(QStringLiteral("x-ms-throttle-scope"), QStringLiteral("Application"));
     event.headers.set(QStringLiteral("retry-after"), QStringLiteral("55"));
-    event.headers.set(QStringLiteral("x-ms-throttle-information"), QStringLiteral("a \"quoted\"\\ value"));
+    event.headers.set(QStringLiteral("x-ms-throttle-information"),
+                      QStringLiteral("a \"quoted\"\\ value"));
     event.body = QStringLiteral("{\"error\":{\"code\":\"TooManyRequests\"}}");
     event.durationMs = 84.5;
     event.requestId = QStringLiteral("req-42");
@@ -206,8 +207,8 @@ QList<RequestEvent> filterCorpus()
         event.status = i % 10 == 0 ? 429 : (i % 7 == 0 ? 0 : 200);
         event.errorCode = event.status == 429 ? QStringLiteral("RequestBlocked") : QString();
         event.lane = i % 4 == 0 ? QStringLiteral("background") : QStringLiteral("foreground");
-        event.url = QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/W%1/items")
-                        .arg(i % 25);
+        event.url =
+            QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/W%1/items").arg(i % 25);
         event.line = i + 1;
         event.offset = i * 100;
         events.append(event);
@@ -229,9 +230,9 @@ bool matches(const RequestEvent &event, const EventFilter &filter)
         return false;
     if (filter.toMs && event.tsMs >= *filter.toMs)
         return false;
-    if (!filter.text.isEmpty() && !event.url.contains(filter.text, Qt::CaseInsensitive)
-        && !event.errorCode.contains(filter.text, Qt::CaseInsensitive)
-        && !event.identity.contains(filter.text, Qt::CaseInsensitive)) {
+    if (!filter.text.isEmpty() && !event.url.contains(filter.text, Qt::CaseInsensitive) &&
+        !event.errorCode.contains(filter.text, Qt::CaseInsensitive) &&
+        !event.identity.contains(filter.text, Qt::CaseInsensitive)) {
         return false;
     }
     return true;
@@ -261,7 +262,8 @@ private Q_SLOTS:
             Workspace workspace;
             QVERIFY2(workspace.open(path), qPrintable(workspace.errorString()));
             QCOMPARE(workspace.schemaVersion(), kWorkspaceSchemaVersion);
-            QVERIFY(workspace.setSetting(QStringLiteral("csv.mapping"), QStringLiteral("{\"a\":1}")));
+            QVERIFY(
+                workspace.setSetting(QStringLiteral("csv.mapping"), QStringLiteral("{\"a\":1}")));
         }
         QCOMPARE(scalar(path, QStringLiteral("PRAGMA journal_mode")).toString(),
                  QStringLiteral("wal"));
@@ -397,9 +399,9 @@ private Q_SLOTS:
         QTest::newRow("authorization header")
             << QStringLiteral("Authorization") << QStringLiteral("Bearer opaque-Zq81SecretTok3n")
             << plainUrl << QStringLiteral("Zq81SecretTok3n");
-        QTest::newRow("cookie header") << QStringLiteral("Cookie")
-                                       << QStringLiteral("session=C00kieS3cretValue; theme=dark")
-                                       << plainUrl << QStringLiteral("C00kieS3cretValue");
+        QTest::newRow("cookie header")
+            << QStringLiteral("Cookie") << QStringLiteral("session=C00kieS3cretValue; theme=dark")
+            << plainUrl << QStringLiteral("C00kieS3cretValue");
         QTest::newRow("SAS sig in the URL")
             << QString() << QString()
             << QStringLiteral("https://sb-prod.servicebus.windows.net/orders/messages?sv=2021"
@@ -437,8 +439,7 @@ private Q_SLOTS:
         QVERIFY(bytes.contains(marker.toUtf8()));
         // ...but its secret is not, in any encoding SQLite could use.
         QVERIFY(!bytes.contains(secret.toUtf8()));
-        const QByteArray utf16(reinterpret_cast<const char *>(secret.utf16()),
-                               secret.size() * 2);
+        const QByteArray utf16(reinterpret_cast<const char *>(secret.utf16()), secret.size() * 2);
         QVERIFY(!bytes.contains(utf16));
 
         WorkspaceReader reader;
@@ -471,11 +472,15 @@ private Q_SLOTS:
         QCOMPARE(second.sourceId, first.sourceId);
         QCOMPARE(eventRows(workspacePath), 2000);
 
-        // The same file named through another path is still the same file.
-        const QString viaDot = QFileInfo(logPath).absolutePath() + u"/./"
-                               + QFileInfo(logPath).fileName();
+        // The same file named through another path (or a symlink) is still the same file.
+        const QString viaDot =
+            QFileInfo(logPath).absolutePath() + u"/./" + QFileInfo(logPath).fileName();
         const ImportResult third = importOnce(workspacePath, viaDot, reader);
         QCOMPARE(third.status, ImportResult::Status::AlreadyImported);
+        const QString viaLink = logPath + u".link";
+        QVERIFY(QFile::link(logPath, viaLink));
+        QCOMPARE(importOnce(workspacePath, viaLink, reader).status,
+                 ImportResult::Status::AlreadyImported);
         QCOMPARE(eventRows(workspacePath), 2000);
 
         WorkspaceReader workspaceReader;
@@ -487,7 +492,7 @@ private Q_SLOTS:
         QCOMPARE(ledger.first().committedLine, 2000);
         const QList<SourceRecord> sources = workspaceReader.sources();
         QCOMPARE(sources.size(), 1);
-        QCOMPARE(sources.first().path, QFileInfo(logPath).absoluteFilePath());
+        QCOMPARE(sources.first().path, QFileInfo(logPath).canonicalFilePath());
         QCOMPARE(sources.first().format, QStringLiteral("testlines"));
         QCOMPARE(sources.first().size, QFileInfo(logPath).size());
     }
@@ -629,7 +634,8 @@ private Q_SLOTS:
                  kLines);
         // Each row kept the offset of its own line.
         QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT byte_offset FROM events WHERE "
-                                                      "line = %1").arg(ledgerLine + 1))
+                                                      "line = %1")
+                                           .arg(ledgerLine + 1))
                      .toLongLong(),
                  resumed.resumedFromOffset);
     }
@@ -695,12 +701,11 @@ private Q_SLOTS:
         const QString workspacePath = freshPath(QStringLiteral("ndjson"));
         const QString logPath = freshPath(QStringLiteral("ndjson-log")) + u".ndjson";
         auto ndjsonLine = [](qint64 i) -> QByteArray {
-            return "{\"ts\":" + QByteArray::number(1771454650000 + i * 10)
-                   + ",\"identity\":\"sp-" + QByteArray::number(i % 5)
-                   + "\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com/v1/"
-                     "workspaces/"
-                   + QByteArray::number(i) + "\",\"status\":" + (i % 9 == 0 ? "429" : "200")
-                   + "}\n";
+            return "{\"ts\":" + QByteArray::number(1771454650000 + i * 10) + ",\"identity\":\"sp-" +
+                   QByteArray::number(i % 5) +
+                   "\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com/v1/"
+                   "workspaces/" +
+                   QByteArray::number(i) + "\",\"status\":" + (i % 9 == 0 ? "429" : "200") + "}\n";
         };
         {
             QFile file(logPath);
@@ -749,9 +754,9 @@ private Q_SLOTS:
         for (int run = 1; run <= 2; ++run) {
             QProcess child;
             child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
-            child.start(QStringLiteral(TS_WORKSPACE_IMPORT_CHILD),
-                        {workspacePath, QStringLiteral("-"), QStringLiteral("0"),
-                         QStringLiteral("30")});
+            child.start(
+                QStringLiteral(TS_WORKSPACE_IMPORT_CHILD),
+                {workspacePath, QStringLiteral("-"), QStringLiteral("0"), QStringLiteral("30")});
             QVERIFY(child.waitForStarted(10000));
             child.write(input);
             child.closeWriteChannel();
@@ -796,14 +801,14 @@ private Q_SLOTS:
         QCOMPARE(workspaceReader.countMalformed(result.sourceId), 3);
         const QList<StoredMalformed> records = workspaceReader.malformed();
         QCOMPARE(records.size(), 3);
-        const QString absolute = QFileInfo(logPath).absoluteFilePath();
+        const QString absolute = QFileInfo(logPath).canonicalFilePath();
         const qint64 expectedLines[] = {2, 4, 5};
         for (int i = 0; i < 3; ++i) {
             QCOMPARE(records.at(i).record.source, absolute);
             QCOMPARE(records.at(i).record.line, expectedLines[i]);
             QCOMPARE(records.at(i).record.toString(),
-                     absolute + u':' + QString::number(expectedLines[i])
-                         + u": expected 4 or 5 tab-separated fields");
+                     absolute + u':' + QString::number(expectedLines[i]) +
+                         u": expected 4 or 5 tab-separated fields");
         }
         // Keyset paging over malformed records too.
         const QList<StoredMalformed> rest = workspaceReader.malformed(0, records.first().rowId, 10);
@@ -910,16 +915,17 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("where");
         QTest::addColumn<QString>("index");
-        QTest::newRow("identity page") << QStringLiteral("identity = 'a' AND id > 5")
-                                       << QStringLiteral("idx_events_identity");
-        QTest::newRow("status page") << QStringLiteral("status = 429 AND id > 5")
-                                     << QStringLiteral("idx_events_status");
+        QTest::newRow("identity page")
+            << QStringLiteral("identity = 'a' AND id > 5") << QStringLiteral("idx_events_identity");
+        QTest::newRow("status page")
+            << QStringLiteral("status = 429 AND id > 5") << QStringLiteral("idx_events_status");
         QTest::newRow("errorCode (partial index)")
-            << QStringLiteral("error_code = 'RequestBlocked'") << QStringLiteral("idx_events_error");
+            << QStringLiteral("error_code = 'RequestBlocked'")
+            << QStringLiteral("idx_events_error");
         QTest::newRow("lane") << QStringLiteral("lane = 'background'")
                               << QStringLiteral("idx_events_lane");
-        QTest::newRow("time range") << QStringLiteral("ts_ms >= 5 AND ts_ms < 10")
-                                    << QStringLiteral("idx_events_ts");
+        QTest::newRow("time range")
+            << QStringLiteral("ts_ms >= 5 AND ts_ms < 10") << QStringLiteral("idx_events_ts");
     }
 
     void queriesUseIndexes()
@@ -937,8 +943,8 @@ private Q_SLOTS:
                 db.setDatabaseName(path);
                 QVERIFY(db.open());
                 QSqlQuery query(db);
-                QVERIFY(query.exec(u"EXPLAIN QUERY PLAN SELECT id FROM events WHERE " + where
-                                   + u" ORDER BY id LIMIT 100"));
+                QVERIFY(query.exec(u"EXPLAIN QUERY PLAN SELECT id FROM events WHERE " + where +
+                                   u" ORDER BY id LIMIT 100"));
                 while (query.next())
                     detail += query.value(3).toString() + u" | ";
             }
@@ -952,8 +958,8 @@ private Q_SLOTS:
         const QString path = freshPath(QStringLiteral("progress"));
         Workspace workspace;
         QVERIFY(workspace.open(path));
-        const qint64 sourceId = workspace.addSource(QStringLiteral("http"),
-                                                    QStringLiteral("live"), -1, 0, "live:http");
+        const qint64 sourceId =
+            workspace.addSource(QStringLiteral("http"), QStringLiteral("live"), -1, 0, "live:http");
         WorkspaceWriter writer;
         WorkspaceWriter::Options options;
         options.maxQueuedRecords = 64;
