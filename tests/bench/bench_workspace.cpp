@@ -318,14 +318,17 @@ int main(int argc, char **argv)
     timeQuery("free text", byText);
 
     timer.restart();
+    const double replayCpuAtStart = threadCpuSeconds();
     qint64 replayed = 0;
     reader.forEachEventInTimeOrder(8192, [&](const QList<ts::RequestEvent> &chunk) {
         replayed += chunk.size();
         return true;
     });
     const double replaySeconds = double(timer.nsecsElapsed()) / 1e9;
-    std::printf("replay in time order: %lld events, %.0f events/s\n",
-                static_cast<long long>(replayed), double(replayed) / replaySeconds);
+    const double replayCpu = threadCpuSeconds() - replayCpuAtStart;
+    std::printf("replay in time order: %lld events, %.0f events/s (%.0f per CPU-second)\n",
+                static_cast<long long>(replayed), double(replayed) / replaySeconds,
+                double(replayed) / replayCpu);
     std::printf("peak RSS (VmHWM): %lld KiB\n", static_cast<long long>(peakRssKiB()));
     return 0;
 }
