@@ -196,6 +196,9 @@ bool WorkspaceWriter::submit(WriteBatch &&batch)
     // spread over two cores (the writer thread is the bottleneck of an import).
     for (RequestEvent &event : batch.events)
         redact::redactEvent(event);
+    // A reason may quote the record it rejects.
+    for (MalformedRecord &record : batch.malformed)
+        record.reason = redact::redactText(record.reason);
     const qsizetype records = batch.recordCount();
     std::deque<WriteBatch> spent; // destroyed after the lock is released
     QMutexLocker locker(&m_mutex);

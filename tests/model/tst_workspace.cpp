@@ -453,6 +453,34 @@ private Q_SLOTS:
                  QStringLiteral("Application"));
     }
 
+    void malformedReasonsAreRedacted()
+    {
+        const QString path = freshPath(QStringLiteral("malformed-secret"));
+        Workspace workspace;
+        QVERIFY(workspace.open(path));
+        const qint64 sourceId = workspace.addSource(QStringLiteral("/logs/a.ndjson"),
+                                                    QStringLiteral("ndjson"), 0, 0, "a");
+        WorkspaceWriter writer;
+        QVERIFY(writer.start(path));
+        WriteBatch batch;
+        batch.sourceId = sourceId;
+        batch.malformed.append(MalformedRecord{
+            QStringLiteral("/logs/a.ndjson"), 7,
+            QStringLiteral("not JSON: GET https://x.blob.core.windows.net/c?sv=1&sig="
+                           "S1gN4tureS3cretXYZ&se=2 marker-reason-ok")});
+        QVERIFY(writer.submit(std::move(batch)));
+        QVERIFY(writer.finish());
+        workspace.close();
+        QByteArray bytes;
+        for (const QString &suffix : {QString(), QStringLiteral("-wal")}) {
+            QFile file(path + suffix);
+            if (file.open(QIODevice::ReadOnly))
+                bytes += file.readAll();
+        }
+        QVERIFY(bytes.contains("marker-reason-ok"));
+        QVERIFY(!bytes.contains("S1gN4tureS3cretXYZ"));
+    }
+
     void reimportAddsNothing()
     {
         const QString workspacePath = freshPath(QStringLiteral("reimport"));
