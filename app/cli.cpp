@@ -3,8 +3,16 @@
 #include "engine/analysis.h"
 #include "engine/reportformat.h"
 #include "ingest/sourcereader.h"
+#include "store/importjob.h"
+#include "store/workspace.h"
+#include "store/workspacereader.h"
+#include "store/workspacewriter.h"
+
+#include <QElapsedTimer>
+#include <QFile>
 
 #include <QFileInfo>
+#include <QLocale>
 #include <QTextStream>
 
 #include <cstdio>
@@ -108,29 +116,176 @@ bool parseArguments(const QStringList &args, ReportArguments &parsed)
     return true;
 }
 
+std::optional<PolicySet> policiesFrom(const ReportArguments &parsed)
+{
+    if (parsed.policies.isEmpty())
+        return PolicySet::builtin();
+    PolicySet policies;
+    for (const QString &policy : parsed.policies) {
+        QString error;
+        if (!policies.load(policy, &error)) {
+            err() << "throttlescope: --policy " << policy << ": " << error << Qt::endl;
+            return std::nullopt;
+        }
+    }
+    return policies;
+}
+
+void printReport(const ReportData &report, bool json)
+{
+    QTextStream out(stdout);
+    if (json)
+        out << QString::fromUtf8(reportToJson(report));
+    else
+        out << reportToText(report);
+    out.flush();
+}
+
+// report --workspace: replay what the workspace holds, in time order, through the same Analysis.
+int runWorkspaceReport(const ReportArguments &parsed)
+{
+    if (!parsed.files.isEmpty()) {
+        err() << "throttlescope report: give FILEs or --workspace, not both" << Qt::endl;
+        return kExitUsage;
+    }
+    const auto policies = policiesFrom(parsed);
+    if (!policies)
+        return kExitUsage;
+    if (!QFile::exists(parsed.workspace)) {
+        err() << parsed.workspace << ": no such workspace" << Qt::endl;
+        return kExitNothingRead;
+    }
+    WorkspaceReader reader;
+    if (!reader.open(parsed.workspace)) {
+        err() << parsed.workspace << ": " << reader.errorString() << Qt::endl;
+        return kExitNothingRead;
+    }
+    Analysis analysis(*policies);
+    const bool ok = reader.forEachEventInTimeOrder(8192, [&analysis](const QList<RequestEvent> &chunk) {
+        for (const RequestEvent &event : chunk)
+            analysis.add(event);
+        return true;
+    });
+    if (!ok) {
+        err() << parsed.workspace << ": " << reader.errorString() << Qt::endl;
+        return kExitNothingRead;
+    }
+    const QList<StoredMalformed> samples = reader.malformed(0, 0, Analysis::kMalformedSamples);
+    for (StoredMalformed stored : samples)
+        analysis.onMalformed(std::move(stored.record));
+    analysis.countMalformed(reader.countMalformed() - samples.size());
+    printReport(analysis.report(), parsed.json);
+    return kExitOk;
+}
+
+// import --workspace WS FILE...: each file exactly once; an interrupted import resumes.
+int runImport(const QStringList &args)
+{
+    ReportArguments parsed;
+    if (!parseArguments(args, parsed))
+        return kExitUsage;
+    if (parsed.workspace.isEmpty() || parsed.files.isEmpty()) {
+        err() << "throttlescope import: usage: import --workspace WS.db FILE..." << Qt::endl;
+        return kExitUsage;
+    }
+    Workspace workspace;
+    if (!workspace.open(parsed.workspace)) {
+        err() << parsed.workspace << ": " << workspace.errorString() << Qt::endl;
+        return kExitNothingRead;
+    }
+    WorkspaceWriter writer;
+    if (!writer.start(parsed.workspace)) {
+        err() << parsed.workspace << ": " << writer.errorString() << Qt::endl;
+        return kExitNothingRead;
+    }
+    int imported = 0;
+    QList<qint64> sourcesWithMalformed;
+    QLocale c = QLocale::c();
+    for (const QString &path : std::as_const(parsed.files)) {
+        const QString name = sourceDisplayName(path);
+        // Detection needs the first bytes; importFile opens the file itself (and seeks to resume).
+        QFile probe;
+        const bool opened = path == u"-" ? true : (probe.setFileName(path), probe.open(QIODevice::ReadOnly));
+        if (!opened) {
+            err() << name << ": cannot open: " << probe.errorString() << Qt::endl;
+            continue;
+        }
+        QString error;
+        std::unique_ptr<LogReader> logReader = readerFor(probe, name, parsed.source, &error);
+        probe.close();
+        if (!logReader) {
+            err() << error << Qt::endl;
+            continue;
+        }
+        ImportOptions options;
+        QElapsedTimer sinceProgress;
+        sinceProgress.start();
+        options.progress = [&](qint64 done, qint64 total) {
+            if (sinceProgress.elapsed() < 500)
+                return;
+            sinceProgress.restart();
+            if (total > 0)
+                err() << name << ": " << (done * 100 / total) << "% (" << c.toString(done / 1000000)
+                      << " of " << c.toString(total / 1000000) << " MB)" << Qt::endl;
+            else
+                err() << name << ": " << c.toString(done / 1000000) << " MB read" << Qt::endl;
+        };
+        const ImportResult result = importFile(workspace, writer, path, *logReader, options);
+        if (!result.ok()) {
+            err() << name << ": " << importStatusName(result.status) << ": " << result.error << Qt::endl;
+            continue;
+        }
+        ++imported;
+        if (result.status == ImportResult::Status::AlreadyImported) {
+            err() << name << ": already imported, nothing added" << Qt::endl;
+            continue;
+        }
+        if (result.malformedAdded > 0)
+            sourcesWithMalformed << result.sourceId;
+        err() << name << ": " << c.toString(result.eventsAdded) << " events, "
+              << c.toString(result.malformedAdded) << " malformed records added";
+        if (result.resumed)
+            err() << " (resumed after line " << c.toString(result.resumedFromLine) << ")";
+        err() << Qt::endl;
+    }
+    if (!writer.finish()) {
+        err() << parsed.workspace << ": " << writer.errorString() << Qt::endl;
+        return kExitNothingRead;
+    }
+    // The malformed records of the sources this run added to, as FILE:LINE: reason (the first
+    // 20; all are stored and counted).
+    WorkspaceReader reader;
+    if (!sourcesWithMalformed.isEmpty() && reader.open(parsed.workspace)) {
+        int printed = 0;
+        for (qint64 sourceId : std::as_const(sourcesWithMalformed)) {
+            const int room = Analysis::kMalformedSamples - printed;
+            if (room <= 0)
+                break;
+            for (const StoredMalformed &stored : reader.malformed(sourceId, 0, room)) {
+                err() << stored.record.toString() << Qt::endl;
+                ++printed;
+            }
+        }
+    }
+    return imported > 0 ? kExitOk : kExitNothingRead;
+}
+
 int runReport(const QStringList &args)
 {
     ReportArguments parsed;
     if (!parseArguments(args, parsed))
         return kExitUsage;
-    if (parsed.files.isEmpty() && parsed.workspace.isEmpty()) {
+    if (!parsed.workspace.isEmpty())
+        return runWorkspaceReport(parsed);
+    if (parsed.files.isEmpty()) {
         err() << "throttlescope report: give at least one FILE (or - for standard input), or --workspace WS"
               << Qt::endl;
         return kExitUsage;
     }
-    PolicySet policies;
-    if (parsed.policies.isEmpty()) {
-        policies = PolicySet::builtin();
-    } else {
-        for (const QString &policy : std::as_const(parsed.policies)) {
-            QString error;
-            if (!policies.load(policy, &error)) {
-                err() << "throttlescope: --policy " << policy << ": " << error << Qt::endl;
-                return kExitUsage;
-            }
-        }
-    }
-    Analysis analysis(std::move(policies));
+    auto policies = policiesFrom(parsed);
+    if (!policies)
+        return kExitUsage;
+    Analysis analysis(std::move(*policies));
     MalformedPrinter printer(analysis);
     int readable = 0;
     for (const QString &file : std::as_const(parsed.files)) {
@@ -143,13 +298,7 @@ int runReport(const QStringList &args)
     }
     if (readable == 0)
         return kExitNothingRead;
-    const ReportData report = analysis.report();
-    QTextStream out(stdout);
-    if (parsed.json)
-        out << QString::fromUtf8(reportToJson(report));
-    else
-        out << reportToText(report);
-    out.flush();
+    printReport(analysis.report(), parsed.json);
     return kExitOk;
 }
 
@@ -181,6 +330,8 @@ int runHeadless(const QStringList &arguments)
     }
     if (command == u"report")
         return runReport(rest);
+    if (command == u"import")
+        return runImport(rest);
     printUsage(err());
     return kExitUsage;
 }

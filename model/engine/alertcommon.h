@@ -3,7 +3,12 @@
 
 #include "signals/throttlesignals.h"
 
+#include <QHashFunctions>
+#include <QString>
+#include <QStringView>
+
 #include <algorithm>
+#include <cstring>
 #include <optional>
 
 namespace ts {
@@ -27,5 +32,59 @@ inline qint64 responseArrivalMs(const RequestEvent &event)
 {
     return event.tsMs + (event.durationMs > 0 ? qint64(event.durationMs) : qint64(0));
 }
+
+// A fast, seeded, non-cryptographic hash of UTF-16 text, 8 bytes per step. Qt's own qHash of a
+// QString (SipHash on CPUs without the AES path) costs several times more, and the detectors
+// hash identities, apps and urls several times per event.
+inline size_t fastTextHash(QStringView text, size_t seed) noexcept
+{
+    constexpr quint64 kMultiplier = 0x9E3779B97F4A7C15ull;
+    const auto *bytes = reinterpret_cast<const char *>(text.data());
+    size_t remaining = size_t(text.size()) * sizeof(char16_t);
+    quint64 hash = quint64(seed) ^ (quint64(remaining) * kMultiplier);
+    while (remaining >= 8) {
+        quint64 chunk;
+        std::memcpy(&chunk, bytes, 8);
+        hash = (hash ^ chunk) * kMultiplier;
+        hash ^= hash >> 29;
+        bytes += 8;
+        remaining -= 8;
+    }
+    if (remaining > 0) {
+        quint64 chunk = 0;
+        std::memcpy(&chunk, bytes, remaining);
+        hash = (hash ^ chunk) * kMultiplier;
+        hash ^= hash >> 29;
+    }
+    // murmur3 finaliser: every input bit reaches every output bit
+    hash ^= hash >> 33;
+    hash *= 0xff51afd7ed558ccdull;
+    hash ^= hash >> 33;
+    hash *= 0xc4ceb9fe1a85ec53ull;
+    hash ^= hash >> 33;
+    return size_t(hash);
+}
+
+// Combines two 64-bit hashes (order matters).
+inline quint64 combineHashes(quint64 first, quint64 second) noexcept
+{
+    quint64 hash = (first ^ (second + 0x9E3779B97F4A7C15ull + (first << 6) + (first >> 2)));
+    hash ^= hash >> 33;
+    hash *= 0xff51afd7ed558ccdull;
+    hash ^= hash >> 33;
+    return hash;
+}
+
+// A QString used as a hash key with fastTextHash (wrapping keeps Qt's qHash(QString) for
+// everyone else).
+struct FastHashString
+{
+    QString text;
+    bool operator==(const FastHashString &other) const = default;
+    friend size_t qHash(const FastHashString &key, size_t seed = 0) noexcept
+    {
+        return fastTextHash(key.text, seed);
+    }
+};
 
 } // namespace ts

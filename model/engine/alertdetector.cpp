@@ -51,8 +51,9 @@ const QString &ownerOf(const RequestEvent &event)
 quint64 operationKey(const RequestEvent &event)
 {
     if (!event.operationId.isEmpty())
-        return qHashMulti(0x6f70, event.operationId);
-    return qHashMulti(0x7369, event.identity, event.method, event.url);
+        return fastTextHash(event.operationId, 0x6f70);
+    return fastTextHash(event.url,
+                        fastTextHash(event.method, fastTextHash(event.identity, 0x7369)));
 }
 
 qint64 floorDiv(qint64 value, qint64 divisor)
@@ -90,7 +91,53 @@ QString namesText(const QSet<QString> &names, qsizetype total)
     return text;
 }
 
+quint64 textHash(const QString &text)
+{
+    return fastTextHash(text, 0x7e);
+}
+
+void sortDistinct(std::vector<quint64> &keys)
+{
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+}
+
 } // namespace
+
+// The hashes that key the per-scope tables, each computed at most once per event and only
+// when some table needs it.
+class AlertScopeKeys
+{
+public:
+    explicit AlertScopeKeys(const RequestEvent &event) : m_event(event) {}
+
+    quint64 app()
+    {
+        if (!m_app)
+            m_app = textHash(m_event.app);
+        return *m_app;
+    }
+    quint64 identity()
+    {
+        if (!m_identity)
+            m_identity = textHash(orUnknown(m_event.identity));
+        return *m_identity;
+    }
+    // identity + service: the scope of a throttle that is not application-wide
+    quint64 caller() { return combineHashes(textHash(m_event.service), identity()); }
+    // clientOf(): the app, else the identity
+    quint64 client() { return m_event.app.isEmpty() ? identity() : app(); }
+    // ownerOf(): the identity, else the app
+    quint64 owner()
+    {
+        return (m_event.identity.isEmpty() && !m_event.app.isEmpty()) ? app() : identity();
+    }
+
+private:
+    const RequestEvent &m_event;
+    std::optional<quint64> m_app;
+    std::optional<quint64> m_identity;
+};
 
 AlertDetector::AlertDetector(Parameters parameters) : m_parameters(parameters) {}
 
@@ -125,17 +172,21 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         }
     }
 
+    AlertScopeKeys keys(event);
     if (now < m_latestRetryAtMs)
-        checkRetryAfter(event);
+        checkRetryAfter(event, keys);
 
-    // Storm bookkeeping: only for clients that retry, get throttled, or have a window open.
-    if (retry || sig.throttled || m_openStormWindows > 0) {
+    // Storm and lane bookkeeping, per client: only for clients that retry, get throttled,
+    // tag lanes, or while some storm window is open.
+    const bool lanes = !event.lane.isEmpty();
+    if (retry || sig.throttled || lanes || m_openStormWindows > 0) {
         const QString &client = clientOf(event);
-        auto it = m_storms.find(client);
-        if (it == m_storms.end() && (retry || sig.throttled))
-            it = m_storms.insert(client, StormState{});
-        if (it != m_storms.end()) {
-            StormState &storm = it.value();
+        const quint64 clientKey = keys.client();
+        auto it = m_clients.find(clientKey);
+        if (it == m_clients.end() && (retry || sig.throttled || lanes))
+            it = m_clients.insert(clientKey, ClientState{client, {}, {}});
+        if (it != m_clients.end()) {
+            StormState &storm = it->storm;
             if (storm.windowStartMs != kNever
                 && now >= storm.windowStartMs + m_parameters.stormWindowMs) {
                 closeStormWindow(client, storm, m_alerts);
@@ -149,15 +200,17 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
                 ++storm.windowRequests;
                 storm.windowSuccesses += success ? 1 : 0;
                 storm.windowThrottled += sig.throttled ? 1 : 0;
-                storm.windowOperations.insert(key);
+                storm.windowOperations.push_back(key);
                 if (retry) {
                     ++storm.windowRetries;
-                    storm.windowRetriedOperations.insert(key);
+                    storm.windowRetriedOperations.push_back(key);
                 }
                 storm.windowLastMs = now;
             }
             if (sig.throttled)
                 storm.lastThrottleMs = now;
+            if (lanes)
+                recordLane(client, it->lane, event, sig.throttled, retry);
         }
     }
 
@@ -211,17 +264,16 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
 
     if (sig.throttled) {
         if (sig.retryAtMs)
-            recordAdvice(event, sig);
+            recordAdvice(event, sig, keys);
         if (sig.kind == throttle::ThrottleKind::Capacity)
             recordCapacity(event, sig);
     }
     if (const auto fraction = reportedLimitFraction(sig);
         fraction && *fraction >= m_parameters.nearLimitAt) {
         recordNearLimit(event, *fraction,
-                        sig.limitPercentage && *sig.limitPercentage >= m_parameters.nearLimitAt);
+                        sig.limitPercentage && *sig.limitPercentage >= m_parameters.nearLimitAt,
+                        keys);
     }
-    if (!event.lane.isEmpty())
-        recordLane(event, sig.throttled, retry);
 }
 
 void AlertDetector::finish(qint64 endMs)
@@ -280,18 +332,18 @@ QString adviceDetail(qint64 violations, const QString &label, qint64 firstMs, qi
 
 } // namespace
 
-void AlertDetector::checkRetryAfter(const RequestEvent &event)
+void AlertDetector::checkRetryAfter(const RequestEvent &event, AlertScopeKeys &keys)
 {
     // One violation per request, even when both its app and its own scope are blocked.
     if (!event.app.isEmpty()) {
-        const auto it = m_appAdvice.find(event.app);
+        const auto it = m_appAdvice.find(keys.app());
         if (it != m_appAdvice.end() && event.tsMs > it->knownAtMs
             && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
             checkAdvice(it.value(), event);
             return;
         }
     }
-    const auto it = m_callerAdvice.find(CallerKey{event.service, event.identity});
+    const auto it = m_callerAdvice.find(keys.caller());
     if (it != m_callerAdvice.end() && event.tsMs > it->knownAtMs
         && event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
         checkAdvice(it.value(), event);
@@ -322,7 +374,8 @@ void AlertDetector::checkAdvice(Advice &advice, const RequestEvent &event)
     advice.lastViolationMs = now;
 }
 
-void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                                 AlertScopeKeys &keys)
 {
     const qint64 knownAtMs = responseArrivalMs(event);
     const qint64 retryAtMs = *sig.retryAtMs;
@@ -331,13 +384,13 @@ void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::Thro
     const QString &app = (event.app.isEmpty() && sig.scope) ? sig.scope->appId : event.app;
     Advice *advice = nullptr;
     if (sig.scope && sig.scope->isApplicationWide() && !app.isEmpty()) {
-        advice = &m_appAdvice[app];
+        advice = &m_appAdvice[app == event.app ? keys.app() : textHash(app)];
         if (advice->label.isEmpty()) {
             advice->label = QStringLiteral("app %1 (application-wide throttle)").arg(app);
             advice->key = app;
         }
     } else {
-        advice = &m_callerAdvice[CallerKey{event.service, event.identity}];
+        advice = &m_callerAdvice[keys.caller()];
         if (advice->label.isEmpty()) {
             advice->label = QStringLiteral("%1 on %2").arg(orUnknown(event.identity),
                                                            orUnknown(event.service));
@@ -406,10 +459,10 @@ void AlertDetector::recordCapacity(const RequestEvent &event, const throttle::Th
 }
 
 void AlertDetector::recordNearLimit(const RequestEvent &event, double fraction,
-                                    bool fromPercentageHeader)
+                                    bool fromPercentageHeader, AlertScopeKeys &keys)
 {
     const QString &key = ownerOf(event);
-    Episode &episode = m_nearLimit[key];
+    Episode &episode = m_nearLimit[keys.owner()];
     if (episode.alertIndex < 0 || event.tsMs - episode.lastMs > m_parameters.nearLimitEpisodeGapMs) {
         if (episode.alertIndex >= 0) {
             m_alerts[episode.alertIndex].detail =
@@ -417,6 +470,7 @@ void AlertDetector::recordNearLimit(const RequestEvent &event, double fraction,
                                     episode.firstMs, episode.lastMs);
         }
         episode = Episode{};
+        episode.key = key;
         episode.firstMs = event.tsMs;
         episode.alertIndex = int(m_alerts.size());
         m_alerts.append(Alert{kNearLimit, kWarning, event.tsMs, key, QString()});
@@ -431,15 +485,17 @@ void AlertDetector::recordNearLimit(const RequestEvent &event, double fraction,
 
 // ---- lanes ---------------------------------------------------------------------------------
 
-void AlertDetector::recordLane(const RequestEvent &event, bool throttled, bool retry)
+void AlertDetector::recordLane(const QString &client, LaneState &lane, const RequestEvent &event,
+                               bool throttled, bool retry)
 {
-    const bool background = event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
+    // Exact spelling first: the case-insensitive compare is the slow path.
+    const bool background = event.lane == u"background"
+                            || event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
     const bool foreground = !background
-                            && event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0;
+                            && (event.lane == u"foreground"
+                                || event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0);
     if (!background && !foreground)
         return;
-    const QString &client = clientOf(event);
-    LaneState &lane = m_lanes[client];
     const qint64 window = floorDiv(event.tsMs, std::max<qint64>(1, m_parameters.laneWindowMs));
     if (lane.windowIndex != window) {
         if (lane.windowIndex != kNever)
@@ -501,6 +557,8 @@ void AlertDetector::closeLaneWindow(const QString &client, LaneState &lane,
 void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
                                      QList<Alert> &out) const
 {
+    sortDistinct(storm.windowRetriedOperations);
+    sortDistinct(storm.windowOperations);
     const auto retried = double(storm.windowRetriedOperations.size());
     const auto active = double(storm.windowOperations.size());
     const bool enoughOperations =
@@ -528,8 +586,12 @@ void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
         storm.episodeRequests += storm.windowRequests;
         storm.episodeThrottled += storm.windowThrottled;
         storm.episodeRetries += storm.windowRetries;
-        if (storm.episodeOperations.size() < kMaxEpisodeOperations)
-            storm.episodeOperations.unite(storm.windowRetriedOperations);
+        if (qsizetype(storm.episodeOperations.size()) < kMaxEpisodeOperations) {
+            storm.episodeOperations.insert(storm.episodeOperations.end(),
+                                           storm.windowRetriedOperations.begin(),
+                                           storm.windowRetriedOperations.end());
+            sortDistinct(storm.episodeOperations);
+        }
         storm.lastWaveEndMs = storm.windowLastMs;
         if (storm.waves >= m_parameters.stormMinWaves) {
             if (storm.alertIndex < 0) {
@@ -544,7 +606,7 @@ void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
                                    "%7 (%8 to %9). Every wave renews the throttling: one shared "
                                    "circuit breaker (all retry loops wait once) and jittered "
                                    "backoff break the spiral.")
-                            .arg(storm.episodeOperations.size())
+                            .arg(qsizetype(storm.episodeOperations.size()))
                             .arg(client)
                             .arg(storm.waves)
                             .arg(secondsText(m_parameters.stormWindowMs),
@@ -628,16 +690,14 @@ QList<Alert> AlertDetector::alerts() const
     const qint64 asOfMs = std::max(m_lastEventMs, m_endMs);
 
     // Judge the windows still open on copies.
-    for (auto it = m_storms.cbegin(); it != m_storms.cend(); ++it) {
-        if (it->windowStartMs != kNever) {
-            StormState copy = it.value();
-            closeStormWindow(it.key(), copy, out);
+    for (auto it = m_clients.cbegin(); it != m_clients.cend(); ++it) {
+        if (it->storm.windowStartMs != kNever) {
+            StormState copy = it->storm;
+            closeStormWindow(it->name, copy, out);
         }
-    }
-    for (auto it = m_lanes.cbegin(); it != m_lanes.cend(); ++it) {
-        if (it->windowIndex != kNever) {
-            LaneState copy = it.value();
-            closeLaneWindow(it.key(), copy, out);
+        if (it->lane.windowIndex != kNever) {
+            LaneState copy = it->lane;
+            closeLaneWindow(it->name, copy, out);
         }
     }
     // Episodes still going on: their sentences are written now, not per event.
@@ -664,7 +724,7 @@ QList<Alert> AlertDetector::alerts() const
         const Episode &episode = it.value();
         if (episode.alertIndex >= 0) {
             out[episode.alertIndex].detail =
-                    nearLimitDetail(it.key(), episode.count, episode.peak, episode.byCode,
+                    nearLimitDetail(episode.key, episode.count, episode.peak, episode.byCode,
                                     episode.firstMs, episode.lastMs);
         }
     }

@@ -55,6 +55,7 @@
 // at most maxTrackedOperations failed operations are tracked.
 
 #include "core/requestevent.h"
+#include "engine/alertcommon.h"
 #include "engine/reportdata.h"
 #include "signals/throttlesignals.h"
 
@@ -68,6 +69,8 @@
 #include <vector>
 
 namespace ts {
+
+class AlertScopeKeys; // per-event scope hashes, computed lazily (alertdetector.cpp)
 
 struct AlertParameters
 {
@@ -157,8 +160,10 @@ private:
         qint64 windowSuccesses = 0;
         qint64 windowThrottled = 0;
         qint64 windowRetries = 0;
-        QSet<quint64> windowOperations;
-        QSet<quint64> windowRetriedOperations;
+        // Operation keys seen in the window, deduplicated when the window closes (appending is
+        // far cheaper per event than a set insert).
+        std::vector<quint64> windowOperations;
+        std::vector<quint64> windowRetriedOperations;
         // The current episode of waves.
         int waves = 0;
         qint64 episodeStartMs = 0;
@@ -166,7 +171,7 @@ private:
         qint64 episodeRequests = 0;
         qint64 episodeThrottled = 0;
         qint64 episodeRetries = 0;
-        QSet<quint64> episodeOperations;
+        std::vector<quint64> episodeOperations; // sorted, distinct
         int alertIndex = -1;
     };
 
@@ -184,19 +189,9 @@ private:
         std::vector<qint64> earlyMs; // bounded sample for the median
         int alertIndex = -1;
     };
-    struct CallerKey
-    {
-        QString service;
-        QString identity;
-        bool operator==(const CallerKey &other) const = default;
-        friend size_t qHash(const CallerKey &key, size_t seed = 0)
-        {
-            return qHashMulti(seed, key.service, key.identity);
-        }
-    };
-
     struct Episode
     {
+        QString key;
         qint64 firstMs = 0;
         qint64 lastMs = kNever;
         qint64 count = 0;
@@ -221,14 +216,25 @@ private:
         int alertIndex = -1;
     };
 
+    // Everything kept per client (app, else identity): one lookup serves both detectors.
+    struct ClientState
+    {
+        QString name;
+        StormState storm;
+        LaneState lane;
+    };
+
     void sweep(qint64 nowMs);
-    void checkRetryAfter(const RequestEvent &event);
+    void checkRetryAfter(const RequestEvent &event, AlertScopeKeys &keys);
     void checkAdvice(Advice &advice, const RequestEvent &event);
-    void recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig);
+    void recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                      AlertScopeKeys &keys);
     void recordEnvelope(const RequestEvent &event);
     void recordCapacity(const RequestEvent &event, const throttle::ThrottleSignals &sig);
-    void recordNearLimit(const RequestEvent &event, double fraction, bool fromPercentageHeader);
-    void recordLane(const RequestEvent &event, bool throttled, bool retry);
+    void recordNearLimit(const RequestEvent &event, double fraction, bool fromPercentageHeader,
+                         AlertScopeKeys &keys);
+    void recordLane(const QString &client, LaneState &lane, const RequestEvent &event,
+                    bool throttled, bool retry);
 
     // Const helpers that write into an alert list, so alerts() can judge open windows on
     // copies while add() judges them for real.
@@ -250,16 +256,17 @@ private:
     QHash<QString, QPair<int, qint64>> m_envelopes; // batchId -> (status, ts)
     QHash<QString, QPair<qint64, QList<quint64>>> m_awaitingEnvelope; // batchId -> (ts, keys)
 
-    QHash<QString, StormState> m_storms; // client -> state
-    int m_openStormWindows = 0;          // lets quiet traffic skip the storm bookkeeping
+    // Per-scope tables are keyed by 64-bit hashes of the scope's strings (fastTextHash):
+    // hashing a short identity once is the main cost per event; the names live in the values.
+    QHash<quint64, ClientState> m_clients; // hash of the client name
+    int m_openStormWindows = 0; // lets quiet traffic skip the storm bookkeeping
 
-    QHash<QString, Advice> m_appAdvice;
-    QHash<CallerKey, Advice> m_callerAdvice;
+    QHash<quint64, Advice> m_appAdvice;    // hash of the app
+    QHash<quint64, Advice> m_callerAdvice; // hash of service + identity
     qint64 m_latestRetryAtMs = kNever; // no advice can be violated at or after this instant
 
-    QHash<QString, Episode> m_capacity;  // service/tenant -> episode
-    QHash<QString, Episode> m_nearLimit; // identity -> episode
-    QHash<QString, LaneState> m_lanes;   // client -> state
+    QHash<QString, Episode> m_capacity;  // service/tenant -> episode (rare: plain keys)
+    QHash<quint64, Episode> m_nearLimit; // hash of the identity -> episode
 };
 
 } // namespace ts

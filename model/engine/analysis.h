@@ -28,6 +28,8 @@ public:
     void onEvent(RequestEvent &&event) override;
     void onMalformed(MalformedRecord &&record) override;
     void add(const RequestEvent &event);
+    // Malformed records counted elsewhere (a workspace stores them; the report shows samples).
+    void countMalformed(qint64 count) { m_malformed += count; }
 
     // How many malformed records are kept verbatim (all are counted).
     static constexpr int kMalformedSamples = 20;

@@ -21,22 +21,30 @@ bool equalsIgnoringCase(const QString &text, QLatin1StringView word)
 // Services that answer with x-ms-throttle-scope and have app and user limits.
 bool isGraphFamily(const QString &service)
 {
+    // Length first: most events are not of this family and the compares are not free.
+    const qsizetype size = service.size();
+    if (size != 5 && size != 7 && size != 10)
+        return false;
+    if (service == u"graph" || service == u"onenote" || service == u"sharepoint")
+        return true;
     return equalsIgnoringCase(service, QLatin1StringView("graph"))
            || equalsIgnoringCase(service, QLatin1StringView("onenote"))
            || equalsIgnoringCase(service, QLatin1StringView("sharepoint"));
 }
 
 // The app an event belongs to: its own field, else the app id inside x-ms-throttle-scope.
-QString appOf(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+const QString &appOf(const RequestEvent &event, const throttle::ThrottleSignals &sig)
 {
     if (!event.app.isEmpty() || !sig.scope)
         return event.app;
     return sig.scope->appId;
 }
 
-QString orUnknown(const QString &text)
+const QString kUnknown = QStringLiteral("unknown");
+
+const QString &orUnknown(const QString &text)
 {
-    return text.isEmpty() ? QStringLiteral("unknown") : text;
+    return text.isEmpty() ? kUnknown : text;
 }
 
 QString seconds(qint64 ms)
@@ -63,24 +71,32 @@ QString breakerStateName(BreakerState state)
 
 BreakerTracker::BreakerTracker(Parameters parameters) : m_parameters(parameters) {}
 
+BreakerTracker::Key BreakerTracker::makeKey(Kind kind, const QString *service, const QString &id)
+{
+    quint64 hash = fastTextHash(id, quint64(kind) + 1);
+    if (service)
+        hash = combineHashes(hash, fastTextHash(*service, 0x5e));
+    return Key{kind, service, &id, hash};
+}
+
 BreakerTracker::Key BreakerTracker::callerKey(const RequestEvent &event,
                                               const throttle::ThrottleSignals &sig)
 {
     if (sig.scope || isGraphFamily(event.service))
-        return {Kind::User, {}, orUnknown(event.identity)};
+        return makeKey(Kind::User, nullptr, orUnknown(event.identity));
     if (equalsIgnoringCase(event.service, QLatin1StringView("servicebus"))
         && !event.serviceBusNamespace.isEmpty())
-        return {Kind::Namespace, {}, event.serviceBusNamespace};
-    return {Kind::Caller, orUnknown(event.service), orUnknown(event.identity)};
+        return makeKey(Kind::Namespace, nullptr, event.serviceBusNamespace);
+    return makeKey(Kind::Caller, &orUnknown(event.service), orUnknown(event.identity));
 }
 
 BreakerTracker::Key BreakerTracker::tripKey(const RequestEvent &event,
                                             const throttle::ThrottleSignals &sig)
 {
     if (sig.scope && sig.scope->isApplicationWide()) {
-        const QString app = appOf(event, sig);
+        const QString &app = appOf(event, sig);
         if (!app.isEmpty())
-            return {Kind::App, {}, app};
+            return makeKey(Kind::App, nullptr, app);
     }
     return callerKey(event, sig);
 }
@@ -89,15 +105,15 @@ QString BreakerTracker::nameOf(const Key &key)
 {
     switch (key.kind) {
     case Kind::App:
-        return QStringLiteral("app:") + key.id;
+        return QStringLiteral("app:") + *key.id;
     case Kind::User:
-        return QStringLiteral("user:") + key.id;
+        return QStringLiteral("user:") + *key.id;
     case Kind::Namespace:
-        return QStringLiteral("servicebus:") + key.id;
+        return QStringLiteral("servicebus:") + *key.id;
     case Kind::Caller:
         break;
     }
-    return key.service + QLatin1Char(':') + key.id;
+    return (key.service ? *key.service : kUnknown) + QLatin1Char(':') + *key.id;
 }
 
 QString BreakerTracker::tripScopeName(const RequestEvent &event,
@@ -108,14 +124,14 @@ QString BreakerTracker::tripScopeName(const RequestEvent &event,
 
 int BreakerTracker::findOrCreate(const Key &key)
 {
-    const auto it = m_index.constFind(key);
+    const auto it = m_index.constFind(key.hash);
     if (it != m_index.constEnd())
         return it.value();
     Reconstructed breaker;
     breaker.name = nameOf(key);
     m_breakers.push_back(std::move(breaker));
     const int index = int(m_breakers.size()) - 1;
-    m_index.insert(key, index);
+    m_index.insert(key.hash, index);
     return index;
 }
 
@@ -201,8 +217,13 @@ void BreakerTracker::passRequest(int index, const RequestEvent &event, bool thro
         // Requests sent before the throttle's response arrived could not have known.
         if (event.tsMs >= breaker.sinceMs) {
             ++breaker.blockedRequests;
-            if (breaker.blockedIdentities.size() < m_parameters.maxBlockedIdentities)
-                breaker.blockedIdentities.insert(orUnknown(event.identity));
+            const QString &identity = orUnknown(event.identity);
+            const quint64 hash = fastTextHash(identity, 0x1d);
+            if (!breaker.blockedIdentityHashes.contains(hash)) {
+                breaker.blockedIdentityHashes.insert(hash);
+                if (breaker.blockedIdentities.size() < m_parameters.maxBlockedIdentities)
+                    breaker.blockedIdentities.append(identity);
+            }
         }
         break;
     case BreakerState::HalfOpen:
@@ -247,13 +268,12 @@ void BreakerTracker::trip(int index, const RequestEvent &event,
     m_breakers[size_t(index)].openUntilMs = openedAtMs + cooldownMs;
 }
 
-void BreakerTracker::softOpen(int index, qint64 atMs, const QString &reason)
+bool BreakerTracker::noteNearLimit(int index, qint64 atMs)
 {
     Reconstructed &breaker = m_breakers[size_t(index)];
     if (breaker.state == BreakerState::Closed || breaker.state == BreakerState::SoftOpen)
         breaker.lastNearLimitMs = std::max(breaker.lastNearLimitMs, atMs);
-    if (breaker.state == BreakerState::Closed)
-        change(index, BreakerState::SoftOpen, atMs, reason);
+    return breaker.state == BreakerState::Closed;
 }
 
 void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSignals &sig)
@@ -273,17 +293,17 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
         return;
 
     const Key caller = callerKey(event, sig);
-    const QString app = appOf(event, sig);
+    const QString &app = appOf(event, sig);
+    const Key appKey = app.isEmpty() ? Key{} : makeKey(Kind::App, nullptr, app);
     int callerIndex = find(caller);
-    int appIndex = app.isEmpty() ? -1 : find(Key{Kind::App, {}, app});
+    int appIndex = app.isEmpty() ? -1 : find(appKey);
     int targetIndex = -1;
     if (sig.throttled || nearLimit) {
-        const Key target = tripKey(event, sig);
-        targetIndex = findOrCreate(target);
-        if (target == caller)
-            callerIndex = targetIndex;
+        // Same routing as tripKey(), reusing the keys computed above.
+        if (sig.scope && sig.scope->isApplicationWide() && !app.isEmpty())
+            targetIndex = appIndex = findOrCreate(appKey);
         else
-            appIndex = targetIndex;
+            targetIndex = callerIndex = findOrCreate(caller);
     } else if (fraction) {
         targetIndex = callerIndex; // a low percentage can only close an existing soft-open
     }
@@ -304,12 +324,14 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     } else if (nearLimit) {
         const bool fromHeader = sig.limitPercentage
                                 && *sig.limitPercentage >= m_parameters.softOpenAt;
-        softOpen(targetIndex, event.tsMs,
-                 QStringLiteral("%1 %2 >= %3")
-                         .arg(fromHeader ? QStringLiteral("x-ms-throttle-limit-percentage")
-                                         : QStringLiteral("RateLimit used fraction"))
-                         .arg(*fraction, 0, 'g', 3)
-                         .arg(m_parameters.softOpenAt, 0, 'g', 3));
+        if (noteNearLimit(targetIndex, event.tsMs)) {
+            change(targetIndex, BreakerState::SoftOpen, event.tsMs,
+                   QStringLiteral("%1 %2 >= %3")
+                           .arg(fromHeader ? QStringLiteral("x-ms-throttle-limit-percentage")
+                                           : QStringLiteral("RateLimit used fraction"))
+                           .arg(*fraction, 0, 'g', 3)
+                           .arg(m_parameters.softOpenAt, 0, 'g', 3));
+        }
     } else if (m_breakers[size_t(targetIndex)].state == BreakerState::SoftOpen) {
         // The service says usage fell below the threshold again.
         change(targetIndex, BreakerState::Closed, event.tsMs,
@@ -324,13 +346,15 @@ void BreakerTracker::observeFill(const RequestEvent &event, double fill, bool ap
     const throttle::ThrottleSignals none;
     Key key = callerKey(event, none);
     if (applicationWide && !event.app.isEmpty())
-        key = Key{Kind::App, {}, event.app};
+        key = makeKey(Kind::App, nullptr, event.app);
     const int index = findOrCreate(key);
     advanceLive(index, event.tsMs);
-    softOpen(index, event.tsMs,
-             QStringLiteral("reconstructed fill %1 >= %2")
-                     .arg(fill, 0, 'g', 3)
-                     .arg(m_parameters.softOpenAt, 0, 'g', 3));
+    if (noteNearLimit(index, event.tsMs)) {
+        change(index, BreakerState::SoftOpen, event.tsMs,
+               QStringLiteral("reconstructed fill %1 >= %2")
+                       .arg(fill, 0, 'g', 3)
+                       .arg(m_parameters.softOpenAt, 0, 'g', 3));
+    }
 }
 
 void BreakerTracker::addLogged(const RequestEvent &event)
@@ -377,7 +401,7 @@ QList<BreakerSummary> BreakerTracker::summaries(qint64 endMs) const
         summary.finalState = breakerStateName(breaker.state);
         summary.trips = breaker.trips;
         summary.blockedRequests = breaker.blockedRequests;
-        summary.blockedIdentities = breaker.blockedIdentities.values();
+        summary.blockedIdentities = breaker.blockedIdentities;
         summary.blockedIdentities.sort();
         reconstructed.append(summary);
     }

@@ -34,6 +34,7 @@
 // bounded list of transitions.
 
 #include "core/requestevent.h"
+#include "engine/alertcommon.h"
 #include "engine/reportdata.h"
 #include "signals/throttlesignals.h"
 
@@ -41,6 +42,7 @@
 #include <QList>
 #include <QSet>
 #include <QString>
+#include <QStringList>
 
 #include <vector>
 
@@ -105,19 +107,18 @@ public:
 
 private:
     enum class Kind : quint8 { App, User, Namespace, Caller };
-    // Identifies a reconstructed breaker without building its name: hashing two shared strings
-    // is cheaper than concatenating a name for every event.
+    // Identifies a reconstructed breaker. The index is keyed by a 64-bit hash of (kind,
+    // service, id) computed once per event from short strings; the strings are only used to
+    // name a new breaker. (Two scopes would have to collide in 64 bits to be merged.) The
+    // pointers refer to the event being added (or static names): a Key never outlives add().
     struct Key
     {
         Kind kind = Kind::Caller;
-        QString service; // Caller / Namespace only
-        QString id;      // app, identity or namespace
-        bool operator==(const Key &other) const = default;
-        friend size_t qHash(const Key &key, size_t seed = 0)
-        {
-            return qHashMulti(seed, quint8(key.kind), key.service, key.id);
-        }
+        const QString *service = nullptr; // Caller only
+        const QString *id = nullptr;      // app, identity or namespace
+        quint64 hash = 0;
     };
+    [[nodiscard]] static Key makeKey(Kind kind, const QString *service, const QString &id);
     struct Reconstructed
     {
         QString name;
@@ -129,7 +130,8 @@ private:
         int trips = 0;
         qint64 openMs = 0; // finished open intervals
         qint64 blockedRequests = 0;
-        QSet<QString> blockedIdentities;
+        QSet<quint64> blockedIdentityHashes; // distinct blocked identities, cheap to test
+        QStringList blockedIdentities;       // their names, at most maxBlockedIdentities
     };
     struct Logged
     {
@@ -146,7 +148,7 @@ private:
     [[nodiscard]] static Key tripKey(const RequestEvent &event,
                                      const throttle::ThrottleSignals &sig);
     [[nodiscard]] static QString nameOf(const Key &key);
-    [[nodiscard]] int find(const Key &key) const { return m_index.value(key, -1); }
+    [[nodiscard]] int find(const Key &key) const { return m_index.value(key.hash, -1); }
     int findOrCreate(const Key &key);
 
     // Pure state machine steps, shared by the live path and the read-only summaries (which
@@ -161,11 +163,13 @@ private:
 
     void passRequest(int index, const RequestEvent &event, bool throttledHere);
     void trip(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig);
-    void softOpen(int index, qint64 atMs, const QString &reason);
+    // Notes a near-limit report; true when the breaker is closed and must now soft-open (the
+    // caller formats the reason only then: near-limit reports repeat on every response).
+    bool noteNearLimit(int index, qint64 atMs);
 
     Parameters m_parameters;
     std::vector<Reconstructed> m_breakers;
-    QHash<Key, int> m_index;         // reconstructed breaker -> m_breakers index
+    QHash<quint64, int> m_index;     // Key::hash -> m_breakers index
     QHash<QString, Logged> m_logged; // logged scope name -> its state
     int m_notClosed = 0; // reconstructed breakers not Closed: lets quiet traffic skip all work
     QList<BreakerTransition> m_transitions;

@@ -105,11 +105,13 @@ struct State
     {
         qint64 t;
         double cost;
+        double cumulative; // sum of costs of all charges pushed so far, this one included
         bool accepted;
     };
     Fifo<Charge> charges;
     double slidingSum = 0;
     double slidingAccepted = 0;
+    double slidingPushed = 0; // cumulative cost of every charge ever pushed
     // token-bucket
     qint64 tokensMicro = 0;
     qint64 acceptedTokensMicro = 0;
@@ -216,7 +218,8 @@ struct State
                 usedAccepted += cost;
             break;
         case Algorithm::SlidingWindow:
-            charges.push({t, cost, accepted});
+            slidingPushed += cost;
+            charges.push({t, cost, slidingPushed, accepted});
             slidingSum += cost;
             if (accepted)
                 slidingAccepted += cost;
@@ -300,16 +303,23 @@ struct State
                 return t;
             return windowStart + p.windowMs;
         case Algorithm::SlidingWindow: {
-            double sum = slidingSum;
-            for (size_t i = 0; i < charges.size(); ++i) {
-                const Charge &c = charges.at(i);
-                if (c.t > t - p.windowMs && sum + 1 <= p.capacity)
-                    return t;
-                sum -= c.cost;
-                if (sum + 1 <= p.capacity)
-                    return std::max(t, c.t + p.windowMs);
+            if (charges.empty() || slidingSum + 1 <= p.capacity)
+                return t;
+            // Room comes back when the oldest charges whose costs add up to `need` have left the
+            // window: binary search on the cumulative costs (a storm of counted 429s can hold
+            // hundreds of thousands of charges in an hour window).
+            const double need = slidingSum + 1 - p.capacity;
+            const double base = charges.front().cumulative - charges.front().cost;
+            size_t lo = 0;
+            size_t hi = charges.size() - 1;
+            while (lo < hi) {
+                const size_t mid = lo + (hi - lo) / 2;
+                if (charges.at(mid).cumulative - base >= need)
+                    hi = mid;
+                else
+                    lo = mid + 1;
             }
-            return t;
+            return std::max(t, charges.at(lo).t + p.windowMs);
         }
         case Algorithm::TokenBucket: {
             if (lastRefill == kNoTime)
@@ -329,6 +339,12 @@ struct State
             return std::max(t, lastMs + ms);
         }
         case Algorithm::Concurrency: {
+            if (double(inFlight.size()) + 1 <= p.capacity)
+                return t;
+            // Common case: right after advance(t) every entry ends after t and exactly one slot
+            // is missing, so the earliest end frees it.
+            if (inFlight.front() > t && double(inFlight.size()) == p.capacity)
+                return inFlight.front();
             std::vector<qint64> ends;
             for (qint64 end : inFlight) {
                 if (end > t)

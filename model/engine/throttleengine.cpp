@@ -31,7 +31,7 @@ struct CompiledCondition
 
 struct CompiledCost
 {
-    std::vector<CompiledCondition> match;
+    std::vector<int> match; // condition ids in the policy's table
     double credits = 1;
 };
 
@@ -41,24 +41,139 @@ struct CompiledLimit
     int indexInPolicy = -1;
     PolicyLimit spec;
     limiter::Params params;
-    std::vector<CompiledCondition> match;
-    std::vector<EventField> keyFields;
+    std::vector<int> match; // condition ids in the policy's table
+    int keySignature = -1;  // index into the policy's key signatures
     std::vector<CompiledCost> cost;
     bool chargeThrottled = true;
     qint64 resolutionMs = 1000;
-    // key hash -> first bucket with that hash (collisions chain through Bucket::nextSameHash)
-    QHash<size_t, int> buckets;
-    int lastBucket = -1;
+};
+
+// The distinct `key` field lists of a policy. Limits with the same key (OneNote's minute, hour
+// and concurrency all key by app+identity) share one lookup per event.
+struct KeySignature
+{
+    std::vector<EventField> fields;
+    // key hash -> first entry with that hash (collisions chain through KeyEntry::nextSameHash)
+    QHash<size_t, int> entries;
+    int lastEntry = -1;
+};
+
+// One key value of one signature, and its bucket in each limit of the policy (-1 = none yet).
+struct KeyEntry
+{
+    QStringList parts;
+    QString key; // parts joined with '+'
+    int nextSameHash = -1;
+    std::vector<int> buckets;
 };
 
 struct CompiledPolicy
 {
     QString name;
-    std::vector<CompiledCondition> match;
+    // Every distinct (field, pattern) of the policy, limits and cost rules, compiled once; an
+    // event evaluates each at most once (memoised in EventContext).
+    std::vector<CompiledCondition> conditions;
+    std::vector<int> match;
     std::vector<std::pair<QString, TextMatcher>> categories;
     std::vector<int> limits; // indices into Impl::limits
+    std::vector<KeySignature> keys;
     // Which limits have charged the same event: nextSafeSend of a key is the maximum over them.
     std::array<quint64, kMaxLimits> coCharged{};
+
+    int conditionId(const FieldCondition &condition)
+    {
+        const auto field = eventFieldFromName(condition.field);
+        for (size_t i = 0; i < conditions.size(); ++i) {
+            if (field && conditions[i].field == *field
+                && conditions[i].matcher.pattern() == condition.pattern) {
+                return int(i);
+            }
+        }
+        CompiledCondition c;
+        // Validated when the policy was loaded; an unknown field can only come from a Policy
+        // edited in code, and then the condition never matches.
+        c.field = field.value_or(EventField::Service);
+        if (!field || !c.matcher.compile(condition.pattern))
+            c.matcher.compile(QStringLiteral("(?!)"));
+        conditions.push_back(std::move(c));
+        return int(conditions.size() - 1);
+    }
+
+    std::vector<int> conditionIds(const QList<FieldCondition> &list)
+    {
+        std::vector<int> ids;
+        for (const FieldCondition &condition : list)
+            ids.push_back(conditionId(condition));
+        return ids;
+    }
+};
+
+constexpr int kMaxMemoConditions = 64;
+constexpr int kMaxKeySignatures = 16;
+
+// What one event looks like to one policy, computed lazily and at most once.
+struct EventContext
+{
+    const RequestEvent *event = nullptr;
+    QStringView service;
+    QStringView category;
+    bool pathReady = false;
+    QStringView path;
+    bool hostReady = false;
+    QStringView host;
+    quint64 evaluated = 0;
+    quint64 results = 0;
+    std::array<int, kMaxKeySignatures> keyEntries;
+
+    QStringView value(EventField field, QString *scratch)
+    {
+        switch (field) {
+        case EventField::Service:
+            return service;
+        case EventField::Category:
+            return category;
+        case EventField::Path:
+            if (!pathReady) {
+                path = urlPath(event->url);
+                pathReady = true;
+            }
+            return path;
+        case EventField::Host:
+            if (!hostReady) {
+                host = urlHost(event->url);
+                hostReady = true;
+            }
+            return host;
+        default:
+            return eventFieldValue(*event, field, service, category, scratch);
+        }
+    }
+
+    bool test(const CompiledPolicy &policy, int id, QString *scratch)
+    {
+        if (id < kMaxMemoConditions) {
+            const quint64 bit = quint64(1) << id;
+            if (evaluated & bit)
+                return results & bit;
+            const CompiledCondition &c = policy.conditions[size_t(id)];
+            const bool hit = c.matcher.matches(value(c.field, scratch));
+            evaluated |= bit;
+            if (hit)
+                results |= bit;
+            return hit;
+        }
+        const CompiledCondition &c = policy.conditions[size_t(id)];
+        return c.matcher.matches(value(c.field, scratch));
+    }
+
+    bool all(const CompiledPolicy &policy, const std::vector<int> &ids, QString *scratch)
+    {
+        for (int id : ids) {
+            if (!test(policy, id, scratch))
+                return false;
+        }
+        return true;
+    }
 };
 
 // Instants kept for plotting, bounded: past the cap every other one is dropped and the stride
@@ -91,6 +206,12 @@ private:
 struct Series
 {
     qint64 resolutionMs = 1000;
+    // The bin being filled lives here, not in the vectors: consecutive events of a bucket land
+    // in the same bin, and updating three scalars inside the bucket avoids touching the tails
+    // of three vectors per event (cache misses with hundreds of buckets).
+    qint64 currentBin = kNoTime;
+    double currentUsage = 0;
+    double currentPct = 0;
     std::vector<qint64> t;
     std::vector<double> usage;
     std::vector<double> pct;
@@ -103,20 +224,46 @@ struct Series
     void record(qint64 at, double value, double fill, size_t cap)
     {
         const qint64 bin = limiter::floorDiv(at, resolutionMs) * resolutionMs;
-        if (!t.empty() && t.back() == bin) {
-            usage.back() = std::max(usage.back(), value);
-            pct.back() = std::max(pct.back(), fill);
+        if (bin == currentBin) {
+            currentUsage = std::max(currentUsage, value);
+            currentPct = std::max(currentPct, fill);
             return;
         }
-        t.push_back(bin);
-        usage.push_back(value);
-        pct.push_back(fill);
+        flush(cap);
+        currentBin = bin;
+        currentUsage = value;
+        currentPct = fill;
+    }
+
+    void flush(size_t cap)
+    {
+        if (currentBin == kNoTime)
+            return;
+        append(t, usage, pct, currentBin, currentUsage, currentPct, resolutionMs);
+        currentBin = kNoTime;
         if (t.size() > cap)
             coarsen();
     }
 
+    static void append(std::vector<qint64> &times, std::vector<double> &values,
+                       std::vector<double> &pcts, qint64 bin, double value, double fill,
+                       qint64 resolution)
+    {
+        bin = limiter::floorDiv(bin, resolution) * resolution;
+        if (!times.empty() && times.back() == bin) {
+            values.back() = std::max(values.back(), value);
+            pcts.back() = std::max(pcts.back(), fill);
+            return;
+        }
+        times.push_back(bin);
+        values.push_back(value);
+        pcts.push_back(fill);
+    }
+
     [[nodiscard]] qint64 nextBinStart() const
     {
+        if (currentBin != kNoTime)
+            return currentBin + resolutionMs;
         return t.empty() ? kNoTime : t.back() + resolutionMs;
     }
 
@@ -144,13 +291,10 @@ struct Series
 
 struct Bucket
 {
+    // Hot fields first: every event of the bucket touches these.
     int limit = -1; // index into Impl::limits
-    int nextSameHash = -1;
-    QStringList keyParts;
-    QString key; // keyParts joined with '+'
-    QString service;
-    limiter::State state;
     qint64 lastT = kNoTime;
+    limiter::State state;
 
     qint64 requests = 0;
     qint64 predicted = 0;
@@ -171,6 +315,8 @@ struct Bucket
     qint64 lastHighMs = kNoTime;
 
     Series series;
+    QString key; // the key entry's parts joined with '+'
+    QString service;
 };
 
 // One limit's view of the event being processed.
@@ -213,43 +359,18 @@ qint64 defaultResolutionMs(const PolicyLimit &limit)
     return 1000;
 }
 
-bool conditionsMatch(const std::vector<CompiledCondition> &conditions, const RequestEvent &event,
-                     QStringView service, QStringView category, QString *scratch)
-{
-    for (const CompiledCondition &condition : conditions) {
-        if (!condition.matcher.matches(
-                eventFieldValue(event, condition.field, service, category, scratch))) {
-            return false;
-        }
-    }
-    return true;
-}
-
-std::vector<CompiledCondition> compileConditions(const QList<FieldCondition> &conditions)
-{
-    std::vector<CompiledCondition> compiled;
-    for (const FieldCondition &condition : conditions) {
-        CompiledCondition c;
-        // Validated when the policy was loaded; an unknown field can only come from a Policy
-        // edited in code, and then the condition never matches.
-        const auto field = eventFieldFromName(condition.field);
-        c.field = field.value_or(EventField::Service);
-        if (!field || !c.matcher.compile(condition.pattern))
-            c.matcher.compile(QStringLiteral("(?!)"));
-        compiled.push_back(std::move(c));
-    }
-    return compiled;
-}
-
 } // namespace
 
 struct ThrottleEngine::Impl
 {
+    using Verdict = ThrottleEngine::Verdict;
+
     Options options;
     PolicySet policySet;
     std::vector<CompiledPolicy> policies;
     std::vector<CompiledLimit> limits;
     std::vector<Bucket> buckets;
+    std::vector<KeyEntry> keyEntries;
 
     qint64 requestEvents = 0;
     qint64 lateEvents = 0;
@@ -275,7 +396,7 @@ struct ThrottleEngine::Impl
         for (const Policy &policy : set.policies()) {
             CompiledPolicy compiled;
             compiled.name = policy.name;
-            compiled.match = compileConditions(policy.match);
+            compiled.match = compiled.conditionIds(policy.match);
             for (const CategoryRule &rule : policy.categories) {
                 TextMatcher matcher;
                 if (!matcher.compile(rule.urlPattern))
@@ -290,11 +411,22 @@ struct ThrottleEngine::Impl
                 limit.indexInPolicy = i;
                 limit.spec = spec;
                 limit.params = limiter::Params::fromLimit(spec);
-                limit.match = compileConditions(spec.match);
+                limit.match = compiled.conditionIds(spec.match);
+                std::vector<EventField> keyFields;
                 for (const QString &field : spec.keyFields())
-                    limit.keyFields.push_back(eventFieldFromName(field).value_or(EventField::Identity));
+                    keyFields.push_back(eventFieldFromName(field).value_or(EventField::Identity));
+                for (size_t k = 0; k < compiled.keys.size(); ++k) {
+                    if (compiled.keys[k].fields == keyFields)
+                        limit.keySignature = int(k);
+                }
+                if (limit.keySignature < 0 && compiled.keys.size() < size_t(kMaxKeySignatures)) {
+                    compiled.keys.push_back({keyFields, {}, -1});
+                    limit.keySignature = int(compiled.keys.size() - 1);
+                }
+                if (limit.keySignature < 0)
+                    limit.keySignature = 0; // more than 16 distinct keys in one policy: share
                 for (const CostRule &rule : spec.cost)
-                    limit.cost.push_back({compileConditions(rule.match), rule.credits});
+                    limit.cost.push_back({compiled.conditionIds(rule.match), rule.credits});
                 limit.chargeThrottled = policy.chargesThrottled(spec);
                 limit.resolutionMs = defaultResolutionMs(spec);
                 compiled.limits.push_back(int(limits.size()));
@@ -307,12 +439,14 @@ struct ThrottleEngine::Impl
     void resetCounters()
     {
         buckets.clear();
-        for (CompiledLimit &limit : limits) {
-            limit.buckets.clear();
-            limit.lastBucket = -1;
-        }
-        for (CompiledPolicy &policy : policies)
+        keyEntries.clear();
+        for (CompiledPolicy &policy : policies) {
             policy.coCharged.fill(0);
+            for (KeySignature &signature : policy.keys) {
+                signature.entries.clear();
+                signature.lastEntry = -1;
+            }
+        }
         requestEvents = 0;
         lateEvents = 0;
         unmatchedEvents = 0;
@@ -324,22 +458,24 @@ struct ThrottleEngine::Impl
         alerts.clear();
     }
 
-    int selectPolicy(const RequestEvent &event, QStringView service)
+    int selectPolicy(EventContext &ctx)
     {
         for (int i = 0; i < int(policies.size()); ++i) {
             const CompiledPolicy &policy = policies[size_t(i)];
             // Policy-level matches on the category see the event's own category only.
-            if (conditionsMatch(policy.match, event, service, event.category, &scratch))
+            ctx.evaluated = 0;
+            ctx.results = 0;
+            if (ctx.all(policy, policy.match, &scratch))
                 return i;
         }
         return -1;
     }
 
-    QStringView classify(const CompiledPolicy &policy, const RequestEvent &event) const
+    QStringView classify(const CompiledPolicy &policy, EventContext &ctx)
     {
-        if (!event.category.isEmpty())
-            return event.category;
-        const QStringView path = urlPath(event.url);
+        if (!ctx.event->category.isEmpty())
+            return ctx.event->category;
+        const QStringView path = ctx.value(EventField::Path, &scratch);
         for (const auto &[name, matcher] : policy.categories) {
             if (matcher.matches(path))
                 return name;
@@ -347,70 +483,87 @@ struct ThrottleEngine::Impl
         return {};
     }
 
-    int bucketFor(int limitIndex, const RequestEvent &event, QStringView service,
-                  QStringView category)
+    int keyEntryFor(CompiledPolicy &policy, int signatureIndex, EventContext &ctx)
     {
-        CompiledLimit &limit = limits[size_t(limitIndex)];
+        if (ctx.keyEntries[size_t(signatureIndex)] >= 0)
+            return ctx.keyEntries[size_t(signatureIndex)];
+        KeySignature &signature = policy.keys[size_t(signatureIndex)];
         std::array<QStringView, 4> parts;
-        const size_t n = std::min<size_t>(limit.keyFields.size(), parts.size());
+        const size_t n = std::min<size_t>(signature.fields.size(), parts.size());
         for (size_t i = 0; i < n; ++i)
-            parts[i] = eventFieldValue(event, limit.keyFields[i], service, category, &scratch);
+            parts[i] = ctx.value(signature.fields[i], &scratch);
 
-        auto sameKey = [&](const Bucket &bucket) {
+        auto sameKey = [&](const KeyEntry &entry) {
             for (size_t i = 0; i < n; ++i) {
-                if (bucket.keyParts.at(qsizetype(i)) != parts[i])
+                if (entry.parts.at(qsizetype(i)) != parts[i])
                     return false;
             }
             return true;
         };
-        // Logs come in runs from the same caller: try the last bucket before hashing.
-        if (limit.lastBucket >= 0 && sameKey(buckets[size_t(limit.lastBucket)]))
-            return limit.lastBucket;
-
-        size_t hash = size_t(limitIndex) * 0x9E3779B97F4A7C15ULL;
-        for (size_t i = 0; i < n; ++i)
-            hash = qHash(parts[i], hash);
-        int index = limit.buckets.value(hash, -1);
-        int previous = -1;
-        while (index >= 0) {
-            if (sameKey(buckets[size_t(index)])) {
-                limit.lastBucket = index;
-                return index;
+        int found = -1;
+        // Logs come in runs from the same caller: try the last entry before hashing.
+        if (signature.lastEntry >= 0 && sameKey(keyEntries[size_t(signature.lastEntry)])) {
+            found = signature.lastEntry;
+        } else {
+            size_t hash = size_t(signatureIndex) * 0x9E3779B97F4A7C15ULL;
+            for (size_t i = 0; i < n; ++i)
+                hash = qHash(parts[i], hash);
+            int index = signature.entries.value(hash, -1);
+            int previous = -1;
+            while (index >= 0 && found < 0) {
+                if (sameKey(keyEntries[size_t(index)]))
+                    found = index;
+                previous = index;
+                index = keyEntries[size_t(index)].nextSameHash;
             }
-            previous = index;
-            index = buckets[size_t(index)].nextSameHash;
+            if (found < 0) {
+                KeyEntry entry;
+                for (size_t i = 0; i < n; ++i)
+                    entry.parts.append(parts[i].toString());
+                entry.key = entry.parts.join(u'+');
+                entry.buckets.assign(policy.limits.size(), -1);
+                found = int(keyEntries.size());
+                keyEntries.push_back(std::move(entry));
+                if (previous >= 0)
+                    keyEntries[size_t(previous)].nextSameHash = found;
+                else
+                    signature.entries.insert(hash, found);
+            }
         }
-
-        Bucket bucket;
-        bucket.limit = limitIndex;
-        for (size_t i = 0; i < n; ++i)
-            bucket.keyParts.append(parts[i].toString());
-        bucket.key = bucket.keyParts.join(u'+');
-        bucket.service = service.toString();
-        bucket.series.resolutionMs = limit.resolutionMs;
-        const int created = int(buckets.size());
-        buckets.push_back(std::move(bucket));
-        if (previous >= 0)
-            buckets[size_t(previous)].nextSameHash = created;
-        else
-            limit.buckets.insert(hash, created);
-        limit.lastBucket = created;
-        return created;
+        signature.lastEntry = found;
+        ctx.keyEntries[size_t(signatureIndex)] = found;
+        return found;
     }
 
-    double costFor(const CompiledLimit &limit, const RequestEvent &event, QStringView service,
-                   QStringView category)
+    int bucketFor(CompiledPolicy &policy, int limitIndex, EventContext &ctx)
     {
-        if (limit.spec.algorithm != Algorithm::Credits && limit.spec.algorithm != Algorithm::FixedWindow
-            && limit.spec.algorithm != Algorithm::TokenBucket
-            && limit.spec.algorithm != Algorithm::SlidingWindow) {
+        const CompiledLimit &limit = limits[size_t(limitIndex)];
+        const int entryIndex = keyEntryFor(policy, limit.keySignature, ctx);
+        int &slot = keyEntries[size_t(entryIndex)].buckets[size_t(limit.indexInPolicy)];
+        if (slot >= 0)
+            return slot;
+        Bucket bucket;
+        bucket.limit = limitIndex;
+        bucket.key = keyEntries[size_t(entryIndex)].key;
+        bucket.service = ctx.service.toString();
+        bucket.series.resolutionMs = limit.resolutionMs;
+        slot = int(buckets.size());
+        buckets.push_back(std::move(bucket));
+        return slot;
+    }
+
+    double costFor(const CompiledPolicy &policy, const CompiledLimit &limit, EventContext &ctx)
+    {
+        const Algorithm algorithm = limit.spec.algorithm;
+        if (algorithm != Algorithm::Credits && algorithm != Algorithm::FixedWindow
+            && algorithm != Algorithm::TokenBucket && algorithm != Algorithm::SlidingWindow) {
             return 1;
         }
         // The event's explicit cost wins (Service Bus batch sends, filter evaluations).
-        if (limit.spec.algorithm == Algorithm::Credits && event.credits >= 0)
-            return event.credits;
+        if (algorithm == Algorithm::Credits && ctx.event->credits >= 0)
+            return ctx.event->credits;
         for (const CompiledCost &rule : limit.cost) {
-            if (conditionsMatch(rule.match, event, service, category, &scratch))
+            if (ctx.all(policy, rule.match, &scratch))
                 return rule.credits;
         }
         return limit.spec.defaultCost;
@@ -468,10 +621,12 @@ struct ThrottleEngine::Impl
         alerts.append(alert);
     }
 
-    void process(const RequestEvent &event)
+    Verdict process(const RequestEvent &event)
     {
+        Verdict verdict;
         if (!event.isRequest())
-            return;
+            return verdict;
+        verdict.request = true;
         ++requestEvents;
         const qint64 t0 = event.tsMs;
         if (!firstMs || t0 < *firstMs)
@@ -481,6 +636,7 @@ struct ThrottleEngine::Impl
 
         // What the service said.
         const bool throttled = throttle::isThrottle(event);
+        verdict.observedThrottled = throttled;
         throttle::ThrottleSignals sig;
         std::optional<double> observedPct;
         if (throttled) {
@@ -497,13 +653,21 @@ struct ThrottleEngine::Impl
                                                          : QString();
         const QStringView service = event.service.isEmpty() ? QStringView(inferred)
                                                             : QStringView(event.service);
-        const int policyIndex = selectPolicy(event, service);
+        EventContext ctx;
+        ctx.event = &event;
+        ctx.service = service;
+        ctx.category = event.category;
+        const int policyIndex = selectPolicy(ctx);
         if (policyIndex < 0) {
             ++unmatchedEvents;
-            return;
+            return verdict;
         }
         CompiledPolicy &policy = policies[size_t(policyIndex)];
-        const QStringView category = classify(policy, event);
+        ctx.category = classify(policy, ctx);
+        // The memo of the selection pass saw the event's own category; limits see the classified.
+        ctx.evaluated = 0;
+        ctx.results = 0;
+        ctx.keyEntries.fill(-1);
 
         // Which limits charge this event, and did each have room?
         std::array<Charge, kMaxLimits> charges;
@@ -513,9 +677,9 @@ struct ThrottleEngine::Impl
         bool late = false;
         for (int limitIndex : policy.limits) {
             CompiledLimit &limit = limits[size_t(limitIndex)];
-            if (!conditionsMatch(limit.match, event, service, category, &scratch))
+            if (!ctx.all(policy, limit.match, &scratch))
                 continue;
-            const int b = bucketFor(limitIndex, event, service, category);
+            const int b = bucketFor(policy, limitIndex, ctx);
             Bucket &bucket = buckets[size_t(b)];
             qint64 t = t0;
             if (bucket.lastT != kNoTime && t < bucket.lastT) {
@@ -534,7 +698,7 @@ struct ThrottleEngine::Impl
             }
             bucket.state.advance(limit.params, t);
             bucket.lastT = t;
-            const double cost = costFor(limit, event, service, category);
+            const double cost = costFor(policy, limit, ctx);
             const bool room = bucket.state.hasRoom(limit.params, t, cost);
             anyExhausted = anyExhausted || !room;
             charges[size_t(count++)] = {b, cost, room};
@@ -543,7 +707,9 @@ struct ThrottleEngine::Impl
         if (late)
             ++lateEvents;
         if (count == 0)
-            return;
+            return verdict;
+        verdict.matched = true;
+        verdict.predictedThrottled = anyExhausted;
         for (int i = 0; i < count; ++i) {
             const int indexInPolicy = limits[size_t(buckets[size_t(charges[size_t(i)].bucket)].limit)]
                                           .indexInPolicy;
@@ -557,7 +723,7 @@ struct ThrottleEngine::Impl
         const qint64 endMs = event.durationMs >= 0 ? responseMs : t0;
 
         double maxFill = 0;
-        std::array<double, kMaxLimits> usageBefore{};
+        std::array<double, kMaxLimits> usageBefore; // only [0, count) is used
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];
             Bucket &bucket = buckets[size_t(c.bucket)];
@@ -639,6 +805,7 @@ struct ThrottleEngine::Impl
                 }
             }
         }
+        return verdict;
     }
 
     // Limits of the same policy that charged the same events, transitively.
@@ -740,6 +907,10 @@ struct ThrottleEngine::Impl
         out.usageT = s.t;
         out.usage = s.usage;
         out.reconstructedPct = s.pct;
+        if (s.currentBin != kNoTime) {
+            Series::append(out.usageT, out.usage, out.reconstructedPct, s.currentBin,
+                           s.currentUsage, s.currentPct, s.resolutionMs);
+        }
         out.observedPctT = s.observedPctT;
         out.observedPct = s.observedPct;
         out.observedThrottleT = s.observedThrottles.items();
@@ -772,9 +943,9 @@ const PolicySet &ThrottleEngine::policies() const
     return d->policySet;
 }
 
-void ThrottleEngine::add(const RequestEvent &event)
+ThrottleEngine::Verdict ThrottleEngine::add(const RequestEvent &event)
 {
-    d->process(event);
+    return d->process(event);
 }
 
 void ThrottleEngine::addBatch(std::span<const RequestEvent> events)

@@ -55,7 +55,16 @@ public:
     void reset(PolicySet policies);
     [[nodiscard]] const PolicySet &policies() const;
 
-    void add(const RequestEvent &event);
+    // What the engine made of one event.
+    struct Verdict
+    {
+        bool request = false;            // a request event (not an envelope, breaker, note)
+        bool matched = false;            // at least one limit of its policy applied
+        bool predictedThrottled = false; // some applicable limit was exhausted when it was sent
+        bool observedThrottled = false;  // the service answered with a throttle
+    };
+
+    Verdict add(const RequestEvent &event);
     void addBatch(std::span<const RequestEvent> events);
     void addBatch(const QList<RequestEvent> &events);
 

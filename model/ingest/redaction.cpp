@@ -39,8 +39,8 @@ constexpr bool isBase64UrlChar(char16_t c)
 // RFC 6750 b64token, plus '%' for tokens that were URL-encoded on the way into a log.
 constexpr bool isTokenChar(char16_t c)
 {
-    return isAlnum(c) || c == u'-' || c == u'.' || c == u'_' || c == u'~' || c == u'+'
-        || c == u'/' || c == u'=' || c == u'%';
+    return isAlnum(c) || c == u'-' || c == u'.' || c == u'_' || c == u'~' || c == u'+' ||
+           c == u'/' || c == u'=' || c == u'%';
 }
 constexpr bool isBlank(char16_t c)
 {
@@ -92,24 +92,54 @@ template <size_t N> bool inSet(std::string_view name, const std::array<std::stri
 
 // Keys whose value is a secret when they appear as `key=value` / `"key": "value"` /
 // `Key: value` in free text. "code" and "key" are not here (Graph bodies say "code": ...).
-constexpr std::array kSecretTextKeys = {
-    "sig"sv, "signature"sv, "sharedaccesskey"sv, "sharedaccesssignature"sv, "accountkey"sv,
-    "client_secret"sv, "clientsecret"sv, "client-secret"sv, "x-ms-client-secret"sv,
-    "client_assertion"sv, "access_token"sv, "accesstoken"sv, "refresh_token"sv,
-    "refreshtoken"sv, "id_token"sv, "idtoken"sv, "token"sv, "sastoken"sv, "sas_token"sv,
-    "password"sv, "passwd"sv, "pwd"sv, "secret"sv, "apikey"sv, "api_key"sv, "api-key"sv,
-    "x-api-key"sv, "subscription-key"sv, "subscription_key"sv, "ocp-apim-subscription-key"sv,
-    "x-functions-key"sv, "authorization"sv, "proxy-authorization"sv, "cookie"sv,
-    "set-cookie"sv, "x-auth-token"sv, "x-amz-security-token"sv, "x-goog-api-key"sv,
-    "x-amz-signature"sv, "x-goog-signature"sv};
+constexpr std::array kSecretTextKeys = {"sig"sv,
+                                        "signature"sv,
+                                        "sharedaccesskey"sv,
+                                        "sharedaccesssignature"sv,
+                                        "accountkey"sv,
+                                        "client_secret"sv,
+                                        "clientsecret"sv,
+                                        "client-secret"sv,
+                                        "x-ms-client-secret"sv,
+                                        "client_assertion"sv,
+                                        "access_token"sv,
+                                        "accesstoken"sv,
+                                        "refresh_token"sv,
+                                        "refreshtoken"sv,
+                                        "id_token"sv,
+                                        "idtoken"sv,
+                                        "token"sv,
+                                        "sastoken"sv,
+                                        "sas_token"sv,
+                                        "password"sv,
+                                        "passwd"sv,
+                                        "pwd"sv,
+                                        "secret"sv,
+                                        "apikey"sv,
+                                        "api_key"sv,
+                                        "api-key"sv,
+                                        "x-api-key"sv,
+                                        "subscription-key"sv,
+                                        "subscription_key"sv,
+                                        "ocp-apim-subscription-key"sv,
+                                        "x-functions-key"sv,
+                                        "authorization"sv,
+                                        "proxy-authorization"sv,
+                                        "cookie"sv,
+                                        "set-cookie"sv,
+                                        "x-auth-token"sv,
+                                        "x-amz-security-token"sv,
+                                        "x-goog-api-key"sv,
+                                        "x-amz-signature"sv,
+                                        "x-goog-signature"sv};
 // Longest and shortest entries: anything outside is rejected before the set is walked.
 constexpr size_t kShortestSecretKey = 3;
 constexpr size_t kLongestSecretKey = 25;
 
 bool isSecretTextKey(std::string_view name)
 {
-    return name.size() >= kShortestSecretKey && name.size() <= kLongestSecretKey
-        && inSet(name, kSecretTextKeys);
+    return name.size() >= kShortestSecretKey && name.size() <= kLongestSecretKey &&
+           inSet(name, kSecretTextKeys);
 }
 
 // Keys whose value runs to the end of the line (header syntax): the value has spaces and ';'.
@@ -122,12 +152,30 @@ bool isLineValuedKey(std::string_view name)
 
 bool isSecretUrlParam(std::string_view name)
 {
-    static constexpr std::array names = {
-        "sig"sv, "signature"sv, "x-amz-signature"sv, "x-amz-security-token"sv,
-        "x-goog-signature"sv, "code"sv, "access_token"sv, "refresh_token"sv, "id_token"sv,
-        "client_secret"sv, "client_assertion"sv, "subscription-key"sv, "subscription_key"sv,
-        "api-key"sv, "api_key"sv, "apikey"sv, "key"sv, "token"sv, "sastoken"sv, "password"sv,
-        "passwd"sv, "pwd"sv, "secret"sv, "auth"sv};
+    static constexpr std::array names = {"sig"sv,
+                                         "signature"sv,
+                                         "x-amz-signature"sv,
+                                         "x-amz-security-token"sv,
+                                         "x-goog-signature"sv,
+                                         "code"sv,
+                                         "access_token"sv,
+                                         "refresh_token"sv,
+                                         "id_token"sv,
+                                         "client_secret"sv,
+                                         "client_assertion"sv,
+                                         "subscription-key"sv,
+                                         "subscription_key"sv,
+                                         "api-key"sv,
+                                         "api_key"sv,
+                                         "apikey"sv,
+                                         "key"sv,
+                                         "token"sv,
+                                         "sastoken"sv,
+                                         "password"sv,
+                                         "passwd"sv,
+                                         "pwd"sv,
+                                         "secret"sv,
+                                         "auth"sv};
     return name.size() >= 3 && name.size() <= 20 && inSet(name, names);
 }
 
@@ -200,7 +248,7 @@ constexpr std::array<bool, 128> kTrigger = makeTriggerTable();
 template <typename Char> class TextScanner
 {
 public:
-    TextScanner(const Char *data, qsizetype size) : s(data), n(size) { }
+    TextScanner(const Char *data, qsizetype size) : s(data), n(size) {}
 
     std::vector<Range> ranges; // ascending, non-overlapping
 
@@ -269,12 +317,12 @@ private:
             else
                 segment.push(c);
         }
-        const bool secret = (whole.valid && isSecretTextKey(whole.view()))
-            || (segment.valid && segment.size > 0 && isSecretTextKey(segment.view()));
+        const bool secret = (whole.valid && isSecretTextKey(whole.view())) ||
+                            (segment.valid && segment.size > 0 && isSecretTextKey(segment.view()));
         if (!secret)
             return sep + 1;
-        const bool lineValued = (whole.valid && isLineValuedKey(whole.view()))
-            || (segment.valid && isLineValuedKey(segment.view()));
+        const bool lineValued = (whole.valid && isLineValuedKey(whole.view())) ||
+                                (segment.valid && isLineValuedKey(segment.view()));
 
         qsizetype v = sep + 1;
         if (at(sep) == u':' && at(v) == u'/' && at(v + 1) == u'/')
@@ -303,7 +351,7 @@ private:
             return e + 1;
         }
         if (first == u'{' || first == u'[')
-            return v; // structured value: its own keys are scanned
+            return maskStructured(v); // "set-cookie": ["a=1", "b=2"], "authorization": {...}
         qsizetype e = v;
         if (jsonKey) {
             // A JSON number or literal: a numeric PIN is a secret, null/true/false are not. The
@@ -327,9 +375,9 @@ private:
             e = wordEnd(v);
             // "token: SharedAccessSignature sr=..&sig=..", "x: Bearer abc": the scheme word
             // is followed by the credential itself, which goes too.
-            if (e < n && isBlank(at(e))
-                && (isWord(v, e, "bearer") || isWord(v, e, "basic")
-                    || isWord(v, e, "sharedaccesssignature"))) {
+            if (e < n && isBlank(at(e)) &&
+                (isWord(v, e, "bearer") || isWord(v, e, "basic") ||
+                 isWord(v, e, "sharedaccesssignature"))) {
                 qsizetype t = e;
                 while (t < n && isBlank(at(t)))
                     ++t;
@@ -341,13 +389,52 @@ private:
         return e;
     }
 
+    // Under a secret key every string *value* of the nested array/object is masked (its keys
+    // stay, so the JSON keeps its shape). Returns the position after the closing bracket, or
+    // the end of the text when it is truncated.
+    qsizetype maskStructured(qsizetype p)
+    {
+        int depth = 0;
+        while (p < n) {
+            const char16_t c = at(p);
+            if (c == u'{' || c == u'[') {
+                ++depth;
+                ++p;
+            } else if (c == u'}' || c == u']') {
+                ++p;
+                if (--depth == 0)
+                    return p;
+            } else if (c == u'"') {
+                const qsizetype begin = p + 1;
+                qsizetype e = begin;
+                while (e < n && at(e) != u'"')
+                    e += at(e) == u'\\' ? 2 : 1;
+                e = e < n ? e : n;
+                qsizetype after = e + 1;
+                while (after < n && isWhite(at(after)))
+                    ++after;
+                if (at(after) != u':') // a value, not a key
+                    mask(begin, e);
+                p = e + 1;
+            } else if (c == u',' || c == u':' || isWhite(c)) {
+                ++p;
+            } else { // number or literal
+                const qsizetype e = wordEnd(p);
+                if (!(isWord(p, e, "null") || isWord(p, e, "true") || isWord(p, e, "false")))
+                    mask(p, e, true);
+                p = e > p ? e : p + 1;
+            }
+        }
+        return n;
+    }
+
     qsizetype wordEnd(qsizetype e) const
     {
         while (e < n) {
             const char16_t c = at(e);
-            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u'&' || c == u','
-                || c == u'<' || c == u'>' || c == u'}' || c == u']' || c == u')' || c == u'\\'
-                || c == u'#')
+            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u'&' || c == u',' ||
+                c == u'<' || c == u'>' || c == u'}' || c == u']' || c == u')' || c == u'\\' ||
+                c == u'#')
                 break;
             ++e;
         }
@@ -360,8 +447,8 @@ private:
     {
         while (p < n) {
             const char16_t c = at(p);
-            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u',' || c == u'<'
-                || c == u'\\')
+            if (isWhite(c) || c == u'"' || c == u'\'' || c == u';' || c == u',' || c == u'<' ||
+                c == u'\\')
                 break;
             ++p;
         }
@@ -397,8 +484,22 @@ private:
         return p;
     }
 
+    // `realm="`, `error="`, `authorization_uri="`: a challenge parameter name (letters and
+    // underscores) followed by '=' and a quote, not a token.
+    bool isChallengeParameter(qsizetype begin, qsizetype end) const
+    {
+        if (end - begin < 2 || at(end - 1) != u'=' || at(end) != u'"')
+            return false;
+        for (qsizetype q = begin; q < end - 1; ++q) {
+            const char16_t c = at(q);
+            if (!((c >= u'a' && c <= u'z') || (c >= u'A' && c <= u'Z') || c == u'_'))
+                return false;
+        }
+        return true;
+    }
+
     // "Bearer <token>" (RFC 6750). A WWW-Authenticate challenge (`Bearer realm="..."`,
-    // `Bearer error="invalid_token"`) is not a token: its "word=" is followed by a quote.
+    // `Bearer error="invalid_token"`) is not a token.
     qsizetype bearer(qsizetype i)
     {
         if (!equalsAsciiCi(s, n, i, "bearer") || isAlnum(at(i - 1)) || !isBlank(at(i + 6)))
@@ -409,7 +510,7 @@ private:
         const qsizetype begin = p;
         while (p < n && isTokenChar(at(p)))
             ++p;
-        if (p - begin < 8 || at(p) == u'"')
+        if (p - begin < 8 || isChallengeParameter(begin, p))
             return i + 1;
         mask(begin, p);
         return p;
@@ -419,8 +520,8 @@ private:
     qsizetype sharedAccessSignature(qsizetype i)
     {
         static constexpr std::string_view word = "sharedaccesssignature";
-        if (!equalsAsciiCi(s, n, i, word) || isAlnum(at(i - 1))
-            || !isBlank(at(i + qsizetype(word.size()))))
+        if (!equalsAsciiCi(s, n, i, word) || isAlnum(at(i - 1)) ||
+            !isBlank(at(i + qsizetype(word.size()))))
             return i + 1;
         qsizetype p = i + qsizetype(word.size());
         while (p < n && isBlank(at(p)))
@@ -548,8 +649,7 @@ bool containsAsciiCi(QStringView haystack, QLatin1StringView needle)
     const auto *d = reinterpret_cast<const char16_t *>(haystack.utf16());
     for (qsizetype i = 0; i + needle.size() <= haystack.size(); ++i) {
         qsizetype k = 0;
-        while (k < needle.size()
-               && lower(d[i + k]) == lower(char16_t(needle[k].unicode())))
+        while (k < needle.size() && lower(d[i + k]) == lower(char16_t(needle[k].unicode())))
             ++k;
         if (k == needle.size())
             return true;
@@ -565,8 +665,8 @@ bool equalsAsciiCi(QStringView a, QLatin1StringView b)
 bool looksLikeUrl(const QString &value)
 {
     const QStringView v(value);
-    return (v.size() >= 7 && equalsAsciiCi(v.first(7), "http://"_L1))
-        || (v.size() >= 8 && equalsAsciiCi(v.first(8), "https://"_L1)) || v.startsWith(u'/');
+    return (v.size() >= 7 && equalsAsciiCi(v.first(7), "http://"_L1)) ||
+           (v.size() >= 8 && equalsAsciiCi(v.first(8), "https://"_L1)) || v.startsWith(u'/');
 }
 
 // Redacts in place; returns whether anything changed (so unchanged strings stay shared).
@@ -582,13 +682,46 @@ bool redactTextInPlace(QString &text)
     return true;
 }
 
+// What a URL can hide a secret in, found in one pass (Qt's indexOf for a 3-letter needle and
+// three QChar searches cost 4x more on the per-event path).
+struct UrlTriggers
+{
+    bool parameters = false; // '?', '#' or '@': query, fragment, userinfo
+    bool jwt = false;        // "eyJ" somewhere (a token pasted into a path segment)
+};
+
+UrlTriggers urlTriggers(const QString &url)
+{
+    UrlTriggers found;
+    const char16_t *d = utf16(url);
+    const qsizetype n = url.size();
+    for (qsizetype i = 0; i < n; ++i) {
+        const char16_t c = d[i];
+        if (c == u'?' || c == u'#' || c == u'@')
+            found.parameters = true;
+        else if (c == u'e' && i + 2 < n && d[i + 1] == u'y' && d[i + 2] == u'J')
+            found.jwt = true;
+        else
+            continue;
+        if (found.parameters && found.jwt)
+            break;
+    }
+    return found;
+}
+
+bool redactUrlParametersInPlace(QString &url)
+{
+    auto ranges = urlRanges(utf16(url), url.size());
+    if (ranges.empty())
+        return false;
+    url = applyRanges(url, ranges);
+    return true;
+}
+
 bool redactUrlInPlace(QString &url)
 {
-    // Nothing to mask without a query, a fragment or a userinfo: three vectorised searches
-    // decide that for the common URL.
-    const QStringView view(url);
-    if (view.isEmpty()
-        || (!view.contains(u'?') && !view.contains(u'#') && !view.contains(u'@')))
+    // Nothing to mask without a query, a fragment or a userinfo.
+    if (url.isEmpty() || !urlTriggers(url).parameters)
         return false;
     auto ranges = urlRanges(utf16(url), url.size());
     if (ranges.empty())
@@ -619,31 +752,52 @@ std::optional<QByteArray> decodeBase64Url(QStringView part)
 
 bool isSecretHeader(QStringView lowerName)
 {
-    static constexpr std::array<QLatin1StringView, 16> exact = {
-        "authorization"_L1, "proxy-authorization"_L1, "cookie"_L1, "set-cookie"_L1,
-        "ocp-apim-subscription-key"_L1, "api-key"_L1, "x-api-key"_L1, "x-functions-key"_L1,
-        "x-ms-client-secret"_L1, "servicebusauthorization"_L1, "x-goog-api-key"_L1,
-        "x-ms-encryption-key"_L1, "x-ms-copy-source-authorization"_L1, "x-ms-authorization-auxiliary"_L1,
-        "x-amz-security-token"_L1, "x-csrf-token"_L1};
-    for (const auto &name : exact) {
-        if (equalsAsciiCi(lowerName, name))
-            return true;
+    // Families, matched anywhere in the name: "...authorization" (proxy-, servicebus-,
+    // x-ms-copy-source-, x-ms-authorization-auxiliary), "...cookie", "...secret",
+    // "...password", "...token" (x-auth-token, x-csrf-token, x-ms-token-aad-access-token,
+    // x-amz-security-token), "...api-key" / "apikey" (x-api-key, x-goog-api-key),
+    // "...subscription-key" (ocp-apim-subscription-key), "...signature". One pass over the
+    // name, dispatching on the letter a family starts with: this runs for every header of
+    // every event.
+    const auto *d = reinterpret_cast<const char16_t *>(lowerName.utf16());
+    const qsizetype n = lowerName.size();
+    for (qsizetype i = 0; i < n; ++i) {
+        switch (lower(d[i])) {
+        case u'a':
+            if (equalsAsciiCi(d, n, i, "authorization") || equalsAsciiCi(d, n, i, "api-key") ||
+                equalsAsciiCi(d, n, i, "apikey"))
+                return true;
+            break;
+        case u'c':
+            if (equalsAsciiCi(d, n, i, "cookie"))
+                return true;
+            break;
+        case u's':
+            if (equalsAsciiCi(d, n, i, "secret") || equalsAsciiCi(d, n, i, "subscription-key") ||
+                equalsAsciiCi(d, n, i, "signature"))
+                return true;
+            break;
+        case u'p':
+            if (equalsAsciiCi(d, n, i, "password"))
+                return true;
+            break;
+        case u't':
+            if (equalsAsciiCi(d, n, i, "token"))
+                return true;
+            break;
+        default:
+            break;
+        }
     }
-    // Families: every "...authorization", "...cookie", "...secret", "...password", "...token"
-    // (x-auth-token, x-ms-token-aad-access-token, x-xsrf-token), "...api-key", SAS signatures.
-    static constexpr std::array<QLatin1StringView, 9> parts = {
-        "authorization"_L1, "cookie"_L1, "secret"_L1, "password"_L1, "token"_L1, "api-key"_L1,
-        "apikey"_L1, "subscription-key"_L1, "signature"_L1};
-    for (const auto &part : parts) {
-        if (containsAsciiCi(lowerName, part))
-            return true;
-    }
-    return false;
+    // Key headers outside the families.
+    return (n == 15 && equalsAsciiCi(d, n, 0, "x-functions-key")) ||
+           (n == 19 && equalsAsciiCi(d, n, 0, "x-ms-encryption-key"));
 }
 
 bool isSecretParameterName(QStringView name)
 {
-    const SmallName small = urlName(reinterpret_cast<const char16_t *>(name.utf16()), 0, name.size());
+    const SmallName small =
+        urlName(reinterpret_cast<const char16_t *>(name.utf16()), 0, name.size());
     return small.valid && isSecretUrlParam(small.view());
 }
 
@@ -704,11 +858,15 @@ void redactEvent(RequestEvent &event)
             event.headers = kept;
         }
     }
-    redactUrlInPlace(event.url);
     // A URL's secrets are its parameters and userinfo (redactUrl); the only other thing worth
     // a text scan is a JWT pasted into a path segment.
-    if (QStringView(event.url).contains(u"eyJ"))
-        redactTextInPlace(event.url);
+    if (!event.url.isEmpty()) {
+        const UrlTriggers triggers = urlTriggers(event.url);
+        if (triggers.parameters)
+            redactUrlParametersInPlace(event.url);
+        if (triggers.jwt)
+            redactTextInPlace(event.url);
+    }
     redactTextInPlace(event.body);
     redactTextInPlace(event.text);
     if (!event.extraJson.isEmpty())
@@ -718,8 +876,8 @@ void redactEvent(RequestEvent &event)
 std::optional<JwtClaims> claimsFromAuthorization(QStringView authorizationHeaderValue)
 {
     QStringView token = authorizationHeaderValue.trimmed();
-    if (token.size() > 6 && equalsAsciiCi(token.first(6), "bearer"_L1)
-        && (token[6] == u' ' || token[6] == u'\t'))
+    if (token.size() > 6 && equalsAsciiCi(token.first(6), "bearer"_L1) &&
+        (token[6] == u' ' || token[6] == u'\t'))
         token = token.sliced(7).trimmed();
     const qsizetype dot1 = token.indexOf(u'.');
     if (dot1 <= 0)
@@ -750,8 +908,8 @@ std::optional<JwtClaims> claimsFromAuthorization(QStringView authorizationHeader
     if (claims.app.isEmpty())
         claims.app = claimString(payload, "azp"_L1);
     claims.tenant = claimString(payload, "tid"_L1);
-    if (claims.user.isEmpty() && claims.objectId.isEmpty() && claims.app.isEmpty()
-        && claims.tenant.isEmpty())
+    if (claims.user.isEmpty() && claims.objectId.isEmpty() && claims.app.isEmpty() &&
+        claims.tenant.isEmpty())
         return std::nullopt;
     return claims;
 }

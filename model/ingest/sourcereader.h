@@ -7,6 +7,10 @@
 
 #include <QString>
 
+#include <memory>
+
+class QIODevice;
+
 namespace ts {
 
 struct SourceOptions
@@ -23,6 +27,11 @@ struct SourceOutcome
     ReadResult result;
     [[nodiscard]] bool readable() const { return result.fatalError.isEmpty(); }
 };
+
+// The reader for a source: the forced format, or the one its first bytes show. Null with
+// *error set ("FILE: reason") when nothing fits. `device` must be open; detection peeks only.
+std::unique_ptr<LogReader> readerFor(QIODevice &device, const QString &displayName,
+                                     const SourceOptions &options, QString *error);
 
 SourceOutcome readSource(const QString &path, IngestSink &sink, const SourceOptions &options = {},
                          const ReadControl &control = {});

@@ -306,6 +306,18 @@ bool TextMatcher::matchTokensAt(size_t tokenIndex, QStringView text, qsizetype p
     case TokenKind::AnyPlus:
     case TokenKind::AnyStar: {
         const qsizetype first = token.kind == TokenKind::AnyPlus ? pos + 1 : pos;
+        // ".*/onenote/": jump between occurrences of the literal instead of trying every
+        // position (the order of attempts does not change a yes/no answer).
+        if (tokenIndex + 1 < m_tokens.size()
+            && m_tokens[tokenIndex + 1].kind == TokenKind::Literal) {
+            const QString &next = m_tokens[tokenIndex + 1].text;
+            for (qsizetype k = text.indexOf(next, first, m_case); k >= 0;
+                 k = text.indexOf(next, k + 1, m_case)) {
+                if (matchTokensAt(tokenIndex + 1, text, k))
+                    return true;
+            }
+            return false;
+        }
         for (qsizetype k = size; k >= first; --k) {
             if (matchTokensAt(tokenIndex + 1, text, k))
                 return true;

@@ -18,6 +18,13 @@ namespace {
 
 using namespace Qt::StringLiterals;
 
+// A QStringView literal whose length is known at compile time. A plain u"..."_sv converted to
+// QStringView at run time goes through qustrlen, which showed up in the per-header profile.
+constexpr QStringView operator""_sv(const char16_t *text, size_t size)
+{
+    return QStringView(text, qsizetype(size));
+}
+
 // Advice further away than this is not advice but garbage (a mangled number, a date in the
 // wrong century): it is rejected so that one bad record cannot push "next safe send" a
 // thousand years into the future.
@@ -79,6 +86,18 @@ bool startsWithCi(QStringView a, QLatin1StringView b)
     return a.size() >= b.size() && equalsCi(a.first(b.size()), b);
 }
 
+// Whether `prefix` (any case) is a prefix of the ASCII word.
+bool startsWithCi(QLatin1StringView word, QStringView prefix)
+{
+    if (prefix.size() > word.size())
+        return false;
+    for (qsizetype i = 0; i < prefix.size(); ++i) {
+        if (asciiLower(prefix[i].unicode()) != asciiLower(word[i].unicode()))
+            return false;
+    }
+    return true;
+}
+
 qsizetype indexOfCi(QStringView s, QLatin1StringView needle, qsizetype from = 0)
 {
     const qsizetype m = needle.size();
@@ -91,8 +110,7 @@ qsizetype indexOfCi(QStringView s, QLatin1StringView needle, qsizetype from = 0)
         if (d[i] != first && d[i] != firstUpper)
             continue;
         qsizetype k = 1;
-        while (k < m
-               && asciiLower(d[i + k]) == asciiLower(char16_t(needle[k].unicode())))
+        while (k < m && asciiLower(d[i + k]) == asciiLower(char16_t(needle[k].unicode())))
             ++k;
         if (k == m)
             return i;
@@ -191,8 +209,15 @@ std::optional<double> parseDecimal(QStringView text)
     }
     if (!any || i != v.size())
         return std::nullopt;
-    const double value = exponent >= 0 ? double(mantissa) * std::pow(10.0, exponent)
-                                        : double(mantissa) / std::pow(10.0, -exponent);
+    // Powers of ten up to 1e22 are exact doubles: one multiplication or division is correctly
+    // rounded, and a table lookup is far cheaper than std::pow on this per-header path.
+    static constexpr std::array<double, 23> kPow10 = {
+        1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const int magnitude = exponent >= 0 ? exponent : -exponent;
+    const double scale =
+        magnitude < int(kPow10.size()) ? kPow10[size_t(magnitude)] : std::pow(10.0, magnitude);
+    const double value = exponent >= 0 ? double(mantissa) * scale : double(mantissa) / scale;
     if (!std::isfinite(value))
         return std::nullopt;
     return value;
@@ -269,10 +294,11 @@ bool readTime(QStringView s, qsizetype &pos, int &h, int &m, int &sec)
 
 std::optional<qint64> civilToMs(int year, int month, int day, int h, int m, int sec)
 {
-    if (year < 1970 || year > 9999 || month < 1 || month > 12 || day < 1 || h > 23 || m > 59
-        || sec > 60)
+    if (year < 1970 || year > 9999 || month < 1 || month > 12 || day < 1 || h > 23 || m > 59 ||
+        sec > 60)
         return std::nullopt;
-    static constexpr std::array<int, 12> monthDays = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    static constexpr std::array<int, 12> monthDays = {31, 29, 31, 30, 31, 30,
+                                                      31, 31, 30, 31, 30, 31};
     const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     if (day > monthDays[size_t(month - 1)] || (month == 2 && day == 29 && !leap))
         return std::nullopt;
@@ -285,9 +311,9 @@ std::optional<qint64> civilToMs(int year, int month, int day, int h, int m, int 
 bool acceptZone(QStringView rest)
 {
     const QStringView zone = trim(rest);
-    return zone.isEmpty() || equalsCi(zone, "GMT"_L1) || equalsCi(zone, "UTC"_L1)
-        || equalsCi(zone, "UT"_L1) || equalsCi(zone, "Z"_L1) || zone == u"+0000"
-        || zone == u"-0000";
+    return zone.isEmpty() || equalsCi(zone, "GMT"_L1) || equalsCi(zone, "UTC"_L1) ||
+           equalsCi(zone, "UT"_L1) || equalsCi(zone, "Z"_L1) || zone == u"+0000"_sv ||
+           zone == u"-0000"_sv;
 }
 
 // IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT",
@@ -375,8 +401,10 @@ bool isGenericCode(QStringView code)
     if (code.size() == 3 && isDigit(code[0]) && isDigit(code[1]) && isDigit(code[2]))
         return true; // an HTTP status echoed as a code ("429")
     static constexpr std::array<QLatin1StringView, 7> generic = {
-        "TooManyRequests"_L1, "ServiceUnavailable"_L1, "generalException"_L1, "UnknownError"_L1,
-        "InternalServerError"_L1, "Throttled"_L1, "TooManyRequestsException"_L1};
+        "TooManyRequests"_L1,         "ServiceUnavailable"_L1,
+        "generalException"_L1,        "UnknownError"_L1,
+        "InternalServerError"_L1,     "Throttled"_L1,
+        "TooManyRequestsException"_L1};
     for (const auto &g : generic) {
         if (equalsCi(code, g))
             return true;
@@ -390,12 +418,12 @@ bool isGenericCode(QStringView code)
 class ErrorJsonWalker
 {
 public:
-    explicit ErrorJsonWalker(QStringView text) : m_s(text) { }
+    explicit ErrorJsonWalker(QStringView text) : m_s(text) {}
 
-    QString fabricCode;         // top-level "errorCode"
-    QString rootCode;           // top-level "code" (some APIs put it there)
-    QStringList errorChain;     // error.code, error.innerError.code, ... outermost first
-    QStringList detailCodes;    // moreDetails[].errorCode, error.details[].code
+    QString fabricCode;      // top-level "errorCode"
+    QString rootCode;        // top-level "code" (some APIs put it there)
+    QStringList errorChain;  // error.code, error.innerError.code, ... outermost first
+    QStringList detailCodes; // moreDetails[].errorCode, error.details[].code
     std::optional<bool> isRetriable;
 
     void run()
@@ -452,11 +480,21 @@ private:
             }
             const QChar e = raw[++i];
             switch (e.unicode()) {
-            case u'n': out.append(u'\n'); break;
-            case u't': out.append(u'\t'); break;
-            case u'r': out.append(u'\r'); break;
-            case u'b': out.append(u'\b'); break;
-            case u'f': out.append(u'\f'); break;
+            case u'n':
+                out.append(u'\n');
+                break;
+            case u't':
+                out.append(u'\t');
+                break;
+            case u'r':
+                out.append(u'\r');
+                break;
+            case u'b':
+                out.append(u'\b');
+                break;
+            case u'f':
+                out.append(u'\f');
+                break;
             case u'u':
                 if (i + 4 < raw.size()) {
                     bool ok = false;
@@ -467,7 +505,9 @@ private:
                     }
                 }
                 break;
-            default: out.append(e); break;
+            default:
+                out.append(e);
+                break;
             }
         }
         return out;
@@ -526,13 +566,12 @@ private:
 
     Role childRole(Role parent, QStringView key) const
     {
-        if (parent == Role::Root
-            && (equalsCi(key, "error"_L1) || equalsCi(key, "odata.error"_L1)))
+        if (parent == Role::Root && (equalsCi(key, "error"_L1) || equalsCi(key, "odata.error"_L1)))
             return Role::Error;
         if (parent == Role::Error && equalsCi(key, "innerError"_L1))
             return Role::Error; // Graph nests innerError (also spelled innererror) any depth
-        if ((parent == Role::Root && equalsCi(key, "moreDetails"_L1))
-            || (parent == Role::Error && equalsCi(key, "details"_L1)))
+        if ((parent == Role::Root && equalsCi(key, "moreDetails"_L1)) ||
+            (parent == Role::Error && equalsCi(key, "details"_L1)))
             return Role::Details;
         return Role::Other;
     }
@@ -602,9 +641,9 @@ private:
                     return false;
                 if (role == Role::Root && equalsCi(*key, "isRetriable"_L1)) {
                     const QStringView literal = m_s.sliced(start, m_pos - start);
-                    if (literal == u"true")
+                    if (literal == u"true"_sv)
                         isRetriable = true;
-                    else if (literal == u"false")
+                    else if (literal == u"false"_sv)
                         isRetriable = false;
                 } else if (role == Role::Error && equalsCi(*key, "code"_L1)) {
                     // {"error":{"code":20166}}: a numeric code is still a code
@@ -652,8 +691,8 @@ qsizetype findWord(QStringView s, QLatin1StringView word)
 // Service Bus "Error code: 50009", "Error code : 50009", "ErrorCode=50009", "SubCode=50009".
 QString serviceBusTextCode(QStringView s)
 {
-    static constexpr std::array<QLatin1StringView, 3> markers = {
-        "error code"_L1, "errorcode"_L1, "subcode"_L1};
+    static constexpr std::array<QLatin1StringView, 3> markers = {"error code"_L1, "errorcode"_L1,
+                                                                 "subcode"_L1};
     for (const auto &marker : markers) {
         qsizetype from = 0;
         while (true) {
@@ -687,15 +726,15 @@ void appendUnique(QStringList &list, const QString &code)
 
 bool isCapacityCode(QStringView code)
 {
-    return equalsCi(code, "CapacityLimitExceeded"_L1)
-        || equalsCi(code, "TooManyRequestsForCapacity"_L1);
+    return equalsCi(code, "CapacityLimitExceeded"_L1) ||
+           equalsCi(code, "TooManyRequestsForCapacity"_L1);
 }
 
 bool isServerBusyCode(QStringView code)
 {
     // Service Bus throttling sub-codes 50001..50009 all mean "server busy" (request rate,
     // CPU, memory, connections, entity throttled).
-    if (code.size() == 5 && code.startsWith(u"5000") && isDigit(code[4]) && code[4] != u'0')
+    if (code.size() == 5 && code.startsWith(u"5000"_sv) && isDigit(code[4]) && code[4] != u'0')
         return true;
     return equalsCi(code, "ServerBusy"_L1) || equalsCi(code, "com.microsoft:server-busy"_L1);
 }
@@ -707,9 +746,9 @@ bool isSharePointThrottleCode(QStringView code)
 
 bool isThrottleEvidenceCode(QStringView code)
 {
-    return isServerBusyCode(code) || isSharePointThrottleCode(code) || isCapacityCode(code)
-        || equalsCi(code, "TooManyRequests"_L1) || equalsCi(code, "RequestBlocked"_L1)
-        || code == u"20166";
+    return isServerBusyCode(code) || isSharePointThrottleCode(code) || isCapacityCode(code) ||
+           equalsCi(code, "TooManyRequests"_L1) || equalsCi(code, "RequestBlocked"_L1) ||
+           code == u"20166"_sv;
 }
 
 qint64 addClamped(qint64 base, qint64 delta)
@@ -734,8 +773,20 @@ std::optional<qint64> parseRetryAfterDelayMs(QStringView value, qint64 responseM
     const QStringView v = trim(value);
     if (v.isEmpty())
         return std::nullopt;
-    if (isDigit(v[0]) || v[0] == u'.')
-        return secondsToMs(v);
+    if (isDigit(v[0]) || v[0] == u'.') {
+        if (!v.contains(u','))
+            return secondsToMs(v);
+        // A proxy that merged duplicate headers ("55, 55"): every member must be a number;
+        // the longest wait is the advice that honours all of them.
+        std::optional<qint64> longest;
+        for (const QStringView member : v.tokenize(u',')) {
+            const auto ms = secondsToMs(member);
+            if (!ms)
+                return std::nullopt;
+            longest = std::max(longest.value_or(0), *ms);
+        }
+        return longest;
+    }
     const auto date = parseHttpDateMs(v);
     if (!date)
         return std::nullopt;
@@ -781,8 +832,9 @@ std::optional<qint64> parseBlockedUntilMs(QStringView text)
             continue;
         skipSpaces(text, pos);
         // AM/PM is what .NET's invariant-ish US format writes; a 24-hour clock is accepted too.
-        if (pos + 1 < text.size() && (text[pos + 1] == u'M' || text[pos + 1] == u'm')
-            && (pos + 2 >= text.size() || !isAsciiAlpha(text[pos + 2]))) {
+        bool twelveHour = false;
+        if (pos + 1 < text.size() && (text[pos + 1] == u'M' || text[pos + 1] == u'm') &&
+            (pos + 2 >= text.size() || !isAsciiAlpha(text[pos + 2]))) {
             const QChar ap = text[pos];
             const bool am = ap == u'A' || ap == u'a';
             const bool pm = ap == u'P' || ap == u'p';
@@ -792,16 +844,30 @@ std::optional<qint64> parseBlockedUntilMs(QStringView text)
                 continue;
             h = (h % 12) + (pm ? 12 : 0);
             pos += 2;
+            twelveHour = true;
+        }
+        // A body cut right after the seconds (or inside "PM") may have lost its AM/PM: a
+        // 12-hour-looking time followed by nothing or by a letter is ambiguous, not trusted.
+        if (!twelveHour && h >= 1 && h <= 12) {
+            const QStringView rest = trim(text.sliced(pos));
+            if (rest.isEmpty() || isAsciiAlpha(rest[0]))
+                continue;
         }
         // Only UTC is ever written by the service; another explicit zone is not guessed at.
         skipSpaces(text, pos);
         if (pos < text.size() && text[pos] == u'(') {
             const qsizetype close = text.indexOf(u')', pos);
-            if (close < 0)
-                continue;
-            const QStringView zone = trim(text.sliced(pos + 1, close - pos - 1));
-            if (!equalsCi(zone, "UTC"_L1) && !equalsCi(zone, "GMT"_L1))
-                continue;
+            if (close < 0) {
+                // Cut inside the zone: "(", "(U", "(UT" still announce UTC.
+                const QStringView partial = trim(text.sliced(pos + 1));
+                if (partial.size() > 3 ||
+                    (!startsWithCi("UTC"_L1, partial) && !startsWithCi("GMT"_L1, partial)))
+                    continue;
+            } else {
+                const QStringView zone = trim(text.sliced(pos + 1, close - pos - 1));
+                if (!equalsCi(zone, "UTC"_L1) && !equalsCi(zone, "GMT"_L1))
+                    continue;
+            }
         }
         if (const auto ms = civilToMs(year, month, day, h, m, sec))
             return ms;
@@ -830,14 +896,12 @@ std::optional<qint64> parsePleaseWaitDelayMs(QStringView text)
         skipSpaces(text, pos);
         const QStringView rest = text.sliced(pos);
         int scaleDecimals = -1;
-        if (startsWithCi(rest, "second"_L1)
-            || (startsWithCi(rest, "sec"_L1)
-                && (rest.size() == 3 || !isAsciiAlpha(rest[3])))
-            || (rest.startsWith(u's') && (rest.size() == 1 || !isAsciiAlpha(rest[1]))))
+        if (startsWithCi(rest, "second"_L1) ||
+            (startsWithCi(rest, "sec"_L1) && (rest.size() == 3 || !isAsciiAlpha(rest[3]))) ||
+            (rest.startsWith(u's') && (rest.size() == 1 || !isAsciiAlpha(rest[1]))))
             scaleDecimals = 3;
-        else if (startsWithCi(rest, "millisecond"_L1)
-                 || (startsWithCi(rest, "ms"_L1)
-                     && (rest.size() == 2 || !isAsciiAlpha(rest[2]))))
+        else if (startsWithCi(rest, "millisecond"_L1) ||
+                 (startsWithCi(rest, "ms"_L1) && (rest.size() == 2 || !isAsciiAlpha(rest[2]))))
             scaleDecimals = 0;
         else if (startsWithCi(rest, "minute"_L1)) {
             const auto seconds = parseScaledCeil(number, 3);
@@ -895,9 +959,9 @@ ErrorCodes errorCodesFromBody(QStringView body)
     QStringList textCodes;
     if (const QString sb = serviceBusTextCode(body); !sb.isEmpty() && !isGenericCode(sb))
         appendUnique(textCodes, sb);
-    static constexpr std::array<QLatin1StringView, 5> words = {
-        "activityLimitReached"_L1, "throttledRequest"_L1, "20166"_L1, "ServerBusy"_L1,
-        "server-busy"_L1};
+    static constexpr std::array<QLatin1StringView, 5> words = {"activityLimitReached"_L1,
+                                                               "throttledRequest"_L1, "20166"_L1,
+                                                               "ServerBusy"_L1, "server-busy"_L1};
     bool amqpServerBusy = false;
     for (const auto &word : words) {
         const qsizetype at = findWord(body, word);
@@ -906,8 +970,7 @@ ErrorCodes errorCodesFromBody(QStringView body)
         if (word == "server-busy"_L1) {
             // AMQP condition com.microsoft:server-busy; the operator groups it as ServerBusy.
             appendUnique(textCodes, QStringLiteral("ServerBusy"));
-            amqpServerBusy = at >= 14
-                && equalsCi(body.sliced(at - 14, 14), "com.microsoft:"_L1);
+            amqpServerBusy = at >= 14 && equalsCi(body.sliced(at - 14, 14), "com.microsoft:"_L1);
         } else {
             appendUnique(textCodes, word.toString());
         }
@@ -946,13 +1009,14 @@ QString errorCodeOf(const RequestEvent &event)
         return field;
     QString header;
     if (!event.headers.isEmpty()) {
-        header = event.headers.value(u"x-ms-public-api-error-code");
+        header = event.headers.value(u"x-ms-public-api-error-code"_sv);
         if (!header.isEmpty() && !isGenericCode(header))
             return header;
     }
     if (!event.body.isEmpty()) {
         ErrorCodes codes = errorCodesFromBody(event.body);
-        if (!codes.primary.isEmpty() && (!isGenericCode(codes.primary) || (field.isEmpty() && header.isEmpty())))
+        if (!codes.primary.isEmpty() &&
+            (!isGenericCode(codes.primary) || (field.isEmpty() && header.isEmpty())))
             return codes.primary;
     }
     return !field.isEmpty() ? field : header;
@@ -962,7 +1026,7 @@ QString errorCodeOf(const RequestEvent &event)
 
 bool ThrottleScope::isApplicationWide() const
 {
-    return scope == u"Application" || scope == u"Tenant_Application" || scope == u"Tenant";
+    return scope == u"Application"_sv || scope == u"Tenant_Application"_sv || scope == u"Tenant"_sv;
 }
 
 std::optional<ThrottleScope> parseThrottleScope(QStringView value)
@@ -989,8 +1053,8 @@ std::optional<ThrottleScope> parseThrottleScope(QStringView value)
     QStringView rest = v.sliced(s1 + 1);
     const qsizetype s2 = rest.indexOf(u'/');
     const QStringView limitPart = trim(s2 < 0 ? rest : rest.first(s2));
-    static constexpr std::array<QLatin1StringView, 3> limits = {
-        "ReadWrite"_L1, "Read"_L1, "Write"_L1};
+    static constexpr std::array<QLatin1StringView, 3> limits = {"ReadWrite"_L1, "Read"_L1,
+                                                                "Write"_L1};
     result.limit = limitPart.toString();
     for (const auto &known : limits) {
         if (equalsCi(limitPart, known)) {
@@ -1032,8 +1096,8 @@ namespace {
 
 struct SfItem
 {
-    QStringView name;  // quoted policy name or bare token ("default", "100")
-    QStringView bare;  // for dictionary members "limit=100": key in name, value here
+    QStringView name;   // quoted policy name or bare token ("default", "100")
+    QStringView bare;   // for dictionary members "limit=100": key in name, value here
     QStringView params; // ";r=50;t=30" (without the leading ';')
 };
 
@@ -1102,6 +1166,14 @@ std::optional<double> sfNumber(QStringView v)
     return parseDecimal(t);
 }
 
+// A policy item's window: "w" (drafts >= 03), "window" (drafts 01-02).
+std::optional<double> policyWindow(const SfItem &item)
+{
+    if (auto w = sfNumber(sfParam(item.params, "w"_L1)))
+        return w;
+    return sfNumber(sfParam(item.params, "window"_L1));
+}
+
 std::optional<qint64> resetDeltaToInstant(QStringView v, qint64 responseMs)
 {
     const auto ms = secondsToMs(v);
@@ -1121,7 +1193,7 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
     // 1. IETF structured fields (draft-ietf-httpapi-ratelimit-headers >= 08, and the older
     //    dictionary form "limit=100, remaining=50, reset=30"). With several policies the most
     //    restrictive one (least remaining) is the one that will throttle first.
-    const QString rateLimit = headers.value(u"ratelimit");
+    const QString rateLimit = headers.value(u"ratelimit"_sv);
     if (!rateLimit.isEmpty()) {
         forEachSfMember(rateLimit, [&](const SfItem &item) {
             if (!item.bare.isEmpty()) { // dictionary form
@@ -1147,7 +1219,7 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
             info.resetAtMs = t.isEmpty() ? std::nullopt : resetDeltaToInstant(t, responseMs);
         });
     }
-    const QString policy = headers.value(u"ratelimit-policy");
+    const QString policy = headers.value(u"ratelimit-policy"_sv);
     if (!policy.isEmpty()) {
         bool matched = false;
         forEachSfMember(policy, [&](const SfItem &item) {
@@ -1161,8 +1233,9 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
             const bool sameName = !info.policyName.isEmpty() && item.name == info.policyName;
             if (!info.limit || sameName) {
                 info.limit = quota;
-                info.windowSeconds = sfNumber(sfParam(item.params, "w"_L1));
-                if (info.policyName.isEmpty() && !isDigit(item.name.isEmpty() ? QChar() : item.name[0]))
+                info.windowSeconds = policyWindow(item);
+                if (info.policyName.isEmpty() &&
+                    !isDigit(item.name.isEmpty() ? QChar() : item.name[0]))
                     info.policyName = item.name.toString();
                 matched = sameName;
             }
@@ -1171,48 +1244,49 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
 
     // 2. RateLimit-Limit / -Remaining / -Reset (drafts up to 06; Reset is delta seconds).
     if (!info.limit) {
-        const QString v = headers.value(u"ratelimit-limit");
+        const QString v = headers.value(u"ratelimit-limit"_sv);
         if (!v.isEmpty())
             info.limit = leadingNumber(v);
         if (!info.windowSeconds) {
-            // "100, 100;w=60": the window of the first policy item
-            const qsizetype w = indexOfCi(v, "w="_L1, 0);
-            if (w > 0)
-                info.windowSeconds = leadingNumber(QStringView(v).sliced(w + 2));
+            // "100, 100;w=60" (draft 01-02: "10, 10;window=1"): the first policy item's window
+            forEachSfMember(v, [&](const SfItem &item) {
+                if (!info.windowSeconds)
+                    info.windowSeconds = policyWindow(item);
+            });
         }
     }
     if (!info.remaining) {
-        const QString v = headers.value(u"ratelimit-remaining");
+        const QString v = headers.value(u"ratelimit-remaining"_sv);
         if (!v.isEmpty())
             info.remaining = leadingNumber(v);
     }
     if (!info.resetAtMs) {
-        const QString v = headers.value(u"ratelimit-reset");
+        const QString v = headers.value(u"ratelimit-reset"_sv);
         if (!v.isEmpty())
             info.resetAtMs = resetDeltaToInstant(v, responseMs);
     }
 
     // 3. Legacy X-RateLimit-* (and Twitter's X-Rate-Limit-*). Reset is epoch seconds when it
     //    is above 10^9 (it then is a date after 2001), epoch ms above 10^12, else delta seconds.
-    static constexpr std::array<std::array<const char16_t *, 4>, 2> legacy = {{
-        {u"x-ratelimit-limit", u"x-ratelimit-remaining", u"x-ratelimit-reset",
-         u"x-ratelimit-reset-after"},
-        {u"x-rate-limit-limit", u"x-rate-limit-remaining", u"x-rate-limit-reset",
-         u"x-rate-limit-reset-after"},
+    static constexpr std::array<std::array<QStringView, 4>, 2> legacy = {{
+        {u"x-ratelimit-limit"_sv, u"x-ratelimit-remaining"_sv, u"x-ratelimit-reset"_sv,
+         u"x-ratelimit-reset-after"_sv},
+        {u"x-rate-limit-limit"_sv, u"x-rate-limit-remaining"_sv, u"x-rate-limit-reset"_sv,
+         u"x-rate-limit-reset-after"_sv},
     }};
     for (const auto &names : legacy) {
         if (!info.limit) {
-            const QString v = headers.value(QStringView(names[0]));
+            const QString v = headers.value(names[0]);
             if (!v.isEmpty())
                 info.limit = leadingNumber(v);
         }
         if (!info.remaining) {
-            const QString v = headers.value(QStringView(names[1]));
+            const QString v = headers.value(names[1]);
             if (!v.isEmpty())
                 info.remaining = leadingNumber(v);
         }
         if (!info.resetAtMs) {
-            const QString v = headers.value(QStringView(names[2]));
+            const QString v = headers.value(names[2]);
             if (const auto n = v.isEmpty() ? std::nullopt : parseDecimal(v)) {
                 if (*n >= 1e12 && *n < 1e15)
                     info.resetAtMs = qint64(std::ceil(*n));
@@ -1223,7 +1297,7 @@ RateLimitInfo parseRateLimit(const HttpHeaders &headers, qint64 responseMs)
             }
         }
         if (!info.resetAtMs) {
-            const QString v = headers.value(QStringView(names[3]));
+            const QString v = headers.value(names[3]);
             if (!v.isEmpty())
                 info.resetAtMs = resetDeltaToInstant(v, responseMs);
         }
@@ -1280,8 +1354,8 @@ QString throttleKindName(ThrottleKind kind)
 
 qint64 responseTimeMs(const RequestEvent &event)
 {
-    if (event.durationMs > 0 && std::isfinite(event.durationMs)
-        && event.durationMs < double(kMaxAdviceMs))
+    if (event.durationMs > 0 && std::isfinite(event.durationMs) &&
+        event.durationMs < double(kMaxAdviceMs))
         return event.tsMs + qint64(std::llround(event.durationMs));
     return event.tsMs;
 }
@@ -1294,8 +1368,9 @@ bool hasRetryAfterAdvice(const RequestEvent &event)
         return true;
     if (event.headers.isEmpty())
         return false;
-    return event.headers.contains(u"retry-after") || event.headers.contains(u"retry-after-ms")
-        || event.headers.contains(u"x-ms-retry-after-ms");
+    return event.headers.contains(u"retry-after"_sv) ||
+           event.headers.contains(u"retry-after-ms"_sv) ||
+           event.headers.contains(u"x-ms-retry-after-ms"_sv);
 }
 
 // A 503 counts as throttling only when the service says so.
@@ -1307,9 +1382,8 @@ bool serviceSaysThrottling503(const RequestEvent &event, const QString &code)
         return true;
     if (!event.body.isEmpty()) {
         const QStringView body(event.body);
-        if (containsCi(body, "throttl"_L1)
-            || containsCi(body, "server-busy"_L1)
-            || findWord(body, "ServerBusy"_L1) >= 0)
+        if (containsCi(body, "throttl"_L1) || containsCi(body, "server-busy"_L1) ||
+            findWord(body, "ServerBusy"_L1) >= 0)
             return true;
     }
     return false;
@@ -1335,8 +1409,8 @@ ThrottleSignals extract(const RequestEvent &event)
     ThrottleSignals result;
     const bool throttleStatus = event.status == 429 || event.status == 430 || event.status == 503;
     // Hot path: a plain success with nothing attached costs these comparisons and no allocation.
-    if (!throttleStatus && event.headers.isEmpty() && event.retryAfter.isEmpty()
-        && event.body.isEmpty()) {
+    if (!throttleStatus && event.headers.isEmpty() && event.retryAfter.isEmpty() &&
+        event.body.isEmpty()) {
         result.errorCode = event.errorCode;
         return result;
     }
@@ -1372,9 +1446,14 @@ ThrottleSignals extract(const RequestEvent &event)
 
     const qint64 responseMs = responseTimeMs(event);
     std::optional<qint64> retryAt;
+    // The retryAfter field is the Retry-After header as the logger saw it; the header itself
+    // is only read when the field is absent or unreadable.
+    bool retryAfterRead = false;
     if (!event.retryAfter.isEmpty()) {
-        if (const auto d = parseRetryAfterDelayMs(event.retryAfter, responseMs))
+        if (const auto d = parseRetryAfterDelayMs(event.retryAfter, responseMs)) {
             takeLatest(retryAt, addClamped(responseMs, *d));
+            retryAfterRead = true;
+        }
     }
 
     if (!event.headers.isEmpty()) {
@@ -1382,30 +1461,30 @@ ThrottleSignals extract(const RequestEvent &event)
         bool anyArm = false;
         for (const auto &[name, value] : event.headers.items()) {
             if (name.size() < 11) {
-                if (name == u"ratelimit")
+                if (name == u"ratelimit"_sv)
                     anyRateLimit = true;
                 continue;
             }
-            if (name == u"retry-after") {
-                if (event.retryAfter.isEmpty()) { // the field is the same header, parsed above
+            if (name == u"retry-after"_sv) {
+                if (!retryAfterRead) {
                     if (const auto d = parseRetryAfterDelayMs(value, responseMs))
                         takeLatest(retryAt, addClamped(responseMs, *d));
                 }
-            } else if (name == u"retry-after-ms" || name == u"x-ms-retry-after-ms") {
+            } else if (name == u"retry-after-ms"_sv || name == u"x-ms-retry-after-ms"_sv) {
                 if (const auto d = parseRetryAfterMsHeader(value))
                     takeLatest(retryAt, addClamped(responseMs, *d));
-            } else if (name == u"x-ms-throttle-limit-percentage") {
+            } else if (name == u"x-ms-throttle-limit-percentage"_sv) {
                 result.limitPercentage = parseLimitPercentage(value);
-            } else if (name == u"x-ms-throttle-scope") {
+            } else if (name == u"x-ms-throttle-scope"_sv) {
                 result.scope = parseThrottleScope(value);
-            } else if (name == u"x-ms-throttle-information") {
+            } else if (name == u"x-ms-throttle-information"_sv) {
                 result.throttleInformation = trim(value).toString();
-            } else if (name == u"x-ms-resource-unit") {
+            } else if (name == u"x-ms-resource-unit"_sv) {
                 result.resourceUnits = parseDecimal(value);
             } else if (name.startsWith("x-ms-ratelimit-remaining-"_L1)) {
                 anyArm = true;
-            } else if (name.startsWith("ratelimit"_L1) || name.startsWith("x-ratelimit"_L1)
-                       || name.startsWith("x-rate-limit"_L1)) {
+            } else if (name.startsWith("ratelimit"_L1) || name.startsWith("x-ratelimit"_L1) ||
+                       name.startsWith("x-rate-limit"_L1)) {
                 anyRateLimit = true;
             }
         }
@@ -1416,7 +1495,10 @@ ThrottleSignals extract(const RequestEvent &event)
     }
 
     if (!event.body.isEmpty() && interesting) {
-        takeLatest(retryAt, parseBlockedUntilMs(event.body));
+        // A "blocked until" further out than any believable advice is a mangled date.
+        if (const auto until = parseBlockedUntilMs(event.body);
+            until && *until - responseMs <= kMaxAdviceMs)
+            takeLatest(retryAt, until);
         if (const auto d = parsePleaseWaitDelayMs(event.body))
             takeLatest(retryAt, addClamped(responseMs, *d));
     }
@@ -1425,6 +1507,10 @@ ThrottleSignals extract(const RequestEvent &event)
     if (result.throttled && result.rateLimit.remaining && *result.rateLimit.remaining <= 0)
         takeLatest(retryAt, result.rateLimit.resetAtMs);
 
+    // Advice pointing before the response (clock skew, a reset already passed) means "now":
+    // nobody can send again before the answer arrived.
+    if (retryAt && *retryAt < responseMs)
+        retryAt = responseMs;
     result.retryAtMs = retryAt;
     return result;
 }

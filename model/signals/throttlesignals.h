@@ -19,9 +19,10 @@ namespace ts::throttle {
 
 // A Retry-After value: delta-seconds, decimal seconds ("2.128", Graph), or an HTTP-date
 // (IMF-fixdate, RFC 850, asctime). Returns the delay in ms relative to responseMs (an HTTP-date
-// is turned into a delay against responseMs; a date in the past gives 0).
+// is turned into a delay against responseMs; a date in the past gives 0). Fractions round up
+// (advice is a lower bound); signs, exponents, units and delays beyond 366 days are rejected.
 std::optional<qint64> parseRetryAfterDelayMs(QStringView value, qint64 responseMs);
-// retry-after-ms / x-ms-retry-after-ms: milliseconds (may be decimal).
+// retry-after-ms / x-ms-retry-after-ms: milliseconds (may be decimal, rounded up).
 std::optional<qint64> parseRetryAfterMsHeader(QStringView value);
 // Fabric: "Request is blocked by the upstream service until: 9/2/2025 5:21:55 PM (UTC)".
 // Returns the instant (ms since epoch, UTC).
@@ -31,9 +32,15 @@ std::optional<qint64> parsePleaseWaitDelayMs(QStringView text);
 
 // ---- Error codes -------------------------------------------------------------------------
 
+// `primary` is the code an operator groups 429s by: Fabric's top-level errorCode; for Graph /
+// OData bodies the outermost code that is not generic (generic = a restated status such as
+// TooManyRequests or "429"), so TooManyRequests/20166 groups as 20166 and activityLimitReached/
+// throttledRequest as activityLimitReached; else a code named in the text (Service Bus
+// "Error code: 50009" before "ServerBusy"); else the outermost code. The full rule is at
+// errorCodesFromBody in throttlesignals.cpp. `inner`: every code below the outermost one.
 struct ErrorCodes
 {
-    QString primary;    // the code an operator groups by (see errorCodeOf)
+    QString primary;    // the code an operator groups by (see above)
     QStringList inner;  // nested codes, outermost first (Graph innerError, OneNote 20166, ...)
     std::optional<bool> isRetriable; // Fabric ErrorResponse.isRetriable, when the body has it
 };
@@ -41,6 +48,7 @@ struct ErrorCodes
 // SharePoint activityLimitReached / throttledRequest, Service Bus "Error code: 50009".
 ErrorCodes errorCodesFromBody(QStringView body);
 // The event's code: the errorCode field, else header x-ms-public-api-error-code, else the body.
+// A generic field/header value (TooManyRequests) yields to a specific code found in the body.
 QString errorCodeOf(const RequestEvent &event);
 
 // ---- Graph throttle headers ----------------------------------------------------------------
@@ -98,7 +106,11 @@ struct ThrottleSignals
     // the service said isRetriable=false); back off exponentially and shed load instead.
     bool retryable = true;
     QString errorCode;                   // errorCodeOf(event)
-    std::optional<qint64> retryAtMs;     // earliest advised instant to send again, any source
+    // Earliest instant at which sending again honours *all* advice present: the latest of
+    // Retry-After (relative to responseTimeMs), retry-after-ms / x-ms-retry-after-ms, Fabric's
+    // "blocked until", Service Bus "please wait N seconds", and, on a throttled answer whose
+    // generic rate limit says remaining <= 0, that limit's reset. Never before responseTimeMs.
+    std::optional<qint64> retryAtMs;
     std::optional<double> limitPercentage;
     std::optional<ThrottleScope> scope;
     QString throttleInformation;         // x-ms-throttle-information

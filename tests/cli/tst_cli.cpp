@@ -1,4 +1,5 @@
 // End to end: run the throttlescope binary as an operator or a script would, parse its output.
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -156,6 +157,89 @@ private slots:
         QFETCH(int, exitCode);
         const Run r = run(args);
         QCOMPARE(r.exitCode, exitCode);
+    }
+
+    void importIsIdempotentAndReportsLikeTheFile()
+    {
+        QTemporaryDir dir;
+        const QString ws = dir.filePath(u"ws.db"_qs);
+        const QString log = dataFile(u"canonical/mixed-crlf-malformed.ndjson"_qs);
+        const Run first = run({u"import"_qs, u"--workspace"_qs, ws, log});
+        QCOMPARE(first.exitCode, 0);
+        QVERIFY2(first.err.contains("6 events, 2 malformed records added"), first.err.constData());
+        QVERIFY2(first.err.contains(":2: not JSON"), first.err.constData());
+        const Run again = run({u"import"_qs, u"--workspace"_qs, ws, log});
+        QCOMPARE(again.exitCode, 0);
+        QVERIFY2(again.err.contains("already imported, nothing added"), again.err.constData());
+        const QJsonObject fromWorkspace = parseJson(run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws}).out);
+        const QJsonObject fromFile = parseJson(run({u"report"_qs, u"--json"_qs, log}).out);
+        QCOMPARE(fromWorkspace.value(u"events").toInt(), 6);
+        for (const char *key : {"events", "malformed", "byStatus", "throttles", "scopes", "breakers"})
+            QCOMPARE(fromWorkspace.value(QLatin1StringView(key)), fromFile.value(QLatin1StringView(key)));
+    }
+
+    void killedImportResumesExactly()
+    {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(u"big.ndjson"_qs);
+        const int lines = 600000;
+        {
+            QFile file(log);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            QByteArray chunk;
+            for (int i = 0; i < lines; ++i) {
+                chunk += "{\"ts\":" + QByteArray::number(1771454649000LL + i) + ",\"identity\":\"u"
+                         + QByteArray::number(i % 50) + "\",\"url\":\"https://api.fabric.microsoft.com/v1/workspaces/"
+                         + QByteArray::number(i) + "\",\"status\":200}\n";
+                if (chunk.size() > (1 << 20)) {
+                    file.write(chunk);
+                    chunk.clear();
+                }
+            }
+            file.write(chunk);
+        }
+        const QString ws = dir.filePath(u"ws.db"_qs);
+        QProcess killed;
+        killed.start(appBinary(), {u"import"_qs, u"--workspace"_qs, ws, log});
+        QVERIFY(killed.waitForStarted());
+        // Kill it (SIGKILL: no chance to clean up) once some batches are committed.
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(ws + u"-wal"_qs).size() > 4 * 1024 * 1024
+                                     || killed.state() == QProcess::NotRunning, 60000);
+        QVERIFY2(killed.state() == QProcess::Running, "the import finished before it could be killed");
+        killed.kill();
+        killed.waitForFinished();
+        const Run resumed = run({u"import"_qs, u"--workspace"_qs, ws, log});
+        QCOMPARE(resumed.exitCode, 0);
+        QVERIFY2(resumed.err.contains("resumed after line"), resumed.err.constData());
+        const QJsonObject report = parseJson(run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws}).out);
+        QCOMPARE(report.value(u"events").toInt(), lines);
+        QCOMPARE(report.value(u"malformed").toInt(), 0);
+    }
+
+    void secretsNeverReachTheWorkspace()
+    {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(u"secrets.ndjson"_qs);
+        {
+            QFile file(log);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write("{\"ts\":1771454649000,\"identity\":\"a\",\"url\":\"https://acct.blob.core.windows.net/c/b?sv=2022&sig=SeCrEtSiGnAtUrE123%3D\",\"status\":200,"
+                       "\"headers\":{\"Authorization\":\"Bearer eyJhbGciOiJIUzI1NiJ9.eyJ1cG4iOiJhQGIuYyJ9.SeCrEtJwTsIg\",\"Set-Cookie\":\"session=SeCrEtCoOkIe\"},"
+                       "\"authorization\":\"Basic SeCrEtBaSiC\"}\n");
+        }
+        const QString ws = dir.filePath(u"ws.db"_qs);
+        QCOMPARE(run({u"import"_qs, u"--workspace"_qs, ws, log}).exitCode, 0);
+        QByteArray bytes;
+        for (const QString &suffix : {QString(), u"-wal"_qs}) {
+            QFile file(ws + suffix);
+            if (file.open(QIODevice::ReadOnly))
+                bytes += file.readAll();
+        }
+        QVERIFY(!bytes.isEmpty());
+        for (const char *secret : {"SeCrEtSiGnAtUrE123", "SeCrEtJwTsIg", "SeCrEtCoOkIe", "SeCrEtBaSiC"})
+            QVERIFY2(!bytes.contains(secret), secret);
+        const Run report = run({u"report"_qs, u"--json"_qs, log});
+        QVERIFY(!report.out.contains("SeCrEt"));
     }
 
     void missingFileNamedButOthersStillReported()

@@ -3,6 +3,7 @@
 // responses). Expected values for the real samples are read from the files by this test's own
 // small readers, never copied from what the implementation printed.
 
+#include "alloccounter.h"
 #include "signals/throttlesignals.h"
 
 #include <QDateTime>
@@ -11,6 +12,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRandomGenerator>
 #include <QTest>
 
 #include <cmath>
@@ -42,7 +44,7 @@ HttpHeaders headersOf(const QStringList &pairs)
     return headers;
 }
 
-constexpr qint64 kT = Q_INT64_C(1771454650000); // 2026-02-18T22:44:10Z
+constexpr qint64 kT = Q_INT64_C(1771454650000);          // 2026-02-18T22:44:10Z
 constexpr qint64 kFabricDate = Q_INT64_C(1756833660000); // Tue, 02 Sep 2025 17:21:00 GMT
 
 // ---- a deliberately small reader for the vcrpy cassettes (YAML subset they use) ----------
@@ -101,21 +103,22 @@ QList<CassetteResponse> readCassette(const QString &path)
             continue;
         if (line.startsWith(u"    ") && !line.startsWith(u"     ")) {
             section = line.trimmed();
-            if (section.startsWith(u"body:"_qs) || section == u"headers:"_qs || section == u"status:"_qs)
+            if (section.startsWith(u"body:"_qs) || section == u"headers:"_qs ||
+                section == u"status:"_qs)
                 continue;
         }
         if (section == u"body:"_qs && line.startsWith(u"      string: "_qs)) {
             // A single-quoted flow scalar folded over several lines: continuation lines are
             // indented deeper and joined with one space.
             QString scalar = line.mid(14);
-            while (i + 1 < lines.size() && lines[i + 1].startsWith(u"        ")
-                   && !(scalar.trimmed().endsWith(u'\'') && scalar.trimmed().size() > 1
-                        && !scalar.trimmed().endsWith(u"''"_qs))) {
+            while (i + 1 < lines.size() && lines[i + 1].startsWith(u"        ") &&
+                   !(scalar.trimmed().endsWith(u'\'') && scalar.trimmed().size() > 1 &&
+                     !scalar.trimmed().endsWith(u"''"_qs))) {
                 scalar += u' ' + lines[++i].trimmed();
             }
             current.body = unquoteYamlScalar(scalar);
-        } else if (section == u"headers:"_qs && line.startsWith(u"      ")
-                   && !line.startsWith(u"      -") && line.trimmed().endsWith(u':')) {
+        } else if (section == u"headers:"_qs && line.startsWith(u"      ") &&
+                   !line.startsWith(u"      -") && line.trimmed().endsWith(u':')) {
             const QString name = line.trimmed().chopped(1);
             if (i + 1 < lines.size() && lines[i + 1].startsWith(u"      - "_qs))
                 current.headers.append({name, unquoteYamlScalar(lines[++i].mid(8))});
@@ -225,6 +228,10 @@ private slots:
         QTest::newRow("plus-sign") << u"+5"_qs << kT << kAbsent;
         QTest::newRow("exponent") << u"1e3"_qs << kT << kAbsent;
         QTest::newRow("unit-suffix") << u"120s"_qs << kT << kAbsent;
+        QTest::newRow("merged-duplicates") << u"55, 55"_qs << kT << Q_INT64_C(55000);
+        QTest::newRow("merged-different-takes-longest") << u"5,30"_qs << kT << Q_INT64_C(30000);
+        QTest::newRow("merged-with-garbage") << u"5, soon"_qs << kT << kAbsent;
+        QTest::newRow("merged-empty-member") << u"5,"_qs << kT << kAbsent;
         QTest::newRow("two-numbers") << u"5 5"_qs << kT << kAbsent;
         QTest::newRow("just-dot") << u"."_qs << kT << kAbsent;
         QTest::newRow("empty") << QString() << kT << kAbsent;
@@ -234,24 +241,33 @@ private slots:
         QTest::newRow("arabic-indic-digits") << u"\u0665\u0665"_qs << kT << kAbsent;
         QTest::newRow("nan") << u"NaN"_qs << kT << kAbsent;
 
-        QTest::newRow("imf-fixdate") << u"Wed, 21 Oct 2015 07:28:00 GMT"_qs << date - 30000 << Q_INT64_C(30000);
-        QTest::newRow("imf-lowercase") << u"wed, 21 oct 2015 07:28:00 gmt"_qs << date - 30000 << Q_INT64_C(30000);
-        QTest::newRow("imf-utc-zone") << u"Wed, 21 Oct 2015 07:28:00 UTC"_qs << date - 1000 << Q_INT64_C(1000);
-        QTest::newRow("imf-no-zone") << u"Wed, 21 Oct 2015 07:28:00"_qs << date - 1000 << Q_INT64_C(1000);
+        QTest::newRow("imf-fixdate")
+            << u"Wed, 21 Oct 2015 07:28:00 GMT"_qs << date - 30000 << Q_INT64_C(30000);
+        QTest::newRow("imf-lowercase")
+            << u"wed, 21 oct 2015 07:28:00 gmt"_qs << date - 30000 << Q_INT64_C(30000);
+        QTest::newRow("imf-utc-zone")
+            << u"Wed, 21 Oct 2015 07:28:00 UTC"_qs << date - 1000 << Q_INT64_C(1000);
+        QTest::newRow("imf-no-zone")
+            << u"Wed, 21 Oct 2015 07:28:00"_qs << date - 1000 << Q_INT64_C(1000);
         QTest::newRow("imf-one-digit-day") << u"Wed, 1 Oct 2015 07:28:00 GMT"_qs
                                            << date - 20 * Q_INT64_C(86400000) << Q_INT64_C(0);
-        QTest::newRow("rfc850") << u"Wednesday, 21-Oct-15 07:28:00 GMT"_qs << date - 5000 << Q_INT64_C(5000);
-        QTest::newRow("rfc850-four-digit-year") << u"Wednesday, 21-Oct-2015 07:28:00 GMT"_qs << date - 5000 << Q_INT64_C(5000);
-        QTest::newRow("asctime") << u"Wed Oct 21 07:28:00 2015"_qs << date - 60000 << Q_INT64_C(60000);
-        QTest::newRow("asctime-padded-day") << u"Sun Nov  6 08:49:37 1994"_qs
-                                            << Q_INT64_C(784111777000) - 2000 << Q_INT64_C(2000);
-        QTest::newRow("date-in-past-is-zero") << u"Wed, 21 Oct 2015 07:28:00 GMT"_qs << date + 99000 << Q_INT64_C(0);
+        QTest::newRow("rfc850") << u"Wednesday, 21-Oct-15 07:28:00 GMT"_qs << date - 5000
+                                << Q_INT64_C(5000);
+        QTest::newRow("rfc850-four-digit-year")
+            << u"Wednesday, 21-Oct-2015 07:28:00 GMT"_qs << date - 5000 << Q_INT64_C(5000);
+        QTest::newRow("asctime") << u"Wed Oct 21 07:28:00 2015"_qs << date - 60000
+                                 << Q_INT64_C(60000);
+        QTest::newRow("asctime-padded-day")
+            << u"Sun Nov  6 08:49:37 1994"_qs << Q_INT64_C(784111777000) - 2000 << Q_INT64_C(2000);
+        QTest::newRow("date-in-past-is-zero")
+            << u"Wed, 21 Oct 2015 07:28:00 GMT"_qs << date + 99000 << Q_INT64_C(0);
         QTest::newRow("date-far-future") << u"Fri, 31 Dec 9999 23:59:59 GMT"_qs << kT << kAbsent;
         QTest::newRow("bad-day") << u"Wed, 32 Oct 2015 07:28:00 GMT"_qs << date << kAbsent;
         QTest::newRow("feb-29-non-leap") << u"Sun, 29 Feb 2015 07:28:00 GMT"_qs << date << kAbsent;
         QTest::newRow("bad-hour") << u"Wed, 21 Oct 2015 25:28:00 GMT"_qs << date << kAbsent;
         QTest::newRow("bad-month") << u"Wed, 21 Foo 2015 07:28:00 GMT"_qs << date << kAbsent;
-        QTest::newRow("month-prefix-not-enough") << u"Wed, 21 Octopus 2015 07:28:00 GMT"_qs << date << kAbsent;
+        QTest::newRow("month-prefix-not-enough")
+            << u"Wed, 21 Octopus 2015 07:28:00 GMT"_qs << date << kAbsent;
         QTest::newRow("foreign-zone") << u"Wed, 21 Oct 2015 07:28:00 PST"_qs << date << kAbsent;
         QTest::newRow("offset-zone") << u"Wed, 21 Oct 2015 07:28:00 +0200"_qs << date << kAbsent;
         QTest::newRow("truncated-date") << u"Wed, 21 Oct 2015 07:2"_qs << date << kAbsent;
@@ -292,20 +308,30 @@ private slots:
         QTest::addColumn<QString>("text");
         QTest::addColumn<qint64>("expected");
         const QString prefix = u"Request is blocked by the upstream service until: "_qs;
-        QTest::newRow("fabric-pm") << prefix + u"9/2/2025 5:21:55 PM (UTC)"_qs << Q_INT64_C(1756833715000);
-        QTest::newRow("spec-example") << prefix + u"2/18/2026 10:45:04 PM (UTC)"_qs << Q_INT64_C(1771454704000);
-        QTest::newRow("midnight-12am") << prefix + u"9/2/2025 12:30:00 AM (UTC)"_qs << Q_INT64_C(1756773000000);
-        QTest::newRow("noon-12pm") << prefix + u"9/2/2025 12:30:00 PM (UTC)"_qs << Q_INT64_C(1756816200000);
-        QTest::newRow("lowercase-pm") << prefix + u"9/2/2025 5:21:55 pm (utc)"_qs << Q_INT64_C(1756833715000);
-        QTest::newRow("zero-padded") << prefix + u"09/02/2025 05:21:55 PM (UTC)"_qs << Q_INT64_C(1756833715000);
-        QTest::newRow("24-hour-clock") << prefix + u"9/2/2025 17:21:55 (UTC)"_qs << Q_INT64_C(1756833715000);
-        QTest::newRow("no-zone-means-utc") << prefix + u"9/2/2025 5:21:55 PM"_qs << Q_INT64_C(1756833715000);
-        QTest::newRow("leap-day") << prefix + u"2/29/2024 11:59:59 PM (UTC)"_qs << Q_INT64_C(1709251199000);
+        QTest::newRow("fabric-pm")
+            << prefix + u"9/2/2025 5:21:55 PM (UTC)"_qs << Q_INT64_C(1756833715000);
+        QTest::newRow("spec-example")
+            << prefix + u"2/18/2026 10:45:04 PM (UTC)"_qs << Q_INT64_C(1771454704000);
+        QTest::newRow("midnight-12am")
+            << prefix + u"9/2/2025 12:30:00 AM (UTC)"_qs << Q_INT64_C(1756773000000);
+        QTest::newRow("noon-12pm")
+            << prefix + u"9/2/2025 12:30:00 PM (UTC)"_qs << Q_INT64_C(1756816200000);
+        QTest::newRow("lowercase-pm")
+            << prefix + u"9/2/2025 5:21:55 pm (utc)"_qs << Q_INT64_C(1756833715000);
+        QTest::newRow("zero-padded")
+            << prefix + u"09/02/2025 05:21:55 PM (UTC)"_qs << Q_INT64_C(1756833715000);
+        QTest::newRow("24-hour-clock")
+            << prefix + u"9/2/2025 17:21:55 (UTC)"_qs << Q_INT64_C(1756833715000);
+        QTest::newRow("no-zone-means-utc")
+            << prefix + u"9/2/2025 5:21:55 PM"_qs << Q_INT64_C(1756833715000);
+        QTest::newRow("leap-day") << prefix + u"2/29/2024 11:59:59 PM (UTC)"_qs
+                                  << Q_INT64_C(1709251199000);
         QTest::newRow("in-json-body")
-            << u"{\"requestId\": \"44f7\", \"errorCode\": \"RequestBlocked\", \"message\": \""_qs + prefix
-                   + u"9/2/2025 5:21:55 PM (UTC)\"}"_qs
+            << u"{\"requestId\": \"44f7\", \"errorCode\": \"RequestBlocked\", \"message\": \""_qs +
+                   prefix + u"9/2/2025 5:21:55 PM (UTC)\"}"_qs
             << Q_INT64_C(1756833715000);
-        QTest::newRow("extra-spaces") << u"blocked until:   9/2/2025  5:21:55   PM  (UTC)"_qs << Q_INT64_C(1756833715000);
+        QTest::newRow("extra-spaces")
+            << u"blocked until:   9/2/2025  5:21:55   PM  (UTC)"_qs << Q_INT64_C(1756833715000);
         QTest::newRow("first-until-is-prose")
             << u"Wait until later. Request is blocked by the upstream service until: 9/2/2025 5:21:55 PM (UTC)"_qs
             << Q_INT64_C(1756833715000);
@@ -316,6 +342,14 @@ private slots:
         QTest::newRow("bad-day") << prefix + u"2/30/2025 5:21:55 PM (UTC)"_qs << kAbsent;
         QTest::newRow("two-digit-year") << prefix + u"9/2/25 5:21:55 PM (UTC)"_qs << kAbsent;
         QTest::newRow("truncated") << prefix + u"9/2/2025 5:2"_qs << kAbsent;
+        QTest::newRow("truncated-before-pm") << prefix + u"9/2/2025 5:21:55"_qs << kAbsent;
+        QTest::newRow("truncated-before-pm-space") << prefix + u"9/2/2025 5:21:55 "_qs << kAbsent;
+        QTest::newRow("truncated-in-zone")
+            << prefix + u"9/2/2025 5:21:55 PM (UT"_qs << Q_INT64_C(1756833715000);
+        QTest::newRow("truncated-in-other-zone")
+            << prefix + u"9/2/2025 5:21:55 PM (PS"_qs << kAbsent;
+        QTest::newRow("truncated-24h-unambiguous")
+            << prefix + u"9/2/2025 17:21:55"_qs << Q_INT64_C(1756833715000);
         QTest::newRow("no-until") << u"Request is blocked by the upstream service"_qs << kAbsent;
         QTest::newRow("empty") << QString() << kAbsent;
     }
@@ -376,7 +410,8 @@ private slots:
             << u"{\"requestId\": \"44f7c278\", \"errorCode\": \"RequestBlocked\", \"message\": \"Request is blo"_qs
             << u"RequestBlocked"_qs << QStringList();
         QTest::newRow("fabric-truncated-inside-code")
-            << u"{\"requestId\": \"44f7c278\", \"errorCode\": \"RequestBl"_qs << QString() << QStringList();
+            << u"{\"requestId\": \"44f7c278\", \"errorCode\": \"RequestBl"_qs << QString()
+            << QStringList();
         QTest::newRow("graph-429")
             << u"{\"error\":{\"code\":\"TooManyRequests\",\"innerError\":{\"code\":\"429\",\"message\":\"Please retry after\"},\"message\":\"Please retry again later.\"}}"_qs
             << u"TooManyRequests"_qs << QStringList{u"429"_qs};
@@ -415,11 +450,13 @@ private slots:
             << u"com.microsoft:server-busy: The request was terminated because the namespace is being throttled. Error code : 50009."_qs
             << u"50009"_qs << QStringList{u"ServerBusy"_qs, u"com.microsoft:server-busy"_qs};
         QTest::newRow("service-bus-amqp-alone")
-            << u"com.microsoft:server-busy"_qs << u"ServerBusy"_qs << QStringList{u"com.microsoft:server-busy"_qs};
+            << u"com.microsoft:server-busy"_qs << u"ServerBusy"_qs
+            << QStringList{u"com.microsoft:server-busy"_qs};
         QTest::newRow("server-busy-word")
             << u"ServerBusy: too many requests"_qs << u"ServerBusy"_qs << QStringList();
         QTest::newRow("server-busy-json")
-            << u"{\"error\":{\"code\":\"ServerBusy\",\"message\":\"ServerBusy\"}}"_qs << u"ServerBusy"_qs << QStringList();
+            << u"{\"error\":{\"code\":\"ServerBusy\",\"message\":\"ServerBusy\"}}"_qs
+            << u"ServerBusy"_qs << QStringList();
         QTest::newRow("invalid-json-unquoted")
             << u"{errorCode: RequestBlocked}"_qs << u"RequestBlocked"_qs << QStringList();
         QTest::newRow("oauth-error")
@@ -431,8 +468,8 @@ private slots:
         QTest::newRow("empty-graph-code")
             << u"{\"error\":{\"code\":\"\",\"message\":\"You do not have the required permissions\"}}"_qs
             << QString() << QStringList();
-        QTest::newRow("unicode-escape")
-            << u"{\"errorCode\":\"R\\u00e9quest\\\"Blocked\"}"_qs << u"R\u00e9quest\"Blocked"_qs << QStringList();
+        QTest::newRow("unicode-escape") << u"{\"errorCode\":\"R\\u00e9quest\\\"Blocked\"}"_qs
+                                        << u"R\u00e9quest\"Blocked"_qs << QStringList();
         QTest::newRow("unicode-around")
             << u"\u26a0 {\"errorCode\":\"RequestBlocked\",\"message\":\"\u00fcber \u65e5\u672c\"}"_qs
             << u"RequestBlocked"_qs << QStringList();
@@ -443,9 +480,12 @@ private slots:
             << u"{\"value\":[{\"code\":\"NotAnError\"}],\"errorCode\":\"RequestBlocked\"}"_qs
             << u"RequestBlocked"_qs << QStringList();
         QTest::newRow("deep-nesting-survives")
-            << QString(u"{\"a\":"_qs.repeated(200) + u"1"_qs + u"}"_qs.repeated(200)) << QString() << QStringList();
-        QTest::newRow("html") << u"<html><body>429 Too Many Requests</body></html>"_qs << QString() << QStringList();
-        QTest::newRow("plain-prose") << u"Too many requests, slow down"_qs << QString() << QStringList();
+            << QString(u"{\"a\":"_qs.repeated(200) + u"1"_qs + u"}"_qs.repeated(200)) << QString()
+            << QStringList();
+        QTest::newRow("html") << u"<html><body>429 Too Many Requests</body></html>"_qs << QString()
+                              << QStringList();
+        QTest::newRow("plain-prose")
+            << u"Too many requests, slow down"_qs << QString() << QStringList();
         QTest::newRow("20166-inside-number-is-not-code")
             << u"{\"error\":{\"code\":\"TooManyRequests\",\"message\":\"id 1201667\"}}"_qs
             << u"TooManyRequests"_qs << QStringList();
@@ -468,17 +508,24 @@ private slots:
         QTest::addColumn<QString>("body");
         QTest::addColumn<QString>("expected");
         const QString fabricBody = u"{\"errorCode\":\"CapacityLimitExceeded\"}"_qs;
-        const QString oneNoteBody = u"{\"error\":{\"code\":\"TooManyRequests\",\"innerError\":{\"code\":\"20166\"}}}"_qs;
-        const QString graphBody = u"{\"error\":{\"code\":\"TooManyRequests\",\"innerError\":{\"code\":\"429\"}}}"_qs;
-        QTest::newRow("field-wins") << u"RequestBlocked"_qs << u"Other"_qs << fabricBody << u"RequestBlocked"_qs;
-        QTest::newRow("header-next") << QString() << u"RequestBlocked"_qs << fabricBody << u"RequestBlocked"_qs;
-        QTest::newRow("body-last") << QString() << QString() << fabricBody << u"CapacityLimitExceeded"_qs;
+        const QString oneNoteBody =
+            u"{\"error\":{\"code\":\"TooManyRequests\",\"innerError\":{\"code\":\"20166\"}}}"_qs;
+        const QString graphBody =
+            u"{\"error\":{\"code\":\"TooManyRequests\",\"innerError\":{\"code\":\"429\"}}}"_qs;
+        QTest::newRow("field-wins")
+            << u"RequestBlocked"_qs << u"Other"_qs << fabricBody << u"RequestBlocked"_qs;
+        QTest::newRow("header-next")
+            << QString() << u"RequestBlocked"_qs << fabricBody << u"RequestBlocked"_qs;
+        QTest::newRow("body-last")
+            << QString() << QString() << fabricBody << u"CapacityLimitExceeded"_qs;
         QTest::newRow("generic-field-yields-to-specific-body")
             << u"TooManyRequests"_qs << QString() << oneNoteBody << u"20166"_qs;
         QTest::newRow("generic-field-kept-when-body-generic")
             << u"TooManyRequests"_qs << QString() << graphBody << u"TooManyRequests"_qs;
-        QTest::newRow("generic-body-when-nothing-else") << QString() << QString() << graphBody << u"TooManyRequests"_qs;
-        QTest::newRow("service-bus-field") << u"50009"_qs << QString() << u"ServerBusy"_qs << u"50009"_qs;
+        QTest::newRow("generic-body-when-nothing-else")
+            << QString() << QString() << graphBody << u"TooManyRequests"_qs;
+        QTest::newRow("service-bus-field")
+            << u"50009"_qs << QString() << u"ServerBusy"_qs << u"50009"_qs;
         QTest::newRow("nothing") << QString() << QString() << QString() << QString();
     }
     void errorCodeOf()
@@ -508,22 +555,32 @@ private slots:
         QTest::addColumn<bool>("appWide");
         const QString app = u"9e5c9e5a-1d4b-4a1b-9e3b-5a7c2e1f0d3c"_qs;
         const QString tid = u"72f988bf-86f1-41af-91ab-2d7cd011db47"_qs;
-        QTest::newRow("tenant-application") << u"Tenant_Application/ReadWrite/"_qs + app + u'/' + tid
-                                            << true << u"Tenant_Application"_qs << u"ReadWrite"_qs << app << tid << true;
-        QTest::newRow("application-read") << u"Application/Read/"_qs + app + u'/' + tid
-                                          << true << u"Application"_qs << u"Read"_qs << app << tid << true;
-        QTest::newRow("tenant-write") << u"Tenant/Write/"_qs + app + u'/' + tid
-                                      << true << u"Tenant"_qs << u"Write"_qs << app << tid << true;
-        QTest::newRow("short-user") << u"User"_qs << true << u"User"_qs << QString() << QString() << QString() << false;
-        QTest::newRow("short-application") << u"Application"_qs << true << u"Application"_qs << QString() << QString() << QString() << true;
-        QTest::newRow("case-and-spaces") << u"  tenant_application / readwrite / a / b  "_qs
-                                         << true << u"Tenant_Application"_qs << u"ReadWrite"_qs << u"a"_qs << u"b"_qs << true;
-        QTest::newRow("user-lowercase") << u"user"_qs << true << u"User"_qs << QString() << QString() << QString() << false;
-        QTest::newRow("partial") << u"Application/Read"_qs << true << u"Application"_qs << u"Read"_qs << QString() << QString() << true;
-        QTest::newRow("unknown-kept") << u"Weird/Foo"_qs << true << u"Weird"_qs << u"Foo"_qs << QString() << QString() << false;
-        QTest::newRow("empty") << QString() << false << QString() << QString() << QString() << QString() << false;
-        QTest::newRow("blank") << u"  "_qs << false << QString() << QString() << QString() << QString() << false;
-        QTest::newRow("empty-scope") << u"/Read/a/b"_qs << false << QString() << QString() << QString() << QString() << false;
+        QTest::newRow("tenant-application")
+            << u"Tenant_Application/ReadWrite/"_qs + app + u'/' + tid << true
+            << u"Tenant_Application"_qs << u"ReadWrite"_qs << app << tid << true;
+        QTest::newRow("application-read") << u"Application/Read/"_qs + app + u'/' + tid << true
+                                          << u"Application"_qs << u"Read"_qs << app << tid << true;
+        QTest::newRow("tenant-write") << u"Tenant/Write/"_qs + app + u'/' + tid << true
+                                      << u"Tenant"_qs << u"Write"_qs << app << tid << true;
+        QTest::newRow("short-user")
+            << u"User"_qs << true << u"User"_qs << QString() << QString() << QString() << false;
+        QTest::newRow("short-application") << u"Application"_qs << true << u"Application"_qs
+                                           << QString() << QString() << QString() << true;
+        QTest::newRow("case-and-spaces")
+            << u"  tenant_application / readwrite / a / b  "_qs << true << u"Tenant_Application"_qs
+            << u"ReadWrite"_qs << u"a"_qs << u"b"_qs << true;
+        QTest::newRow("user-lowercase")
+            << u"user"_qs << true << u"User"_qs << QString() << QString() << QString() << false;
+        QTest::newRow("partial") << u"Application/Read"_qs << true << u"Application"_qs
+                                 << u"Read"_qs << QString() << QString() << true;
+        QTest::newRow("unknown-kept") << u"Weird/Foo"_qs << true << u"Weird"_qs << u"Foo"_qs
+                                      << QString() << QString() << false;
+        QTest::newRow("empty") << QString() << false << QString() << QString() << QString()
+                               << QString() << false;
+        QTest::newRow("blank") << u"  "_qs << false << QString() << QString() << QString()
+                               << QString() << false;
+        QTest::newRow("empty-scope") << u"/Read/a/b"_qs << false << QString() << QString()
+                                     << QString() << QString() << false;
     }
     void throttleScope()
     {
@@ -578,55 +635,65 @@ private slots:
         QTest::addColumn<QString>("policy");
 
         QTest::newRow("ietf-structured")
-            << QStringList{u"RateLimit"_qs, u"\"default\";r=50;t=30"_qs, u"RateLimit-Policy"_qs, u"\"default\";q=100;w=60"_qs}
+            << QStringList{u"RateLimit"_qs, u"\"default\";r=50;t=30"_qs, u"RateLimit-Policy"_qs,
+                           u"\"default\";q=100;w=60"_qs}
             << 100.0 << 50.0 << kT + 30000 << 60.0 << u"default"_qs;
         QTest::newRow("ietf-most-restrictive-policy")
             << QStringList{u"RateLimit"_qs, u"\"day\";r=500;t=3600, \"burst\";r=5;t=1"_qs,
                            u"RateLimit-Policy"_qs, u"\"day\";q=1000;w=86400, \"burst\";q=10;w=1"_qs}
             << 10.0 << 5.0 << kT + 1000 << 1.0 << u"burst"_qs;
         QTest::newRow("ietf-policy-only")
-            << QStringList{u"RateLimit-Policy"_qs, u"\"default\";q=100;w=60"_qs}
-            << 100.0 << kNoDouble << kAbsent << 60.0 << u"default"_qs;
-        QTest::newRow("ietf-no-reset")
-            << QStringList{u"RateLimit"_qs, u"\"default\";r=0"_qs}
-            << kNoDouble << 0.0 << kAbsent << kNoDouble << u"default"_qs;
+            << QStringList{u"RateLimit-Policy"_qs, u"\"default\";q=100;w=60"_qs} << 100.0
+            << kNoDouble << kAbsent << 60.0 << u"default"_qs;
+        QTest::newRow("ietf-no-reset") << QStringList{u"RateLimit"_qs, u"\"default\";r=0"_qs}
+                                       << kNoDouble << 0.0 << kAbsent << kNoDouble << u"default"_qs;
         QTest::newRow("draft-dictionary")
-            << QStringList{u"RateLimit"_qs, u"limit=100, remaining=0, reset=30"_qs}
-            << 100.0 << 0.0 << kT + 30000 << kNoDouble << QString();
+            << QStringList{u"RateLimit"_qs, u"limit=100, remaining=0, reset=30"_qs} << 100.0 << 0.0
+            << kT + 30000 << kNoDouble << QString();
         QTest::newRow("draft-policy-bare-quota")
-            << QStringList{u"RateLimit-Policy"_qs, u"100;w=60"_qs, u"RateLimit-Remaining"_qs, u"10"_qs,
-                           u"RateLimit-Reset"_qs, u"5"_qs}
+            << QStringList{u"RateLimit-Policy"_qs,    u"100;w=60"_qs,
+                           u"RateLimit-Remaining"_qs, u"10"_qs,
+                           u"RateLimit-Reset"_qs,     u"5"_qs}
             << 100.0 << 10.0 << kT + 5000 << 60.0 << QString();
         QTest::newRow("ratelimit-triplet")
-            << QStringList{u"RateLimit-Limit"_qs, u"100, 100;w=60"_qs, u"RateLimit-Remaining"_qs, u"99"_qs,
-                           u"RateLimit-Reset"_qs, u"59"_qs}
+            << QStringList{u"RateLimit-Limit"_qs,     u"100, 100;w=60"_qs,
+                           u"RateLimit-Remaining"_qs, u"99"_qs,
+                           u"RateLimit-Reset"_qs,     u"59"_qs}
             << 100.0 << 99.0 << kT + 59000 << 60.0 << QString();
+        QTest::newRow("ratelimit-limit-window-draft-01")
+            << QStringList{u"RateLimit-Limit"_qs, u"10, 10;window=1, 50;window=60"_qs} << 10.0
+            << kNoDouble << kAbsent << 1.0 << QString();
+        QTest::newRow("policy-window-draft-01")
+            << QStringList{u"RateLimit-Policy"_qs, u"50;window=60"_qs} << 50.0 << kNoDouble
+            << kAbsent << 60.0 << QString();
         QTest::newRow("x-ratelimit-epoch-seconds")
-            << QStringList{u"X-RateLimit-Limit"_qs, u"5000"_qs, u"X-RateLimit-Remaining"_qs, u"0"_qs,
-                           u"X-RateLimit-Reset"_qs, u"1771454700"_qs}
+            << QStringList{u"X-RateLimit-Limit"_qs,     u"5000"_qs,
+                           u"X-RateLimit-Remaining"_qs, u"0"_qs,
+                           u"X-RateLimit-Reset"_qs,     u"1771454700"_qs}
             << 5000.0 << 0.0 << Q_INT64_C(1771454700000) << kNoDouble << QString();
         QTest::newRow("x-ratelimit-epoch-ms")
-            << QStringList{u"x-ratelimit-reset"_qs, u"1771454700123"_qs}
-            << kNoDouble << kNoDouble << Q_INT64_C(1771454700123) << kNoDouble << QString();
+            << QStringList{u"x-ratelimit-reset"_qs, u"1771454700123"_qs} << kNoDouble << kNoDouble
+            << Q_INT64_C(1771454700123) << kNoDouble << QString();
         QTest::newRow("x-ratelimit-delta")
-            << QStringList{u"x-ratelimit-reset"_qs, u"30"_qs}
-            << kNoDouble << kNoDouble << kT + 30000 << kNoDouble << QString();
+            << QStringList{u"x-ratelimit-reset"_qs, u"30"_qs} << kNoDouble << kNoDouble
+            << kT + 30000 << kNoDouble << QString();
         QTest::newRow("x-ratelimit-reset-after-decimal")
-            << QStringList{u"X-RateLimit-Reset-After"_qs, u"1.5"_qs}
-            << kNoDouble << kNoDouble << kT + 1500 << kNoDouble << QString();
-        QTest::newRow("x-rate-limit-twitter")
-            << QStringList{u"x-rate-limit-limit"_qs, u"15"_qs, u"x-rate-limit-remaining"_qs, u"3"_qs}
-            << 15.0 << 3.0 << kAbsent << kNoDouble << QString();
+            << QStringList{u"X-RateLimit-Reset-After"_qs, u"1.5"_qs} << kNoDouble << kNoDouble
+            << kT + 1500 << kNoDouble << QString();
+        QTest::newRow("x-rate-limit-twitter") << QStringList{u"x-rate-limit-limit"_qs, u"15"_qs,
+                                                             u"x-rate-limit-remaining"_qs, u"3"_qs}
+                                              << 15.0 << 3.0 << kAbsent << kNoDouble << QString();
         QTest::newRow("ietf-beats-legacy")
-            << QStringList{u"X-RateLimit-Remaining"_qs, u"7"_qs, u"RateLimit"_qs, u"\"default\";r=50;t=30"_qs}
+            << QStringList{u"X-RateLimit-Remaining"_qs, u"7"_qs, u"RateLimit"_qs,
+                           u"\"default\";r=50;t=30"_qs}
             << kNoDouble << 50.0 << kT + 30000 << kNoDouble << u"default"_qs;
         QTest::newRow("garbage")
-            << QStringList{u"RateLimit"_qs, u"nonsense;;;=="_qs, u"X-RateLimit-Remaining"_qs, u"lots"_qs,
-                           u"X-RateLimit-Reset"_qs, u"-5"_qs}
+            << QStringList{u"RateLimit"_qs, u"nonsense;;;=="_qs,     u"X-RateLimit-Remaining"_qs,
+                           u"lots"_qs,      u"X-RateLimit-Reset"_qs, u"-5"_qs}
             << kNoDouble << kNoDouble << kAbsent << kNoDouble << QString();
         QTest::newRow("unterminated-quote")
-            << QStringList{u"RateLimit"_qs, u"\"default;r=1"_qs}
-            << kNoDouble << kNoDouble << kAbsent << kNoDouble << QString();
+            << QStringList{u"RateLimit"_qs, u"\"default;r=1"_qs} << kNoDouble << kNoDouble
+            << kAbsent << kNoDouble << QString();
         QTest::newRow("none") << QStringList{u"Content-Type"_qs, u"application/json"_qs}
                               << kNoDouble << kNoDouble << kAbsent << kNoDouble << QString();
     }
@@ -661,12 +728,16 @@ private slots:
                            u" Microsoft.Compute/GetVMScaleSet3Min;197 , broken, ;5, Microsoft.Compute/GetVMScaleSet30Min;x, Microsoft.Compute/X;0"_qs}
             << u"Microsoft.Compute/GetVMScaleSet3Min=197|Microsoft.Compute/X=0"_qs;
         QTest::newRow("garbage-skipped")
-            << QStringList{u"x-ms-ratelimit-remaining-tenant-reads"_qs, u"-1"_qs,
-                           u"x-ms-ratelimit-remaining-tenant-writes"_qs, u"many"_qs,
-                           u"x-ms-ratelimit-remaining-"_qs, u"5"_qs}
+            << QStringList{u"x-ms-ratelimit-remaining-tenant-reads"_qs,
+                           u"-1"_qs,
+                           u"x-ms-ratelimit-remaining-tenant-writes"_qs,
+                           u"many"_qs,
+                           u"x-ms-ratelimit-remaining-"_qs,
+                           u"5"_qs}
             << QString();
         QTest::newRow("other-headers-ignored")
-            << QStringList{u"x-ms-request-id"_qs, u"1"_qs, u"x-ms-ratelimit-remaining-tenant-deletes"_qs, u"0"_qs}
+            << QStringList{u"x-ms-request-id"_qs, u"1"_qs,
+                           u"x-ms-ratelimit-remaining-tenant-deletes"_qs, u"0"_qs}
             << u"tenant-deletes=0"_qs;
     }
     void armRemaining()
@@ -691,36 +762,74 @@ private slots:
         QTest::addColumn<QString>("kind");
         QTest::addColumn<bool>("retryable");
 
-        QTest::newRow("200") << 200 << QString() << QStringList() << QString() << QString() << false << u"none"_qs << true;
-        QTest::newRow("0-no-response") << 0 << QString() << QStringList() << QString() << QString() << false << u"none"_qs << true;
-        QTest::newRow("404") << 404 << u"NotFound"_qs << QStringList() << QString() << QString() << false << u"none"_qs << true;
-        QTest::newRow("500-with-retry-after") << 500 << QString() << QStringList() << QString() << u"5"_qs << false << u"none"_qs << true;
-        QTest::newRow("429-bare") << 429 << QString() << QStringList() << QString() << QString() << true << u"rate-limit"_qs << true;
-        QTest::newRow("429-fabric") << 429 << u"RequestBlocked"_qs << QStringList() << QString() << u"55"_qs << true << u"rate-limit"_qs << true;
-        QTest::newRow("429-capacity") << 429 << u"CapacityLimitExceeded"_qs << QStringList() << QString() << QString() << true << u"capacity"_qs << false;
-        QTest::newRow("429-capacity-from-body") << 429 << QString() << QStringList()
-                                                << u"{\"errorCode\":\"CapacityLimitExceeded\"}"_qs << QString() << true << u"capacity"_qs << false;
-        QTest::newRow("430-spark") << 430 << QString() << QStringList() << QString() << QString() << true << u"capacity"_qs << false;
-        QTest::newRow("430-spark-code") << 430 << u"TooManyRequestsForCapacity"_qs << QStringList() << QString() << QString() << true << u"capacity"_qs << false;
-        QTest::newRow("429-service-bus") << 429 << u"50009"_qs << QStringList()
-                                         << u"Error code: 50009. Please wait 2 seconds and try again."_qs << QString() << true << u"server-busy"_qs << true;
-        QTest::newRow("503-plain") << 503 << QString() << QStringList() << u"Service Unavailable"_qs << QString() << false << u"none"_qs << true;
-        QTest::newRow("503-retry-after-field") << 503 << QString() << QStringList() << QString() << u"10"_qs << true << u"server-busy"_qs << true;
-        QTest::newRow("503-retry-after-header") << 503 << QString() << QStringList{u"Retry-After"_qs, u"10"_qs} << QString() << QString() << true << u"server-busy"_qs << true;
-        QTest::newRow("503-retry-after-ms-header") << 503 << QString() << QStringList{u"x-ms-retry-after-ms"_qs, u"100"_qs} << QString() << QString() << true << u"server-busy"_qs << true;
-        QTest::newRow("503-service-bus-text") << 503 << QString() << QStringList()
-                                              << u"The request was terminated because the entity is being throttled. Error code: 50009."_qs << QString() << true << u"server-busy"_qs << true;
-        QTest::newRow("503-serverbusy-code") << 503 << u"ServerBusy"_qs << QStringList() << QString() << QString() << true << u"server-busy"_qs << true;
-        QTest::newRow("503-amqp") << 503 << QString() << QStringList() << u"com.microsoft:server-busy"_qs << QString() << true << u"server-busy"_qs << true;
+        QTest::newRow("200") << 200 << QString() << QStringList() << QString() << QString() << false
+                             << u"none"_qs << true;
+        QTest::newRow("0-no-response") << 0 << QString() << QStringList() << QString() << QString()
+                                       << false << u"none"_qs << true;
+        QTest::newRow("404") << 404 << u"NotFound"_qs << QStringList() << QString() << QString()
+                             << false << u"none"_qs << true;
+        QTest::newRow("500-with-retry-after") << 500 << QString() << QStringList() << QString()
+                                              << u"5"_qs << false << u"none"_qs << true;
+        QTest::newRow("429-bare") << 429 << QString() << QStringList() << QString() << QString()
+                                  << true << u"rate-limit"_qs << true;
+        QTest::newRow("429-fabric") << 429 << u"RequestBlocked"_qs << QStringList() << QString()
+                                    << u"55"_qs << true << u"rate-limit"_qs << true;
+        QTest::newRow("429-capacity") << 429 << u"CapacityLimitExceeded"_qs << QStringList()
+                                      << QString() << QString() << true << u"capacity"_qs << false;
+        QTest::newRow("429-capacity-from-body")
+            << 429 << QString() << QStringList() << u"{\"errorCode\":\"CapacityLimitExceeded\"}"_qs
+            << QString() << true << u"capacity"_qs << false;
+        QTest::newRow("430-spark") << 430 << QString() << QStringList() << QString() << QString()
+                                   << true << u"capacity"_qs << false;
+        QTest::newRow("430-spark-code")
+            << 430 << u"TooManyRequestsForCapacity"_qs << QStringList() << QString() << QString()
+            << true << u"capacity"_qs << false;
+        QTest::newRow("429-service-bus")
+            << 429 << u"50009"_qs << QStringList()
+            << u"Error code: 50009. Please wait 2 seconds and try again."_qs << QString() << true
+            << u"server-busy"_qs << true;
+        QTest::newRow("503-plain") << 503 << QString() << QStringList() << u"Service Unavailable"_qs
+                                   << QString() << false << u"none"_qs << true;
+        QTest::newRow("503-retry-after-field") << 503 << QString() << QStringList() << QString()
+                                               << u"10"_qs << true << u"server-busy"_qs << true;
+        QTest::newRow("503-retry-after-header")
+            << 503 << QString() << QStringList{u"Retry-After"_qs, u"10"_qs} << QString()
+            << QString() << true << u"server-busy"_qs << true;
+        QTest::newRow("503-retry-after-ms-header")
+            << 503 << QString() << QStringList{u"x-ms-retry-after-ms"_qs, u"100"_qs} << QString()
+            << QString() << true << u"server-busy"_qs << true;
+        QTest::newRow("503-service-bus-text")
+            << 503 << QString() << QStringList()
+            << u"The request was terminated because the entity is being throttled. Error code: 50009."_qs
+            << QString() << true << u"server-busy"_qs << true;
+        QTest::newRow("503-serverbusy-code")
+            << 503 << u"ServerBusy"_qs << QStringList() << QString() << QString() << true
+            << u"server-busy"_qs << true;
+        QTest::newRow("503-storage-xml")
+            << 503 << QString() << QStringList()
+            << u"<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>ServerBusy</Code><Message>Egress is over the account limit.</Message></Error>"_qs
+            << QString() << true << u"server-busy"_qs << true;
+        QTest::newRow("503-amqp") << 503 << QString() << QStringList()
+                                  << u"com.microsoft:server-busy"_qs << QString() << true
+                                  << u"server-busy"_qs << true;
         QTest::newRow("503-sharepoint") << 503 << QString() << QStringList()
-                                        << u"{\"error\":{\"code\":\"activityLimitReached\"}}"_qs << QString() << true << u"server-busy"_qs << true;
-        QTest::newRow("429-fabric-not-retriable") << 429 << QString() << QStringList()
-                                                  << u"{\"errorCode\":\"RequestBlocked\",\"isRetriable\":false}"_qs << u"55"_qs << true << u"rate-limit"_qs << false;
-        QTest::newRow("429-fabric-retriable") << 429 << QString() << QStringList()
-                                              << u"{\"errorCode\":\"RequestBlocked\",\"isRetriable\": true}"_qs << u"55"_qs << true << u"rate-limit"_qs << true;
-        QTest::newRow("429-capacity-retriable-true-stays-false") << 429 << QString() << QStringList()
-                                                                 << u"{\"errorCode\":\"CapacityLimitExceeded\",\"isRetriable\":true}"_qs << QString() << true << u"capacity"_qs << false;
-        QTest::newRow("503-unrelated-code") << 503 << u"MaintenanceMode"_qs << QStringList() << QString() << QString() << false << u"none"_qs << true;
+                                        << u"{\"error\":{\"code\":\"activityLimitReached\"}}"_qs
+                                        << QString() << true << u"server-busy"_qs << true;
+        QTest::newRow("429-fabric-not-retriable")
+            << 429 << QString() << QStringList()
+            << u"{\"errorCode\":\"RequestBlocked\",\"isRetriable\":false}"_qs << u"55"_qs << true
+            << u"rate-limit"_qs << false;
+        QTest::newRow("429-fabric-retriable")
+            << 429 << QString() << QStringList()
+            << u"{\"errorCode\":\"RequestBlocked\",\"isRetriable\": true}"_qs << u"55"_qs << true
+            << u"rate-limit"_qs << true;
+        QTest::newRow("429-capacity-retriable-true-stays-false")
+            << 429 << QString() << QStringList()
+            << u"{\"errorCode\":\"CapacityLimitExceeded\",\"isRetriable\":true}"_qs << QString()
+            << true << u"capacity"_qs << false;
+        QTest::newRow("503-unrelated-code")
+            << 503 << u"MaintenanceMode"_qs << QStringList() << QString() << QString() << false
+            << u"none"_qs << true;
     }
     void classify()
     {
@@ -753,14 +862,22 @@ private slots:
         QTest::addColumn<QString>("body");
         QTest::addColumn<qint64>("expected");
 
-        QTest::newRow("retry-after-field") << 429 << -1.0 << u"55"_qs << QStringList() << QString() << kT + 55000;
-        QTest::newRow("relative-to-response") << 429 << 250.4 << u"55"_qs << QStringList() << QString() << kT + 250 + 55000;
-        QTest::newRow("header-only") << 429 << -1.0 << QString() << QStringList{u"Retry-After"_qs, u"2.128"_qs} << QString() << kT + 2128;
-        QTest::newRow("field-and-header-same") << 429 << -1.0 << u"3"_qs << QStringList{u"Retry-After"_qs, u"3"_qs} << QString() << kT + 3000;
+        QTest::newRow("retry-after-field")
+            << 429 << -1.0 << u"55"_qs << QStringList() << QString() << kT + 55000;
+        QTest::newRow("relative-to-response")
+            << 429 << 250.4 << u"55"_qs << QStringList() << QString() << kT + 250 + 55000;
+        QTest::newRow("header-only")
+            << 429 << -1.0 << QString() << QStringList{u"Retry-After"_qs, u"2.128"_qs} << QString()
+            << kT + 2128;
+        QTest::newRow("field-and-header-same")
+            << 429 << -1.0 << u"3"_qs << QStringList{u"Retry-After"_qs, u"3"_qs} << QString()
+            << kT + 3000;
         QTest::newRow("ms-header-later")
-            << 429 << -1.0 << u"1"_qs << QStringList{u"retry-after-ms"_qs, u"1500"_qs} << QString() << kT + 1500;
+            << 429 << -1.0 << u"1"_qs << QStringList{u"retry-after-ms"_qs, u"1500"_qs} << QString()
+            << kT + 1500;
         QTest::newRow("seconds-later-than-ms")
-            << 429 << -1.0 << u"2"_qs << QStringList{u"x-ms-retry-after-ms"_qs, u"1500"_qs} << QString() << kT + 2000;
+            << 429 << -1.0 << u"2"_qs << QStringList{u"x-ms-retry-after-ms"_qs, u"1500"_qs}
+            << QString() << kT + 2000;
         QTest::newRow("blocked-until-later")
             << 429 << -1.0 << u"1"_qs << QStringList()
             << u"{\"errorCode\":\"RequestBlocked\",\"message\":\"Request is blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)\"}"_qs
@@ -769,22 +886,43 @@ private slots:
             << 429 << -1.0 << u"120"_qs << QStringList()
             << u"{\"errorCode\":\"RequestBlocked\",\"message\":\"Request is blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)\"}"_qs
             << kT + 120000;
-        QTest::newRow("please-wait") << 429 << -1.0 << QString() << QStringList()
-                                     << u"Error code: 50009. Please wait 2 seconds and try again."_qs << kT + 2000;
-        QTest::newRow("http-date") << 503 << -1.0 << u"Wed, 18 Feb 2026 22:45:04 GMT"_qs << QStringList() << QString()
-                                   << Q_INT64_C(1771454704000);
-        QTest::newRow("http-date-in-past") << 503 << -1.0 << u"Wed, 21 Oct 2015 07:28:00 GMT"_qs << QStringList() << QString() << kT;
-        QTest::newRow("garbage") << 429 << -1.0 << u"later"_qs << QStringList() << QString() << kAbsent;
+        QTest::newRow("please-wait")
+            << 429 << -1.0 << QString() << QStringList()
+            << u"Error code: 50009. Please wait 2 seconds and try again."_qs << kT + 2000;
+        QTest::newRow("http-date") << 503 << -1.0 << u"Wed, 18 Feb 2026 22:45:04 GMT"_qs
+                                   << QStringList() << QString() << Q_INT64_C(1771454704000);
+        QTest::newRow("http-date-in-past") << 503 << -1.0 << u"Wed, 21 Oct 2015 07:28:00 GMT"_qs
+                                           << QStringList() << QString() << kT;
+        QTest::newRow("garbage") << 429 << -1.0 << u"later"_qs << QStringList() << QString()
+                                 << kAbsent;
+        QTest::newRow("garbage-field-falls-back-to-header")
+            << 429 << -1.0 << u"later"_qs << QStringList{u"Retry-After"_qs, u"9"_qs} << QString()
+            << kT + 9000;
+        QTest::newRow("blocked-until-in-past-means-now")
+            << 429 << -1.0 << QString() << QStringList()
+            << u"Request is blocked by the upstream service until: 9/2/2025 5:21:55 PM (UTC)"_qs
+            << kT;
+        QTest::newRow("blocked-until-centuries-away-ignored")
+            << 429 << -1.0 << u"5"_qs << QStringList()
+            << u"Request is blocked by the upstream service until: 9/2/2999 5:21:55 PM (UTC)"_qs
+            << kT + 5000;
+        QTest::newRow("reset-in-past-means-now")
+            << 429 << -1.0 << QString()
+            << QStringList{u"X-RateLimit-Remaining"_qs, u"0"_qs, u"X-RateLimit-Reset"_qs,
+                           u"1700000000"_qs}
+            << QString() << kT;
         QTest::newRow("none-onenote") << 429 << -1.0 << QString() << QStringList()
                                       << u"{\"error\":{\"code\":\"20166\"}}"_qs << kAbsent;
         QTest::newRow("exhausted-ratelimit")
             << 429 << -1.0 << QString()
-            << QStringList{u"X-RateLimit-Remaining"_qs, u"0"_qs, u"X-RateLimit-Reset"_qs, u"1771454700"_qs} << QString()
-            << Q_INT64_C(1771454700000);
+            << QStringList{u"X-RateLimit-Remaining"_qs, u"0"_qs, u"X-RateLimit-Reset"_qs,
+                           u"1771454700"_qs}
+            << QString() << Q_INT64_C(1771454700000);
         QTest::newRow("ratelimit-with-room-is-not-advice")
             << 429 << -1.0 << QString()
-            << QStringList{u"X-RateLimit-Remaining"_qs, u"10"_qs, u"X-RateLimit-Reset"_qs, u"1771454700"_qs} << QString()
-            << kAbsent;
+            << QStringList{u"X-RateLimit-Remaining"_qs, u"10"_qs, u"X-RateLimit-Reset"_qs,
+                           u"1771454700"_qs}
+            << QString() << kAbsent;
         QTest::newRow("all-sources-latest-wins")
             << 429 << 1000.0 << u"1"_qs
             << QStringList{u"retry-after-ms"_qs, u"2500"_qs, u"RateLimit"_qs, u"\"d\";r=0;t=4"_qs}
@@ -814,11 +952,11 @@ private slots:
         RequestEvent event;
         event.tsMs = kT;
         event.status = 200;
-        event.headers = headersOf({u"x-ms-throttle-limit-percentage"_qs, u"0.9"_qs,
-                                   u"x-ms-resource-unit"_qs, u"2"_qs,
-                                   u"x-ms-throttle-information"_qs, u" CPULimitExceeded "_qs,
-                                   u"x-ms-throttle-scope"_qs, u"Application/Read/a/t"_qs,
-                                   u"x-ms-ratelimit-remaining-subscription-reads"_qs, u"42"_qs});
+        event.headers =
+            headersOf({u"x-ms-throttle-limit-percentage"_qs, u"0.9"_qs, u"x-ms-resource-unit"_qs,
+                       u"2"_qs, u"x-ms-throttle-information"_qs, u" CPULimitExceeded "_qs,
+                       u"x-ms-throttle-scope"_qs, u"Application/Read/a/t"_qs,
+                       u"x-ms-ratelimit-remaining-subscription-reads"_qs, u"42"_qs});
         const ThrottleSignals s = extract(event);
         QVERIFY(!s.throttled);
         QCOMPARE(s.kind, ThrottleKind::None);
@@ -843,7 +981,40 @@ private slots:
         QCOMPARE(s.kind, ThrottleKind::None);
         QCOMPARE(s.errorCode, u"kept"_qs);
         QVERIFY(!s.retryAtMs && !s.limitPercentage && !s.scope && !s.resourceUnits);
-        QVERIFY(s.rateLimit.isEmpty() && s.armRemaining.isEmpty() && s.throttleInformation.isEmpty());
+        QVERIFY(s.rateLimit.isEmpty() && s.armRemaining.isEmpty() &&
+                s.throttleInformation.isEmpty());
+    }
+
+    // The report calls extract() for every line: a plain success (or one carrying only the
+    // Graph soft-limit header) must not touch the heap.
+    void hotPathAllocatesNothing()
+    {
+#ifndef TS_COUNTS_ALLOCATIONS
+        QSKIP("allocation counting needs glibc malloc (not available under ASan)");
+#else
+        RequestEvent plain;
+        plain.tsMs = kT;
+        plain.status = 200;
+        plain.url = u"https://api.fabric.microsoft.com/v1/workspaces"_qs;
+        plain.errorCode = u"x"_qs;
+        RequestEvent soft = plain;
+        soft.headers.set(u"x-ms-throttle-limit-percentage"_qs, u"0.85"_qs);
+        soft.headers.set(u"x-ms-resource-unit"_qs, u"1"_qs);
+        { // the counter itself works: a fresh string does allocate
+            const long start = ts::testing::allocationCount.load();
+            const QString fresh = QString::number(1234567890123LL);
+            QVERIFY(ts::testing::allocationCount.load() > start && !fresh.isEmpty());
+        }
+        qint64 sink = 0;
+        const long before = ts::testing::allocationCount.load();
+        for (int i = 0; i < 1000; ++i) {
+            const ThrottleSignals a = extract(plain);
+            const ThrottleSignals b = extract(soft);
+            sink += a.throttled + isThrottle(plain) + qint64(b.limitPercentage.value_or(0) * 100);
+        }
+        QCOMPARE(ts::testing::allocationCount.load() - before, 0L);
+        QCOMPARE(sink, qint64(85) * 1000);
+#endif
     }
 
     void responseTime()
@@ -865,6 +1036,97 @@ private slots:
         QCOMPARE(throttleKindName(ThrottleKind::RateLimit), u"rate-limit"_qs);
         QCOMPARE(throttleKindName(ThrottleKind::Capacity), u"capacity"_qs);
         QCOMPARE(throttleKindName(ThrottleKind::ServerBusy), u"server-busy"_qs);
+    }
+
+    void fabricIsRetriable()
+    {
+        QCOMPARE(
+            errorCodesFromBody(u"{\"errorCode\":\"CapacityLimitExceeded\",\"isRetriable\":false}")
+                .isRetriable,
+            std::optional<bool>(false));
+        QCOMPARE(errorCodesFromBody(u"{\"errorCode\":\"X\",\"isRetriable\":true}").isRetriable,
+                 std::optional<bool>(true));
+        QVERIFY(!errorCodesFromBody(u"{\"errorCode\":\"X\"}").isRetriable.has_value());
+        // Only Fabric's top-level field counts, not a nested one.
+        QVERIFY(!errorCodesFromBody(u"{\"a\":{\"isRetriable\":false}}").isRetriable.has_value());
+    }
+
+    // Every prefix of the real bodies (a logger truncating at any byte): never a crash, never a
+    // wrong code or instant; the code is found as soon as it is complete.
+    void truncatedRealBodies()
+    {
+        const QString fabric =
+            u"{\"requestId\": \"44f7c278-3c6c-4d94-9649-60b40c7ef6c9\", \"errorCode\": \"RequestBlocked\", \"message\": \"Request is blocked by the upstream service until: 9/2/2025 5:21:55 PM (UTC)\"}"_qs;
+        const qint64 until = Q_INT64_C(1756833715000);
+        const qsizetype codeComplete = fabric.indexOf(u"RequestBlocked\""_qs) + 15;
+        const qsizetype untilComplete = fabric.indexOf(u" PM"_qs) + 3;
+        for (qsizetype n = 0; n <= fabric.size(); ++n) {
+            const QStringView prefix = QStringView(fabric).first(n);
+            const ErrorCodes codes = errorCodesFromBody(prefix);
+            if (n >= codeComplete)
+                QCOMPARE(codes.primary, u"RequestBlocked"_qs);
+            else
+                QVERIFY2(codes.primary.isEmpty(), qPrintable(codes.primary));
+            const auto blocked = parseBlockedUntilMs(prefix);
+            if (n >= untilComplete)
+                QCOMPARE(orAbsent(blocked), until);
+            else
+                QVERIFY2(!blocked, qPrintable(prefix.toString()));
+            RequestEvent event;
+            event.tsMs = kFabricDate;
+            event.status = 429;
+            event.body = prefix.toString();
+            const ThrottleSignals s = extract(event);
+            QVERIFY(s.throttled);
+            QVERIFY(!s.retryAtMs || *s.retryAtMs == until);
+        }
+        const QString graph =
+            u"{\"error\":{\"code\":\"TooManyRequests\",\"innerError\":{\"code\":\"20166\",\"date\":\"2020-08-18T12:51:51\"},\"message\":\"Please retry again later.\"}}"_qs;
+        for (qsizetype n = 0; n <= graph.size(); ++n) {
+            const ErrorCodes codes = errorCodesFromBody(QStringView(graph).first(n));
+            QVERIFY2(codes.primary.isEmpty() || codes.primary == u"TooManyRequests"_qs ||
+                         codes.primary == u"20166"_qs,
+                     qPrintable(codes.primary));
+            if (n == graph.size())
+                QCOMPARE(codes.primary, u"20166"_qs);
+        }
+    }
+
+    // Random garbage through every parser: no crash, results inside their documented ranges.
+    void garbageIsHarmless()
+    {
+        static const QString alphabet =
+            u"0123456789.,;:=-+/ \t\"{}[]\\aAeEpPmMsTuUnNtilwW%()\u00e9\u65e5\U0001F600"_qs;
+        QRandomGenerator rng(20260218);
+        const qint64 maxMs = Q_INT64_C(366) * 24 * 3600 * 1000;
+        for (int round = 0; round < 3000; ++round) {
+            QString text;
+            const int length = rng.bounded(60);
+            for (int i = 0; i < length; ++i)
+                text.append(alphabet[rng.bounded(int(alphabet.size()))]);
+            if (const auto d = parseRetryAfterDelayMs(text, kT))
+                QVERIFY(*d >= 0 && *d <= maxMs);
+            if (const auto d = parseRetryAfterMsHeader(text))
+                QVERIFY(*d >= 0 && *d <= maxMs);
+            if (const auto d = parsePleaseWaitDelayMs(text))
+                QVERIFY(*d >= 0 && *d <= maxMs);
+            if (const auto p = parseLimitPercentage(text))
+                QVERIFY(*p >= 0);
+            (void)parseBlockedUntilMs(text);
+            (void)parseThrottleScope(text);
+            (void)errorCodesFromBody(text);
+            RequestEvent event;
+            event.tsMs = kT;
+            event.status = int(rng.bounded(4)) == 0 ? 503 : 429;
+            event.body = text;
+            event.retryAfter = text;
+            event.headers =
+                headersOf({u"RateLimit"_qs, text, u"RateLimit-Policy"_qs, text,
+                           u"x-ms-throttle-scope"_qs, text, u"x-ms-ratelimit-remaining-resource"_qs,
+                           text, u"X-RateLimit-Reset"_qs, text});
+            const ThrottleSignals s = extract(event);
+            QVERIFY(!s.retryAtMs || *s.retryAtMs >= kT);
+        }
     }
 
     // ---- real samples -------------------------------------------------------------------
@@ -919,10 +1181,12 @@ private slots:
             QCOMPARE(errorCodesFromBody(response.body).primary, bodyCode);
             QCOMPARE(s.kind, ThrottleKind::RateLimit);
             QVERIFY(s.retryable);
-            QCOMPARE(orAbsent(parseRetryAfterDelayMs(retryAfter, event.tsMs)), qint64(retrySeconds) * 1000);
+            QCOMPARE(orAbsent(parseRetryAfterDelayMs(retryAfter, event.tsMs)),
+                     qint64(retrySeconds) * 1000);
             QCOMPARE(orAbsent(parseBlockedUntilMs(message)), *blockedUntil);
             QCOMPARE(orAbsent(parseBlockedUntilMs(response.body)), *blockedUntil);
-            const qint64 expectedRetryAt = std::max(event.tsMs + qint64(retrySeconds) * 1000, *blockedUntil);
+            const qint64 expectedRetryAt =
+                std::max(event.tsMs + qint64(retrySeconds) * 1000, *blockedUntil);
             QCOMPARE(orAbsent(s.retryAtMs), expectedRetryAt);
         }
         QCOMPARE(throttlesSeen, throttlesInFile);
@@ -947,8 +1211,8 @@ private slots:
 
     void graph429Sample()
     {
-        const HttpMessage message = readHttpMessage(
-            QStringLiteral(TS_THIRDPARTY_DIR "/graph/graph-docs_throttling_sample-429-response.http"));
+        const HttpMessage message = readHttpMessage(QStringLiteral(
+            TS_THIRDPARTY_DIR "/graph/graph-docs_throttling_sample-429-response.http"));
         QCOMPARE(message.status, 429);
         RequestEvent event;
         event.tsMs = kT;
@@ -960,7 +1224,8 @@ private slots:
                 retryAfter = h.second;
         }
         event.body = QString::fromUtf8(message.body);
-        const QJsonObject error = QJsonDocument::fromJson(message.body).object().value(u"error").toObject();
+        const QJsonObject error =
+            QJsonDocument::fromJson(message.body).object().value(u"error").toObject();
         const QString code = error.value(u"code").toString();
         const QString innerCode = error.value(u"innerError").toObject().value(u"code").toString();
         QCOMPARE(code, u"TooManyRequests"_qs);
@@ -974,15 +1239,17 @@ private slots:
         QCOMPARE(codes.primary, code);
         QCOMPARE(codes.inner, QStringList{innerCode});
         // 2.128 s exactly: 2128 ms after the response.
-        QCOMPARE(orAbsent(s.retryAtMs), kT + qint64(std::ceil(retryAfter.toDouble() * 1000 - 1e-6)));
+        QCOMPARE(orAbsent(s.retryAtMs),
+                 kT + qint64(std::ceil(retryAfter.toDouble() * 1000 - 1e-6)));
     }
 
     void graphBatchSample()
     {
-        const HttpMessage message = readHttpMessage(
-            QStringLiteral(TS_THIRDPARTY_DIR "/graph/graph-docs_json-batching_example-response.http"));
+        const HttpMessage message = readHttpMessage(QStringLiteral(
+            TS_THIRDPARTY_DIR "/graph/graph-docs_json-batching_example-response.http"));
         QCOMPARE(message.status, 200);
-        const QJsonArray responses = QJsonDocument::fromJson(message.body).object().value(u"responses").toArray();
+        const QJsonArray responses =
+            QJsonDocument::fromJson(message.body).object().value(u"responses").toArray();
         QVERIFY(responses.size() >= 5);
         for (const QJsonValue &value : responses) {
             const QJsonObject sub = value.toObject();
@@ -999,10 +1266,12 @@ private slots:
             const ThrottleSignals s = extract(event);
             QVERIFY2(!s.throttled, qPrintable(sub.value(u"id").toString()));
             QCOMPARE(s.kind, ThrottleKind::None);
-            const QString fileCode = sub.value(u"body").toObject().value(u"error").toObject().value(u"code").toString();
+            const QString fileCode =
+                sub.value(u"body").toObject().value(u"error").toObject().value(u"code").toString();
             QCOMPARE(s.errorCode, fileCode);
             if (headers.contains(u"x-ms-resource-unit"))
-                QCOMPARE(orNoDouble(s.resourceUnits), headers.value(u"x-ms-resource-unit").toString().toDouble());
+                QCOMPARE(orNoDouble(s.resourceUnits),
+                         headers.value(u"x-ms-resource-unit").toString().toDouble());
             else
                 QVERIFY(!s.resourceUnits);
             QVERIFY(!s.retryAtMs);
@@ -1039,7 +1308,8 @@ private slots:
         envelope.body = QString::fromUtf8(batch);
         QVERIFY(!isThrottle(envelope));
 
-        const QJsonArray responses = QJsonDocument::fromJson(batch).object().value(u"responses").toArray();
+        const QJsonArray responses =
+            QJsonDocument::fromJson(batch).object().value(u"responses").toArray();
         QCOMPARE(responses.size(), expected.size());
         for (qsizetype i = 0; i < responses.size(); ++i) {
             const QJsonObject sub = responses[i].toObject();
@@ -1049,7 +1319,8 @@ private slots:
             const QJsonObject headers = sub.value(u"headers").toObject();
             for (auto it = headers.begin(); it != headers.end(); ++it)
                 event.headers.set(it.key(), it.value().toString());
-            event.body = QString::fromUtf8(QJsonDocument(sub.value(u"body").toObject()).toJson(QJsonDocument::Compact));
+            event.body = QString::fromUtf8(
+                QJsonDocument(sub.value(u"body").toObject()).toJson(QJsonDocument::Compact));
             const ThrottleSignals s = extract(event);
             QCOMPARE(s.throttled, expected[i].throttled);
             QCOMPARE(s.errorCode, expected[i].code);
