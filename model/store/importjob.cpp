@@ -18,8 +18,7 @@ namespace {
 class BatchingSink final : public IngestSink
 {
 public:
-    BatchingSink(WorkspaceWriter &writer, qint64 sourceId, qsizetype batchRecords,
-                 bool resumable)
+    BatchingSink(WorkspaceWriter &writer, qint64 sourceId, qsizetype batchRecords, bool resumable)
         : m_writer(writer), m_sourceId(sourceId), m_batchRecords(qMax<qsizetype>(1, batchRecords)),
           m_resumable(resumable)
     {
@@ -138,9 +137,9 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
         if (!input.open(stdin, QIODevice::ReadOnly))
             return failed(result, u"-: " + input.errorString());
         // Every read of stdin is new data: its own source, never matched or resumed.
-        result.sourceId = workspace.addSource(
-            QStringLiteral("-"), reader.formatName(), -1, 0,
-            "stdin:" + QUuid::createUuid().toByteArray(QUuid::WithoutBraces));
+        result.sourceId =
+            workspace.addSource(QStringLiteral("-"), reader.formatName(), -1, 0,
+                                "stdin:" + QUuid::createUuid().toByteArray(QUuid::WithoutBraces));
         if (result.sourceId == 0)
             return failed(result, workspace.errorString());
     } else {
@@ -180,10 +179,9 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
                 result.restarted = true;
             }
             // The file may have grown past the head we fingerprinted: remember more of it.
-            if (fingerprint->headLength != source->headLength
-                && !workspace.updateSourceFingerprint(source->id, fingerprint->headLength,
-                                                      fingerprint->headHash,
-                                                      fingerprint->mtimeMs)) {
+            if (fingerprint->headLength != source->headLength &&
+                !workspace.updateSourceFingerprint(source->id, fingerprint->headLength,
+                                                   fingerprint->headHash, fingerprint->mtimeMs)) {
                 return failed(result, workspace.errorString());
             }
         } else {
@@ -204,8 +202,8 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
     // The reader polls one flag; it stops for the caller's cancel or for a failed writer.
     std::atomic<bool> stop{false};
     auto checkStop = [&] {
-        if ((options.cancel && options.cancel->load(std::memory_order_relaxed))
-            || sink.writerFailed()) {
+        if ((options.cancel && options.cancel->load(std::memory_order_relaxed)) ||
+            sink.writerFailed()) {
             stop.store(true, std::memory_order_relaxed);
         }
     };

@@ -45,11 +45,11 @@ struct ImportResult
     };
 
     Status status = Status::Failed;
-    QString path;          // as given
-    qint64 sourceId = 0;   // row in the sources table
+    QString path;        // as given
+    qint64 sourceId = 0; // row in the sources table
     qint64 eventsAdded = 0;
     qint64 malformedAdded = 0;
-    bool resumed = false;  // continued a partial (or appended-to) import
+    bool resumed = false; // continued a partial (or appended-to) import
     qint64 resumedFromOffset = 0;
     qint64 resumedFromLine = 0;
     bool restarted = false; // a partial import of a format that cannot resume was discarded

@@ -93,8 +93,7 @@ bool migrate(QSqlDatabase &db, QString *error)
                                 .arg(kWorkspaceSchemaVersion));
     }
     if (version == 0) {
-        const qint64 tables =
-            queryInt(db, QStringLiteral("SELECT count(*) FROM sqlite_master"), 0);
+        const qint64 tables = queryInt(db, QStringLiteral("SELECT count(*) FROM sqlite_master"), 0);
         if (tables > 0 && applicationId != kApplicationId)
             return rollbackWith(QStringLiteral("not a Throttlescope workspace"));
     } else if (applicationId != kApplicationId) {
@@ -113,10 +112,10 @@ bool migrate(QSqlDatabase &db, QString *error)
                                         .arg(stepError));
         }
     }
-    if (!execSql(db, QStringLiteral("PRAGMA application_id = %1").arg(kApplicationId), error)
-        || !execSql(db, QStringLiteral("PRAGMA user_version = %1").arg(kWorkspaceSchemaVersion),
-                    error)
-        || !execSql(db, QStringLiteral("COMMIT"), error)) {
+    if (!execSql(db, QStringLiteral("PRAGMA application_id = %1").arg(kApplicationId), error) ||
+        !execSql(db, QStringLiteral("PRAGMA user_version = %1").arg(kWorkspaceSchemaVersion),
+                 error) ||
+        !execSql(db, QStringLiteral("COMMIT"), error)) {
         return rollbackWith({});
     }
     return true;
@@ -524,6 +523,25 @@ QString Statement::textAt(int column) const
     return QString::fromUtf8(text, sqlite3_column_bytes(m_stmt, column));
 }
 
+QString Statement::internedTextAt(int column)
+{
+    const auto *text = reinterpret_cast<const char *>(sqlite3_column_text(m_stmt, column));
+    if (!text)
+        return {};
+    const QByteArrayView bytes(text, sqlite3_column_bytes(m_stmt, column));
+    if (column >= m_interned.size())
+        m_interned.resize(column + 1);
+    QList<InternSlot> &cache = m_interned[column];
+    if (cache.isEmpty())
+        cache.resize(kInternSlots);
+    InternSlot &slot = cache[qHash(bytes) % kInternSlots];
+    if (slot.bytes != bytes) {
+        slot.bytes = bytes.toByteArray();
+        slot.text = QString::fromUtf8(bytes);
+    }
+    return slot.text;
+}
+
 QByteArray Statement::utf8At(int column) const
 {
     const auto *text = reinterpret_cast<const char *>(sqlite3_column_text(m_stmt, column));
@@ -536,12 +554,15 @@ void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId)
 {
     Statement &s = statement;
     const QString headers = headersToJson(event.headers);
-    const QString *texts[] = {&event.identity,     &event.app,         &event.tenant,
-                              &event.service,      &event.category,    &event.method,
-                              &event.url,          &event.errorCode,   &event.retryAfter,
-                              &headers,            &event.body,        &event.requestId,
-                              &event.batchId,      &event.operationId, &event.lane,
-                              &event.serviceBusNamespace, &event.entity, &event.breakerScope,
+    const QString *texts[] = {&event.identity,     &event.app,
+                              &event.tenant,       &event.service,
+                              &event.category,     &event.method,
+                              &event.url,          &event.errorCode,
+                              &event.retryAfter,   &headers,
+                              &event.body,         &event.requestId,
+                              &event.batchId,      &event.operationId,
+                              &event.lane,         &event.serviceBusNamespace,
+                              &event.entity,       &event.breakerScope,
                               &event.breakerState, &event.text};
     qsizetype chars = 0;
     for (const QString *text : texts)
@@ -586,9 +607,9 @@ void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId)
     static_assert(kEventColumnCount == 32);
 }
 
-qint64 readEvent(const Statement &statement, int firstColumn, RequestEvent &event)
+qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event)
 {
-    const Statement &s = statement;
+    Statement &s = statement;
     const int c = firstColumn;
     auto intOr = [&](int column, qint64 nullValue) {
         return s.isNull(c + column) ? nullValue : s.intAt(c + column);
@@ -597,18 +618,19 @@ qint64 readEvent(const Statement &statement, int firstColumn, RequestEvent &even
         return s.isNull(c + column) ? nullValue : s.doubleAt(c + column);
     };
     auto text = [&](int column) { return s.textAt(c + column); };
+    auto shared = [&](int column) { return s.internedTextAt(c + column); };
     event.type = EventType(intOr(0, 0));
     event.tsMs = intOr(1, 0);
-    event.identity = text(2);
-    event.app = text(3);
-    event.tenant = text(4);
-    event.service = text(5);
-    event.category = text(6);
-    event.method = text(7);
+    event.identity = shared(2);
+    event.app = shared(3);
+    event.tenant = shared(4);
+    event.service = shared(5);
+    event.category = shared(6);
+    event.method = shared(7);
     event.url = text(8);
     event.status = int(intOr(9, 0));
-    event.errorCode = text(10);
-    event.retryAfter = text(11);
+    event.errorCode = shared(10);
+    event.retryAfter = shared(11);
     event.headers = headersFromJson(text(12));
     event.body = text(13);
     event.durationMs = doubleOr(14, -1);
@@ -618,12 +640,12 @@ qint64 readEvent(const Statement &statement, int firstColumn, RequestEvent &even
     event.batchEnvelope = intOr(18, 0) != 0;
     event.attempt = int(intOr(19, -1));
     event.operationId = text(20);
-    event.lane = text(21);
+    event.lane = shared(21);
     event.credits = doubleOr(22, -1);
-    event.serviceBusNamespace = text(23);
-    event.entity = text(24);
-    event.breakerScope = text(25);
-    event.breakerState = text(26);
+    event.serviceBusNamespace = shared(23);
+    event.entity = shared(24);
+    event.breakerScope = shared(25);
+    event.breakerState = shared(26);
     event.text = text(27);
     event.extraJson = s.utf8At(c + 28); // stored UTF-8: no round trip through QString
     const qint64 sourceId = intOr(29, 0);

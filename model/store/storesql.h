@@ -6,6 +6,7 @@
 #include "core/requestevent.h"
 
 #include <QByteArray>
+#include <QList>
 #include <QSqlDatabase>
 #include <QString>
 #include <QStringConverter>
@@ -94,6 +95,10 @@ public:
     [[nodiscard]] qint64 intAt(int column) const;
     [[nodiscard]] double doubleAt(int column) const;
     [[nodiscard]] QString textAt(int column) const;
+    // For low-cardinality columns (identity, service, method, lane, ...): equal values come
+    // back as one shared QString from a small per-column cache, so reading a million events
+    // does not allocate a million copies of "GET".
+    [[nodiscard]] QString internedTextAt(int column);
     [[nodiscard]] QByteArray utf8At(int column) const;
 
 private:
@@ -101,6 +106,14 @@ private:
     sqlite3 *m_db = nullptr;
     QByteArray m_scratch;
     qsizetype m_scratchUsed = 0;
+    // internedTextAt(): per column, a direct-mapped cache of (UTF-8 bytes, string).
+    struct InternSlot
+    {
+        QByteArray bytes;
+        QString text;
+    };
+    static constexpr int kInternSlots = 64;
+    QList<QList<InternSlot>> m_interned; // indexed by column
     QStringEncoder m_encoder{QStringEncoder::Utf8, QStringConverter::Flag::Stateless};
 };
 
@@ -110,7 +123,7 @@ private:
 void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId);
 // Reads the columns of eventColumnList() starting at `firstColumn` into `event` (without the
 // source path, which the caller maps from source_id). Returns source_id.
-qint64 readEvent(const Statement &statement, int firstColumn, RequestEvent &event);
+qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event);
 
 // Headers as a JSON object text ({"retry-after":"5"}); empty headers -> empty string.
 QString headersToJson(const HttpHeaders &headers);

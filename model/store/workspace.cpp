@@ -34,7 +34,10 @@ std::optional<FileFingerprint> FileFingerprint::compute(const QString &path, QSt
     }
     const QFileInfo info(file);
     FileFingerprint fingerprint;
-    fingerprint.path = info.absoluteFilePath();
+    // Canonical: the same file reached through a symlink or "./" is the same source.
+    fingerprint.path = info.canonicalFilePath();
+    if (fingerprint.path.isEmpty())
+        fingerprint.path = info.absoluteFilePath();
     fingerprint.size = file.size();
     fingerprint.mtimeMs = info.lastModified().toMSecsSinceEpoch();
     const QByteArray head = file.read(kFingerprintHeadBytes);
@@ -136,7 +139,8 @@ std::optional<SourceRecord> Workspace::findFileSource(const FileFingerprint &fin
 std::optional<SourceRecord> Workspace::findSourceByPath(const QString &path)
 {
     QSqlQuery query(m_db);
-    query.prepare(u"SELECT " + kSourceColumns + u" FROM sources WHERE path = ? ORDER BY id DESC "
+    query.prepare(u"SELECT " + kSourceColumns +
+                  u" FROM sources WHERE path = ? ORDER BY id DESC "
                   u"LIMIT 1");
     query.addBindValue(path);
     if (!query.exec() || !query.next())

@@ -27,7 +27,7 @@ inline constexpr qint64 kFingerprintHeadBytes = 64 * 1024;
 // What a file looks like now, computed before an import to find it in the workspace.
 struct FileFingerprint
 {
-    QString path;          // absolute
+    QString path; // absolute
     qint64 size = 0;
     qint64 mtimeMs = 0;
     qint64 headLength = 0; // min(size, kFingerprintHeadBytes)
@@ -42,9 +42,9 @@ struct FileFingerprint
 struct SourceRecord
 {
     qint64 id = 0;
-    QString path;          // absolute file path, "-" for stdin, or a live source name
-    QString format;        // reader format name ("ndjson", "har", ...)
-    qint64 size = -1;      // bytes when its import last completed, -1 unknown
+    QString path;     // absolute file path, "-" for stdin, or a live source name
+    QString format;   // reader format name ("ndjson", "har", ...)
+    qint64 size = -1; // bytes when its import last completed, -1 unknown
     qint64 mtimeMs = -1;
     qint64 headLength = 0; // bytes covered by fingerprint
     QByteArray fingerprint;
@@ -84,8 +84,8 @@ public:
     std::optional<SourceRecord> findFileSource(const FileFingerprint &fingerprint);
     std::optional<SourceRecord> findSourceByPath(const QString &path);
     // Returns the new source id, 0 on failure.
-    qint64 addSource(const QString &path, const QString &format, qint64 mtimeMs,
-                     qint64 headLength, const QByteArray &fingerprint);
+    qint64 addSource(const QString &path, const QString &format, qint64 mtimeMs, qint64 headLength,
+                     const QByteArray &fingerprint);
     // Re-fingerprints a source over more of its (grown) head; called when an import continues.
     bool updateSourceFingerprint(qint64 sourceId, qint64 headLength, const QByteArray &fingerprint,
                                  qint64 mtimeMs);

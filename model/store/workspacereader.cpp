@@ -169,8 +169,8 @@ qint64 WorkspaceReader::countEvents(const EventFilter &filter)
 {
     const SqlFilter sql = buildFilter(filter);
     QSqlQuery query(m_db);
-    if (!prepareAndBind(query, u"SELECT count(*) FROM events" + sql.where, sql.values)
-        || !query.next()) {
+    if (!prepareAndBind(query, u"SELECT count(*) FROM events" + sql.where, sql.values) ||
+        !query.next()) {
         fail(QStringLiteral("count events"), query.lastError().text());
         return -1;
     }
@@ -188,8 +188,8 @@ QList<StoredEvent> WorkspaceReader::fetchPage(const EventFilter &filter, qint64 
     store::Statement query;
     QString error;
     if (!prepareNative(query, m_db,
-                       u"SELECT id," + store::eventColumnList() + u" FROM events" + sql.where
-                           + u" ORDER BY id LIMIT ?",
+                       u"SELECT id," + store::eventColumnList() + u" FROM events" + sql.where +
+                           u" ORDER BY id LIMIT ?",
                        sql.values, &error)) {
         fail(QStringLiteral("fetch events"), error);
         return page;
@@ -213,8 +213,8 @@ std::optional<StoredEvent> WorkspaceReader::eventByRowId(qint64 rowId)
     QString error;
     if (!prepareNative(query, m_db,
                        u"SELECT id," + store::eventColumnList() + u" FROM events WHERE id = ?",
-                       {rowId}, &error)
-        || !query.next(&error)) {
+                       {rowId}, &error) ||
+        !query.next(&error)) {
         return std::nullopt;
     }
     StoredEvent stored;
@@ -236,8 +236,8 @@ bool WorkspaceReader::forEachEventInTimeOrder(
     store::Statement query;
     QString error;
     if (!prepareNative(query, m_db,
-                       u"SELECT " + store::eventColumnList() + u" FROM events" + sql.where
-                           + u" ORDER BY ts_ms, id",
+                       u"SELECT " + store::eventColumnList() + u" FROM events" + sql.where +
+                           u" ORDER BY ts_ms, id",
                        sql.values, &error)) {
         return fail(QStringLiteral("read events"), error);
     }
@@ -264,8 +264,8 @@ bool WorkspaceReader::forEachEventInTimeOrder(
 std::optional<std::pair<qint64, qint64>> WorkspaceReader::timeRange()
 {
     QSqlQuery query(m_db);
-    if (!query.exec(QStringLiteral("SELECT min(ts_ms), max(ts_ms) FROM events")) || !query.next()
-        || query.value(0).isNull()) {
+    if (!query.exec(QStringLiteral("SELECT min(ts_ms), max(ts_ms) FROM events")) || !query.next() ||
+        query.value(0).isNull()) {
         return std::nullopt;
     }
     return std::make_pair(query.value(0).toLongLong(), query.value(1).toLongLong());
@@ -300,7 +300,8 @@ qint64 WorkspaceReader::countMalformed(qint64 sourceId)
     QSqlQuery query(m_db);
     const bool ok =
         sourceId > 0
-            ? prepareAndBind(query, QStringLiteral("SELECT count(*) FROM malformed WHERE source_id = ?"),
+            ? prepareAndBind(query,
+                             QStringLiteral("SELECT count(*) FROM malformed WHERE source_id = ?"),
                              {sourceId})
             : query.exec(QStringLiteral("SELECT count(*) FROM malformed"));
     if (!ok || !query.next()) {
@@ -320,8 +321,8 @@ QList<StoredMalformed> WorkspaceReader::malformed(qint64 sourceId, qint64 afterR
                                                       "ORDER BY id LIMIT ?")
                                      : QStringLiteral("SELECT id, source_id, line, reason FROM "
                                                       "malformed WHERE id > ? ORDER BY id LIMIT ?");
-    const QVariantList values = sourceId > 0 ? QVariantList{sourceId, afterRowId, limit}
-                                             : QVariantList{afterRowId, limit};
+    const QVariantList values =
+        sourceId > 0 ? QVariantList{sourceId, afterRowId, limit} : QVariantList{afterRowId, limit};
     if (!prepareAndBind(query, sql, values)) {
         fail(QStringLiteral("list malformed records"), query.lastError().text());
         return result;
@@ -365,8 +366,8 @@ QList<LedgerEntry> WorkspaceReader::ledger()
 std::optional<QString> WorkspaceReader::setting(const QString &key)
 {
     QSqlQuery query(m_db);
-    if (!prepareAndBind(query, QStringLiteral("SELECT value FROM settings WHERE key = ?"), {key})
-        || !query.next()) {
+    if (!prepareAndBind(query, QStringLiteral("SELECT value FROM settings WHERE key = ?"), {key}) ||
+        !query.next()) {
         return std::nullopt;
     }
     return query.value(0).toString();

@@ -22,19 +22,19 @@ namespace ts {
 
 struct EventFilter
 {
-    QString identity;          // exact
-    std::optional<int> status; // exact HTTP status (0 = no response)
-    QString errorCode;         // exact
-    QString lane;              // exact
-    QString text;              // case-insensitive substring of url, errorCode or identity
+    QString identity;             // exact
+    std::optional<int> status;    // exact HTTP status (0 = no response)
+    QString errorCode;            // exact
+    QString lane;                 // exact
+    QString text;                 // case-insensitive substring of url, errorCode or identity
     std::optional<qint64> fromMs; // ts_ms >= fromMs
     std::optional<qint64> toMs;   // ts_ms < toMs
     qint64 sourceId = 0;          // 0 = every source
 
     [[nodiscard]] bool isEmpty() const
     {
-        return identity.isEmpty() && !status && errorCode.isEmpty() && lane.isEmpty()
-               && text.isEmpty() && !fromMs && !toMs && sourceId == 0;
+        return identity.isEmpty() && !status && errorCode.isEmpty() && lane.isEmpty() &&
+               text.isEmpty() && !fromMs && !toMs && sourceId == 0;
     }
 };
 
@@ -75,9 +75,10 @@ public:
     std::optional<StoredEvent> eventByRowId(qint64 rowId);
     // Every matching event ordered by (ts_ms, rowid), handed over in chunks of chunkSize; the
     // callback returns false to stop. For replay into the engine and `report --workspace`.
-    bool forEachEventInTimeOrder(
-        int chunkSize, const std::function<bool(const QList<RequestEvent> &chunk)> &callback,
-        const EventFilter &filter = {});
+    bool
+    forEachEventInTimeOrder(int chunkSize,
+                            const std::function<bool(const QList<RequestEvent> &chunk)> &callback,
+                            const EventFilter &filter = {});
     // Earliest and latest ts_ms, nullopt when there are no events.
     std::optional<std::pair<qint64, qint64>> timeRange();
 

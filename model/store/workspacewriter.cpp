@@ -4,12 +4,16 @@
 #include "storesql.h"
 
 #include <QHash>
+#include <QMutex>
 #include <QMutexLocker>
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
 #include <QVariant>
+#include <QWaitCondition>
+
+#include <memory>
 
 namespace ts {
 
@@ -19,12 +23,12 @@ struct WriterStatements
     {
         db = connection;
         sqlite3 *handle = store::nativeHandle(db);
-        return insertEvent.prepare(handle, store::eventInsertSql(), error)
-               && insertMalformed.prepare(
+        return insertEvent.prepare(handle, store::eventInsertSql(), error) &&
+               insertMalformed.prepare(
                    handle,
                    QStringLiteral("INSERT INTO malformed(source_id, line, reason) VALUES(?,?,?)"),
-                   error)
-               && upsertLedger.prepare(
+                   error) &&
+               upsertLedger.prepare(
                    handle,
                    QStringLiteral(
                        "INSERT INTO import_ledger(source_id, committed_offset, committed_line,"
@@ -36,8 +40,8 @@ struct WriterStatements
                        " malformed = malformed + excluded.malformed,"
                        " complete = excluded.complete,"
                        " updated_ms = excluded.updated_ms"),
-                   error)
-               && completeSource.prepare(
+                   error) &&
+               completeSource.prepare(
                    handle, QStringLiteral("UPDATE sources SET size = ? WHERE id = ?"), error);
     }
 
@@ -47,6 +51,93 @@ struct WriterStatements
     store::Statement upsertLedger;
     store::Statement completeSource;
 };
+
+namespace {
+
+// Copies committed WAL frames into the database file on its own thread and connection, so the
+// writer's commits do not pay for it: SQLite's advice for write-heavy applications (turn off
+// auto-checkpoint on the writer, checkpoint from another thread). On a 2-core machine the
+// import's reader leaves room on the other core; the writer thread is the bottleneck.
+class Checkpointer
+{
+public:
+    explicit Checkpointer(const QString &path) : m_path(path) {}
+
+    ~Checkpointer()
+    {
+        if (!m_thread)
+            return;
+        {
+            QMutexLocker locker(&m_mutex);
+            m_stop = true;
+            m_wake.wakeAll();
+        }
+        m_thread->wait();
+    }
+
+    // Opens the connection on the new thread; false if it could not (the writer then keeps
+    // checkpointing itself).
+    bool start()
+    {
+        m_thread.reset(QThread::create([this] { run(); }));
+        m_thread->setObjectName(QStringLiteral("WorkspaceCheckpointer"));
+        m_thread->start();
+        QMutexLocker locker(&m_mutex);
+        while (!m_started)
+            m_wake.wait(&m_mutex);
+        return m_opened;
+    }
+
+    // A transaction was committed: checkpoint when the thread is free (requests coalesce).
+    void request()
+    {
+        QMutexLocker locker(&m_mutex);
+        m_wanted = true;
+        m_wake.wakeAll();
+    }
+
+private:
+    void run()
+    {
+        const QString connectionName = store::uniqueConnectionName(u"checkpointer");
+        QSqlDatabase db;
+        QString error;
+        const bool opened = store::openConnection(db, connectionName, m_path,
+                                                  store::ConnectionRole::Reader, &error);
+        {
+            QMutexLocker locker(&m_mutex);
+            m_started = true;
+            m_opened = opened;
+            m_wake.wakeAll();
+        }
+        while (opened) {
+            {
+                QMutexLocker locker(&m_mutex);
+                while (!m_wanted && !m_stop)
+                    m_wake.wait(&m_mutex);
+                if (m_stop)
+                    break;
+                m_wanted = false;
+            }
+            // PASSIVE never waits for the writer; whatever it could not copy now is copied
+            // at the next request.
+            store::execSql(db, QStringLiteral("PRAGMA wal_checkpoint(PASSIVE)"), &error);
+        }
+        store::closeConnection(db, connectionName);
+    }
+
+    const QString m_path;
+    std::unique_ptr<QThread> m_thread;
+    // m_mutex protects the four flags below; m_wake signals changes of any of them.
+    QMutex m_mutex;
+    QWaitCondition m_wake;
+    bool m_started = false;
+    bool m_opened = false;
+    bool m_wanted = false;
+    bool m_stop = false;
+};
+
+} // namespace
 
 WorkspaceWriter::WorkspaceWriter(QObject *parent) : QObject(parent) {}
 
@@ -105,13 +196,16 @@ bool WorkspaceWriter::submit(WriteBatch &&batch)
     // spread over two cores (the writer thread is the bottleneck of an import).
     for (RequestEvent &event : batch.events)
         redact::redactEvent(event);
+    // A reason may quote the record it rejects.
+    for (MalformedRecord &record : batch.malformed)
+        record.reason = redact::redactText(record.reason);
     const qsizetype records = batch.recordCount();
     std::deque<WriteBatch> spent; // destroyed after the lock is released
     QMutexLocker locker(&m_mutex);
     spent.swap(m_spent);
     // A batch larger than the whole bound still goes in alone, or it could never be written.
-    while (!m_failed && !m_stopping && m_queuedRecords > 0
-           && m_queuedRecords + records > m_options.maxQueuedRecords) {
+    while (!m_failed && !m_stopping && m_queuedRecords > 0 &&
+           m_queuedRecords + records > m_options.maxQueuedRecords) {
         m_queueNotFull.wait(&m_mutex);
     }
     if (m_failed || m_stopping || !m_started)
@@ -188,8 +282,8 @@ void WorkspaceWriter::run()
     const QString connectionName = store::uniqueConnectionName(u"writer");
     QSqlDatabase db;
     QString error;
-    bool opened = store::openConnection(db, connectionName, m_path, store::ConnectionRole::Writer,
-                                        &error);
+    bool opened =
+        store::openConnection(db, connectionName, m_path, store::ConnectionRole::Writer, &error);
     std::optional<WriterStatements> statements;
     if (opened) {
         statements.emplace();
@@ -211,6 +305,13 @@ void WorkspaceWriter::run()
         statements.reset();
         store::closeConnection(db, connectionName);
         return;
+    }
+
+    std::optional<Checkpointer> checkpointer;
+    checkpointer.emplace(m_path);
+    if (!checkpointer->start() ||
+        !store::execSql(db, QStringLiteral("PRAGMA wal_autocheckpoint=0"), &error)) {
+        checkpointer.reset();
     }
 
     std::deque<WriteBatch> drained;
@@ -239,6 +340,8 @@ void WorkspaceWriter::run()
             written = m_written;
             m_committed.wakeAll();
         }
+        if (checkpointer)
+            checkpointer->request();
         drained.clear();
         Q_EMIT progress(written.events, written.malformed);
     }
@@ -253,6 +356,12 @@ void WorkspaceWriter::run()
         drained.swap(m_spent);
     }
     drained.clear();
+    if (checkpointer) {
+        // Index builds below, and the final checkpoint when this last connection closes,
+        // are the writer's own again.
+        checkpointer.reset();
+        store::execSql(db, QStringLiteral("PRAGMA wal_autocheckpoint=4096"), &error);
+    }
     if (!failedBefore && m_options.createIndexesOnFinish) {
         const QStringList indexStatements = store::queryIndexStatements();
         for (const QString &sql : indexStatements) {

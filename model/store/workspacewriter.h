@@ -69,7 +69,8 @@ public:
     [[nodiscard]] bool isRunning() const;
 
     // Thread-safe. Queues a batch; blocks while the queue is full. Every event passes through
-    // ts::redact::redactEvent() first, on the calling thread, before it is queued. Returns
+    // ts::redact::redactEvent() first (malformed reasons through redactText()), on the calling
+    // thread, before it is queued. Returns
     // false (and drops the batch) after a write error or once finish() began.
     bool submit(WriteBatch &&batch);
     // Thread-safe. Waits until everything submitted before the call is committed. False if a

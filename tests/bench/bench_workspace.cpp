@@ -1,12 +1,17 @@
 // Writes synthetic events through WorkspaceWriter into a fresh workspace and prints rows/s,
 // the time to build the query indexes, query latencies over the result and peak RSS.
 //   bench_workspace [EVENTS=1000000] [WORKSPACE=/tmp/bench_workspace.db] [early]
+// End to end (NDJSON file -> NdjsonReader -> importFile -> writer), the `import` command's path:
+//   bench_workspace import [LINES=1000000] [WORKSPACE=/tmp/bench_workspace.db]
 
+#include "ingest/ndjsonreader.h"
+#include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
 #include "store/workspacewriter.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QTextStream>
@@ -16,6 +21,7 @@
 #include <ctime>
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 namespace {
 
@@ -38,8 +44,30 @@ double processCpuSeconds()
 {
     rusage usage{};
     getrusage(RUSAGE_SELF, &usage);
-    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
-           + double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+    return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
+// CPU seconds of the live threads called `name` (QThread::setObjectName sets the OS name).
+double namedThreadCpuSeconds(const QByteArray &name)
+{
+    double seconds = 0;
+    const QDir tasks(QStringLiteral("/proc/self/task"));
+    const QStringList ids = tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot);
+    for (const QString &id : ids) {
+        QFile comm(tasks.filePath(id + u"/comm"));
+        if (!comm.open(QIODevice::ReadOnly) || comm.readAll().trimmed() != name)
+            continue;
+        QFile stat(tasks.filePath(id + u"/stat"));
+        if (!stat.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray text = stat.readAll();
+        // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
+        const QList<QByteArray> fields = text.mid(text.lastIndexOf(')') + 2).split(' ');
+        seconds += double(fields.value(11).toLongLong() + fields.value(12).toLongLong()) /
+                   double(sysconf(_SC_CLK_TCK));
+    }
+    return seconds;
 }
 
 double threadCpuSeconds()
@@ -78,16 +106,97 @@ ts::RequestEvent syntheticEvent(qint64 index, const QStringList &identities,
     return event;
 }
 
+void removeWorkspace(const QString &path)
+{
+    for (const QString &suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")})
+        QFile::remove(path + suffix);
+}
+
+int benchImport(qint64 lines, const QString &workspacePath)
+{
+    const QString logPath = QStringLiteral("/tmp/bench_workspace_import_%1.ndjson").arg(lines);
+    if (!QFile::exists(logPath)) {
+        QFile file(logPath);
+        if (!file.open(QIODevice::WriteOnly))
+            return 1;
+        QByteArray chunk;
+        for (qint64 i = 0; i < lines; ++i) {
+            const bool throttled = i % 50 == 0;
+            chunk +=
+                "{\"ts\":" + QByteArray::number(1771454650000 + i * 7) +
+                ",\"identity\":\"sp-migrator-" + QByteArray::number(i % 40) +
+                "@contoso.com\",\"service\":\"fabric\",\"method\":\"GET\",\"url\":"
+                "\"https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/" +
+                QByteArray::number(i % 977) + "\",\"status\":" +
+                (throttled ? "429,\"errorCode\":\"RequestBlocked\",\"retryAfter\":\"55\"" : "200") +
+                ",\"durationMs\":" + QByteArray::number(40 + i % 300) + ",\"requestId\":\"req-" +
+                QByteArray::number(i) + "\"}\n";
+            if (chunk.size() > (1 << 22)) {
+                file.write(chunk);
+                chunk.clear();
+            }
+        }
+        file.write(chunk);
+    }
+    removeWorkspace(workspacePath);
+
+    QElapsedTimer timer;
+    timer.start();
+    const double cpuAtStart = processCpuSeconds();
+    ts::Workspace workspace;
+    ts::WorkspaceWriter writer;
+    if (!workspace.open(workspacePath) || !writer.start(workspacePath)) {
+        std::fprintf(stderr, "cannot open %s\n", qPrintable(workspacePath));
+        return 1;
+    }
+    ts::NdjsonReader reader;
+    const ts::ImportResult result = ts::importFile(workspace, writer, logPath, reader);
+    const double importSeconds = double(timer.nsecsElapsed()) / 1e9;
+    const double importCpu = processCpuSeconds() - cpuAtStart;
+    const qint64 importPeakRss = peakRssKiB();
+    timer.restart();
+    const bool finished = writer.finish();
+    const double finishSeconds = double(timer.nsecsElapsed()) / 1e9;
+    if (!result.ok() || !finished) {
+        std::fprintf(stderr, "import failed: %s %s\n", qPrintable(result.error),
+                     qPrintable(writer.errorString()));
+        return 1;
+    }
+    std::printf("import %lld lines (%lld events, %lld malformed): %.2f s = %.0f lines/s "
+                "(CPU %.2f s, all threads)\n",
+                static_cast<long long>(lines), static_cast<long long>(result.eventsAdded),
+                static_cast<long long>(result.malformedAdded), importSeconds,
+                double(lines) / importSeconds, importCpu);
+    std::printf("peak RSS during the import (before finish): %lld KiB\n",
+                static_cast<long long>(importPeakRss));
+    std::printf("query indexes at finish(): %.2f s; end to end %.0f lines/s\n", finishSeconds,
+                double(lines) / (importSeconds + finishSeconds));
+    timer.restart();
+    ts::WorkspaceWriter again;
+    again.start(workspacePath);
+    const ts::ImportResult second = ts::importFile(workspace, again, logPath, reader);
+    again.finish();
+    std::printf("re-import: %s, %lld added, %.3f s\n",
+                qPrintable(ts::importStatusName(second.status)),
+                static_cast<long long>(second.eventsAdded), double(timer.nsecsElapsed()) / 1e9);
+    std::printf("peak RSS (VmHWM): %lld KiB\n", static_cast<long long>(peakRssKiB()));
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     const QStringList args = app.arguments();
+    if (args.size() > 1 && args.at(1) == u"import") {
+        return benchImport(args.size() > 2 ? args.at(2).toLongLong() : 1000000,
+                           args.size() > 3 ? args.at(3)
+                                           : QStringLiteral("/tmp/bench_workspace.db"));
+    }
     const qint64 total = args.size() > 1 ? args.at(1).toLongLong() : 1000000;
     const QString path = args.size() > 2 ? args.at(2) : QStringLiteral("/tmp/bench_workspace.db");
-    for (const QString &suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")})
-        QFile::remove(path + suffix);
+    removeWorkspace(path);
 
     QStringList identities;
     for (int i = 0; i < 40; ++i)
@@ -143,6 +252,9 @@ int main(int argc, char **argv)
         std::fprintf(stderr, "%s\n", qPrintable(writer.errorString()));
         return 1;
     }
+    const qint64 insertPeakRss = peakRssKiB();
+    const double writerThreadCpu = namedThreadCpuSeconds("WorkspaceWriter");
+    const double checkpointerThreadCpu = namedThreadCpuSeconds("WorkspaceCheckp");
     const double insertSeconds = double(timer.nsecsElapsed()) / 1e9;
     const double insertCpuSeconds = processCpuSeconds() - cpuAtStart;
     const double producerCpuSeconds = threadCpuSeconds() - producerCpuAtStart;
@@ -159,13 +271,15 @@ int main(int argc, char **argv)
     std::printf("insert: %.2f s, %.0f rows/s (generation on the producer thread included)\n",
                 insertSeconds, double(total) / insertSeconds);
     // The writer thread is the import's bottleneck: rows per second of its CPU is what a quiet
-    // machine would show as throughput (the producer runs on the other core).
-    const double writerCpuSeconds = insertCpuSeconds - producerCpuSeconds;
+    // machine would show as throughput (producer and checkpointer run on the other core).
     std::printf("insert CPU: producer (generation + redaction) %.2f s, writer thread %.2f s "
-                "= %.0f rows per writer CPU-second\n",
-                producerCpuSeconds, writerCpuSeconds, double(total) / writerCpuSeconds);
-    std::printf("query indexes at finish(): %.2f s (CPU %.2f s)%s\n", indexSeconds,
-                indexCpuSeconds, indexesFirst ? " [indexes existed before the insert]" : "");
+                "= %.0f rows per writer CPU-second, checkpointer thread %.2f s, total %.2f s\n",
+                producerCpuSeconds, writerThreadCpu, double(total) / writerThreadCpu,
+                checkpointerThreadCpu, insertCpuSeconds);
+    std::printf("peak RSS after the insert (before finish): %lld KiB\n",
+                static_cast<long long>(insertPeakRss));
+    std::printf("query indexes at finish(): %.2f s (CPU %.2f s)%s\n", indexSeconds, indexCpuSeconds,
+                indexesFirst ? " [indexes existed before the insert]" : "");
     std::printf("file: %.1f MiB\n", double(QFile(path).size()) / (1024.0 * 1024.0));
 
     ts::WorkspaceReader reader;
@@ -204,14 +318,17 @@ int main(int argc, char **argv)
     timeQuery("free text", byText);
 
     timer.restart();
+    const double replayCpuAtStart = threadCpuSeconds();
     qint64 replayed = 0;
     reader.forEachEventInTimeOrder(8192, [&](const QList<ts::RequestEvent> &chunk) {
         replayed += chunk.size();
         return true;
     });
     const double replaySeconds = double(timer.nsecsElapsed()) / 1e9;
-    std::printf("replay in time order: %lld events, %.0f events/s\n",
-                static_cast<long long>(replayed), double(replayed) / replaySeconds);
+    const double replayCpu = threadCpuSeconds() - replayCpuAtStart;
+    std::printf("replay in time order: %lld events, %.0f events/s (%.0f per CPU-second)\n",
+                static_cast<long long>(replayed), double(replayed) / replaySeconds,
+                double(replayed) / replayCpu);
     std::printf("peak RSS (VmHWM): %lld KiB\n", static_cast<long long>(peakRssKiB()));
     return 0;
 }

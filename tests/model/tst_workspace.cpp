@@ -3,6 +3,7 @@
 // replaced file is a new source, resume after cancel and after a real SIGKILL), malformed
 // records with file:line, and the reader's filters, keyset pages and time-ordered replay.
 
+#include "ingest/ndjsonreader.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
@@ -136,7 +137,8 @@ RequestEvent fullRequest()
     event.retryAfter = QStringLiteral("Wed, 18 Feb 2026 22:45:04 GMT");
     event.headers.set(QStringLiteral("x-ms-throttle-scope"), QStringLiteral("Application"));
     event.headers.set(QStringLiteral("retry-after"), QStringLiteral("55"));
-    event.headers.set(QStringLiteral("x-ms-throttle-information"), QStringLiteral("a \"quoted\"\\ value"));
+    event.headers.set(QStringLiteral("x-ms-throttle-information"),
+                      QStringLiteral("a \"quoted\"\\ value"));
     event.body = QStringLiteral("{\"error\":{\"code\":\"TooManyRequests\"}}");
     event.durationMs = 84.5;
     event.requestId = QStringLiteral("req-42");
@@ -205,8 +207,8 @@ QList<RequestEvent> filterCorpus()
         event.status = i % 10 == 0 ? 429 : (i % 7 == 0 ? 0 : 200);
         event.errorCode = event.status == 429 ? QStringLiteral("RequestBlocked") : QString();
         event.lane = i % 4 == 0 ? QStringLiteral("background") : QStringLiteral("foreground");
-        event.url = QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/W%1/items")
-                        .arg(i % 25);
+        event.url =
+            QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/W%1/items").arg(i % 25);
         event.line = i + 1;
         event.offset = i * 100;
         events.append(event);
@@ -228,9 +230,9 @@ bool matches(const RequestEvent &event, const EventFilter &filter)
         return false;
     if (filter.toMs && event.tsMs >= *filter.toMs)
         return false;
-    if (!filter.text.isEmpty() && !event.url.contains(filter.text, Qt::CaseInsensitive)
-        && !event.errorCode.contains(filter.text, Qt::CaseInsensitive)
-        && !event.identity.contains(filter.text, Qt::CaseInsensitive)) {
+    if (!filter.text.isEmpty() && !event.url.contains(filter.text, Qt::CaseInsensitive) &&
+        !event.errorCode.contains(filter.text, Qt::CaseInsensitive) &&
+        !event.identity.contains(filter.text, Qt::CaseInsensitive)) {
         return false;
     }
     return true;
@@ -260,7 +262,8 @@ private Q_SLOTS:
             Workspace workspace;
             QVERIFY2(workspace.open(path), qPrintable(workspace.errorString()));
             QCOMPARE(workspace.schemaVersion(), kWorkspaceSchemaVersion);
-            QVERIFY(workspace.setSetting(QStringLiteral("csv.mapping"), QStringLiteral("{\"a\":1}")));
+            QVERIFY(
+                workspace.setSetting(QStringLiteral("csv.mapping"), QStringLiteral("{\"a\":1}")));
         }
         QCOMPARE(scalar(path, QStringLiteral("PRAGMA journal_mode")).toString(),
                  QStringLiteral("wal"));
@@ -396,9 +399,9 @@ private Q_SLOTS:
         QTest::newRow("authorization header")
             << QStringLiteral("Authorization") << QStringLiteral("Bearer opaque-Zq81SecretTok3n")
             << plainUrl << QStringLiteral("Zq81SecretTok3n");
-        QTest::newRow("cookie header") << QStringLiteral("Cookie")
-                                       << QStringLiteral("session=C00kieS3cretValue; theme=dark")
-                                       << plainUrl << QStringLiteral("C00kieS3cretValue");
+        QTest::newRow("cookie header")
+            << QStringLiteral("Cookie") << QStringLiteral("session=C00kieS3cretValue; theme=dark")
+            << plainUrl << QStringLiteral("C00kieS3cretValue");
         QTest::newRow("SAS sig in the URL")
             << QString() << QString()
             << QStringLiteral("https://sb-prod.servicebus.windows.net/orders/messages?sv=2021"
@@ -436,8 +439,7 @@ private Q_SLOTS:
         QVERIFY(bytes.contains(marker.toUtf8()));
         // ...but its secret is not, in any encoding SQLite could use.
         QVERIFY(!bytes.contains(secret.toUtf8()));
-        const QByteArray utf16(reinterpret_cast<const char *>(secret.utf16()),
-                               secret.size() * 2);
+        const QByteArray utf16(reinterpret_cast<const char *>(secret.utf16()), secret.size() * 2);
         QVERIFY(!bytes.contains(utf16));
 
         WorkspaceReader reader;
@@ -449,6 +451,34 @@ private Q_SLOTS:
             QVERIFY(!value.contains(secret));
         QCOMPARE(page.first().event.headers.value(u"x-ms-throttle-scope"),
                  QStringLiteral("Application"));
+    }
+
+    void malformedReasonsAreRedacted()
+    {
+        const QString path = freshPath(QStringLiteral("malformed-secret"));
+        Workspace workspace;
+        QVERIFY(workspace.open(path));
+        const qint64 sourceId = workspace.addSource(QStringLiteral("/logs/a.ndjson"),
+                                                    QStringLiteral("ndjson"), 0, 0, "a");
+        WorkspaceWriter writer;
+        QVERIFY(writer.start(path));
+        WriteBatch batch;
+        batch.sourceId = sourceId;
+        batch.malformed.append(MalformedRecord{
+            QStringLiteral("/logs/a.ndjson"), 7,
+            QStringLiteral("not JSON: GET https://x.blob.core.windows.net/c?sv=1&sig="
+                           "S1gN4tureS3cretXYZ&se=2 marker-reason-ok")});
+        QVERIFY(writer.submit(std::move(batch)));
+        QVERIFY(writer.finish());
+        workspace.close();
+        QByteArray bytes;
+        for (const QString &suffix : {QString(), QStringLiteral("-wal")}) {
+            QFile file(path + suffix);
+            if (file.open(QIODevice::ReadOnly))
+                bytes += file.readAll();
+        }
+        QVERIFY(bytes.contains("marker-reason-ok"));
+        QVERIFY(!bytes.contains("S1gN4tureS3cretXYZ"));
     }
 
     void reimportAddsNothing()
@@ -470,11 +500,15 @@ private Q_SLOTS:
         QCOMPARE(second.sourceId, first.sourceId);
         QCOMPARE(eventRows(workspacePath), 2000);
 
-        // The same file named through another path is still the same file.
-        const QString viaDot = QFileInfo(logPath).absolutePath() + u"/./"
-                               + QFileInfo(logPath).fileName();
+        // The same file named through another path (or a symlink) is still the same file.
+        const QString viaDot =
+            QFileInfo(logPath).absolutePath() + u"/./" + QFileInfo(logPath).fileName();
         const ImportResult third = importOnce(workspacePath, viaDot, reader);
         QCOMPARE(third.status, ImportResult::Status::AlreadyImported);
+        const QString viaLink = logPath + u".link";
+        QVERIFY(QFile::link(logPath, viaLink));
+        QCOMPARE(importOnce(workspacePath, viaLink, reader).status,
+                 ImportResult::Status::AlreadyImported);
         QCOMPARE(eventRows(workspacePath), 2000);
 
         WorkspaceReader workspaceReader;
@@ -486,7 +520,7 @@ private Q_SLOTS:
         QCOMPARE(ledger.first().committedLine, 2000);
         const QList<SourceRecord> sources = workspaceReader.sources();
         QCOMPARE(sources.size(), 1);
-        QCOMPARE(sources.first().path, QFileInfo(logPath).absoluteFilePath());
+        QCOMPARE(sources.first().path, QFileInfo(logPath).canonicalFilePath());
         QCOMPARE(sources.first().format, QStringLiteral("testlines"));
         QCOMPARE(sources.first().size, QFileInfo(logPath).size());
     }
@@ -628,7 +662,8 @@ private Q_SLOTS:
                  kLines);
         // Each row kept the offset of its own line.
         QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT byte_offset FROM events WHERE "
-                                                      "line = %1").arg(ledgerLine + 1))
+                                                      "line = %1")
+                                           .arg(ledgerLine + 1))
                      .toLongLong(),
                  resumed.resumedFromOffset);
     }
@@ -688,6 +723,86 @@ private Q_SLOTS:
         QCOMPARE(eventRows(workspacePath), kLines);
     }
 
+    // The real reader of the canonical log through the same ledger: chunked checkpoints.
+    void ndjsonReaderImportsOnceAndResumesAppends()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("ndjson"));
+        const QString logPath = freshPath(QStringLiteral("ndjson-log")) + u".ndjson";
+        auto ndjsonLine = [](qint64 i) -> QByteArray {
+            return "{\"ts\":" + QByteArray::number(1771454650000 + i * 10) + ",\"identity\":\"sp-" +
+                   QByteArray::number(i % 5) +
+                   "\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com/v1/"
+                   "workspaces/" +
+                   QByteArray::number(i) + "\",\"status\":" + (i % 9 == 0 ? "429" : "200") + "}\n";
+        };
+        {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            for (qint64 i = 0; i < 3000; ++i)
+                file.write(i == 1234 ? QByteArray("this is not json\n") : ndjsonLine(i));
+        }
+        NdjsonReader reader;
+        const ImportResult first = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(first.ok(), qPrintable(first.error));
+        QCOMPARE(first.eventsAdded, 2999);
+        QCOMPARE(first.malformedAdded, 1);
+        {
+            WorkspaceReader workspaceReader;
+            QVERIFY(workspaceReader.open(workspacePath));
+            QCOMPARE(workspaceReader.malformed().value(0).record.line, 1235);
+            QCOMPARE(workspaceReader.ledger().value(0).committedLine, 3000);
+        }
+        QCOMPARE(importOnce(workspacePath, logPath, reader).status,
+                 ImportResult::Status::AlreadyImported);
+        {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::Append));
+            for (qint64 i = 3000; i < 3500; ++i)
+                file.write(ndjsonLine(i));
+        }
+        const ImportResult appended = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(appended.ok(), qPrintable(appended.error));
+        QVERIFY(appended.resumed);
+        QCOMPARE(appended.resumedFromLine, 3000);
+        QCOMPARE(appended.eventsAdded, 500);
+        QCOMPARE(eventRows(workspacePath), 3499);
+        QCOMPARE(duplicateLines(workspacePath), 0);
+        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT url FROM events WHERE line = 3500"))
+                     .toString(),
+                 QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/3499"));
+    }
+
+    // stdin cannot be fingerprinted: every read is a new source, never resumed or skipped.
+    void stdinIsAlwaysANewSource()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("stdin"));
+        QByteArray input;
+        for (qint64 i = 0; i < 100; ++i)
+            input += test::testLine(i);
+        for (int run = 1; run <= 2; ++run) {
+            QProcess child;
+            child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+            child.start(
+                QStringLiteral(TS_WORKSPACE_IMPORT_CHILD),
+                {workspacePath, QStringLiteral("-"), QStringLiteral("0"), QStringLiteral("30")});
+            QVERIFY(child.waitForStarted(10000));
+            child.write(input);
+            child.closeWriteChannel();
+            QVERIFY(child.waitForFinished(30000));
+            QCOMPARE(child.exitCode(), 0);
+            QCOMPARE(eventRows(workspacePath), 100 * run);
+        }
+        WorkspaceReader reader;
+        QVERIFY(reader.open(workspacePath));
+        const QList<SourceRecord> sources = reader.sources();
+        QCOMPARE(sources.size(), 2);
+        QCOMPARE(sources.at(0).path, QStringLiteral("-"));
+        QVERIFY(sources.at(0).fingerprint != sources.at(1).fingerprint);
+        EventFilter secondRun;
+        secondRun.sourceId = sources.at(1).id;
+        QCOMPARE(reader.countEvents(secondRun), 100);
+    }
+
     void malformedRecordsKeepFileAndLine()
     {
         const QString workspacePath = freshPath(QStringLiteral("malformed"));
@@ -714,14 +829,14 @@ private Q_SLOTS:
         QCOMPARE(workspaceReader.countMalformed(result.sourceId), 3);
         const QList<StoredMalformed> records = workspaceReader.malformed();
         QCOMPARE(records.size(), 3);
-        const QString absolute = QFileInfo(logPath).absoluteFilePath();
+        const QString absolute = QFileInfo(logPath).canonicalFilePath();
         const qint64 expectedLines[] = {2, 4, 5};
         for (int i = 0; i < 3; ++i) {
             QCOMPARE(records.at(i).record.source, absolute);
             QCOMPARE(records.at(i).record.line, expectedLines[i]);
             QCOMPARE(records.at(i).record.toString(),
-                     absolute + u':' + QString::number(expectedLines[i])
-                         + u": expected 4 or 5 tab-separated fields");
+                     absolute + u':' + QString::number(expectedLines[i]) +
+                         u": expected 4 or 5 tab-separated fields");
         }
         // Keyset paging over malformed records too.
         const QList<StoredMalformed> rest = workspaceReader.malformed(0, records.first().rowId, 10);
@@ -828,16 +943,17 @@ private Q_SLOTS:
     {
         QTest::addColumn<QString>("where");
         QTest::addColumn<QString>("index");
-        QTest::newRow("identity page") << QStringLiteral("identity = 'a' AND id > 5")
-                                       << QStringLiteral("idx_events_identity");
-        QTest::newRow("status page") << QStringLiteral("status = 429 AND id > 5")
-                                     << QStringLiteral("idx_events_status");
+        QTest::newRow("identity page")
+            << QStringLiteral("identity = 'a' AND id > 5") << QStringLiteral("idx_events_identity");
+        QTest::newRow("status page")
+            << QStringLiteral("status = 429 AND id > 5") << QStringLiteral("idx_events_status");
         QTest::newRow("errorCode (partial index)")
-            << QStringLiteral("error_code = 'RequestBlocked'") << QStringLiteral("idx_events_error");
+            << QStringLiteral("error_code = 'RequestBlocked'")
+            << QStringLiteral("idx_events_error");
         QTest::newRow("lane") << QStringLiteral("lane = 'background'")
                               << QStringLiteral("idx_events_lane");
-        QTest::newRow("time range") << QStringLiteral("ts_ms >= 5 AND ts_ms < 10")
-                                    << QStringLiteral("idx_events_ts");
+        QTest::newRow("time range")
+            << QStringLiteral("ts_ms >= 5 AND ts_ms < 10") << QStringLiteral("idx_events_ts");
     }
 
     void queriesUseIndexes()
@@ -855,8 +971,8 @@ private Q_SLOTS:
                 db.setDatabaseName(path);
                 QVERIFY(db.open());
                 QSqlQuery query(db);
-                QVERIFY(query.exec(u"EXPLAIN QUERY PLAN SELECT id FROM events WHERE " + where
-                                   + u" ORDER BY id LIMIT 100"));
+                QVERIFY(query.exec(u"EXPLAIN QUERY PLAN SELECT id FROM events WHERE " + where +
+                                   u" ORDER BY id LIMIT 100"));
                 while (query.next())
                     detail += query.value(3).toString() + u" | ";
             }
@@ -870,8 +986,8 @@ private Q_SLOTS:
         const QString path = freshPath(QStringLiteral("progress"));
         Workspace workspace;
         QVERIFY(workspace.open(path));
-        const qint64 sourceId = workspace.addSource(QStringLiteral("http"),
-                                                    QStringLiteral("live"), -1, 0, "live:http");
+        const qint64 sourceId =
+            workspace.addSource(QStringLiteral("http"), QStringLiteral("live"), -1, 0, "live:http");
         WorkspaceWriter writer;
         WorkspaceWriter::Options options;
         options.maxQueuedRecords = 64;

@@ -30,8 +30,8 @@ public:
         qint64 line = 0;
         if (resumable && control.startOffset > 0) {
             if (!input.seek(control.startOffset)) {
-                result.fatalError = sourceName + u": cannot seek to "
-                                    + QString::number(control.startOffset);
+                result.fatalError =
+                    sourceName + u": cannot seek to " + QString::number(control.startOffset);
                 return result;
             }
             offset = control.startOffset;
@@ -96,10 +96,10 @@ inline QByteArray testLine(qint64 index)
 {
     static const char *const identities[] = {"sp-migrator", "alice@contoso.com", "orders-app"};
     const int status = index % 10 == 0 ? 429 : 200;
-    QByteArray line = QByteArray::number(1771454650000 + index * 10) + '\t'
-                      + identities[index % 3] + '\t' + QByteArray::number(status)
-                      + "\thttps://api.fabric.microsoft.com/v1/workspaces/1f2e/items/"
-                      + QByteArray::number(index);
+    QByteArray line = QByteArray::number(1771454650000 + index * 10) + '\t' +
+                      identities[index % 3] + '\t' + QByteArray::number(status) +
+                      "\thttps://api.fabric.microsoft.com/v1/workspaces/1f2e/items/" +
+                      QByteArray::number(index);
     if (status == 429)
         line += "\tRequestBlocked";
     return line + '\n';

@@ -38,8 +38,8 @@ int main(int argc, char **argv)
     options.batchRecords = args.at(4).toLongLong();
     const ts::ImportResult result = ts::importFile(workspace, writer, args.at(2), reader, options);
     const bool finished = writer.finish();
-    std::printf("%s: %lld events, %lld malformed\n", qPrintable(ts::importStatusName(result.status)),
-                static_cast<long long>(result.eventsAdded),
-                static_cast<long long>(result.malformedAdded));
+    std::printf(
+        "%s: %lld events, %lld malformed\n", qPrintable(ts::importStatusName(result.status)),
+        static_cast<long long>(result.eventsAdded), static_cast<long long>(result.malformedAdded));
     return result.ok() && finished ? 0 : 1;
 }
