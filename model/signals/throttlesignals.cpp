@@ -446,6 +446,24 @@ private:
             ++m_pos;
     }
 
+    // After a member or an element: ',' (another follows), the closing bracket, or a syntax error.
+    enum class Next { Another, Closed, Broken };
+    Next separatorOrClose(QChar close)
+    {
+        skipWs();
+        if (m_pos >= m_s.size())
+            return Next::Broken;
+        if (m_s[m_pos] == u',') {
+            ++m_pos;
+            return Next::Another;
+        }
+        if (m_s[m_pos] == close) {
+            ++m_pos;
+            return Next::Closed;
+        }
+        return Next::Broken;
+    }
+
     // Reads a JSON string at m_pos (which is '"'); returns the raw (still escaped) content.
     std::optional<QStringView> rawString()
     {
@@ -548,18 +566,10 @@ private:
         while (m_pos < m_s.size()) {
             if (!value(itemRole, depth + 1))
                 return false;
-            skipWs();
-            if (m_pos >= m_s.size())
-                return false;
-            if (m_s[m_pos] == u',') {
-                ++m_pos;
+            const Next next = separatorOrClose(u']');
+            if (next == Next::Another)
                 continue;
-            }
-            if (m_s[m_pos] == u']') {
-                ++m_pos;
-                return true;
-            }
-            return false;
+            return next == Next::Closed;
         }
         return false;
     }
@@ -650,18 +660,10 @@ private:
                     errorChain.append(m_s.sliced(start, m_pos - start).toString());
                 }
             }
-            skipWs();
-            if (m_pos >= m_s.size())
-                return false;
-            if (m_s[m_pos] == u',') {
-                ++m_pos;
+            const Next next = separatorOrClose(u'}');
+            if (next == Next::Another)
                 continue;
-            }
-            if (m_s[m_pos] == u'}') {
-                ++m_pos;
-                return true;
-            }
-            return false;
+            return next == Next::Closed;
         }
     }
 };
