@@ -37,6 +37,11 @@ inline qint64 ceilDiv(qint64 a, qint64 b)
     return -floorDiv(-a, b);
 }
 
+// Sliding windows at least this long keep their charges in kSlotsPerWindow slots (Params::slotMs).
+constexpr qint64 kSlottedWindowMs = 10 * 60 * 1000;
+constexpr qint64 kSlotsPerWindow = 3600;
+constexpr size_t kExactCharges = 3600;
+
 // Parameters compiled from a PolicyLimit once (integer units where exactness matters).
 struct Params
 {
@@ -50,6 +55,15 @@ struct Params
     // leaky-bucket, nginx units: milli-requests per second and milli-requests.
     qint64 milliRate = 0;
     qint64 burstMilli = 0;
+    // sliding-window: past kExactCharges charges in the window, further charges are kept per slot
+    // of this length (0 = always one entry per charge). A window of an hour (OneNote's per-hour
+    // limit) would otherwise hold every charge of the last hour, and a log replayed at a few
+    // thousand requests per second makes that tens of megabytes per key. Slots are window/3600
+    // (1 s for an hour), so a bucket holds at most 3,600 exact entries plus 3,601 slots whatever
+    // the traffic; a slotted charge leaves the window up to one slot late (at most 1 s of 3,600:
+    // usage is never under-counted). Windows under 10 minutes, and any window with fewer than
+    // kExactCharges charges in it (the documentation's examples), stay exact to the ms.
+    qint64 slotMs = 0;
 
     static Params fromLimit(const PolicyLimit &limit)
     {
@@ -62,6 +76,8 @@ struct Params
         p.refillMicroPerMs = qint64(std::llround(limit.refillPerSecond * 1000.0));
         p.milliRate = limit.nginxMilliRate();
         p.burstMilli = qint64(std::llround(limit.burst * 1000.0));
+        if (p.algorithm == Algorithm::SlidingWindow && p.windowMs >= kSlottedWindowMs)
+            p.slotMs = p.windowMs / kSlotsPerWindow;
         return p;
     }
 };
@@ -74,6 +90,7 @@ public:
     [[nodiscard]] size_t size() const { return m_items.size() - m_head; }
     [[nodiscard]] const T &front() const { return m_items[m_head]; }
     [[nodiscard]] const T &at(size_t i) const { return m_items[m_head + i]; }
+    [[nodiscard]] T &back() { return m_items.back(); }
     void push(const T &item) { m_items.push_back(item); }
     void pop()
     {
@@ -99,13 +116,14 @@ struct State
     qint64 phaseMs = 0; // clock alignment offset, learned from blocked-until instants
     double used = 0;
     double usedAccepted = 0;
-    // sliding-window: charges inside the window
+    // sliding-window: charges inside the window (one entry per charge, or per slot of
+    // Params::slotMs holding the charges of that slot, stamped with the slot's end)
     struct Charge
     {
         qint64 t;
         double cost;
-        double cumulative; // sum of costs of all charges pushed so far, this one included
-        bool accepted;
+        double acceptedCost; // the part of cost charged by requests the service accepted
+        double cumulative;   // sum of costs of all charges pushed so far, this one included
     };
     Fifo<Charge> charges;
     double slidingSum = 0;
@@ -142,8 +160,7 @@ struct State
             // A charge at s counts for (s - W, s]: it has left the window at s + W.
             while (!charges.empty() && charges.front().t <= t - p.windowMs) {
                 slidingSum -= charges.front().cost;
-                if (charges.front().accepted)
-                    slidingAccepted -= charges.front().cost;
+                slidingAccepted -= charges.front().acceptedCost;
                 charges.pop();
             }
             if (charges.empty()) {
@@ -216,13 +233,27 @@ struct State
             if (accepted)
                 usedAccepted += cost;
             break;
-        case Algorithm::SlidingWindow:
+        case Algorithm::SlidingWindow: {
             slidingPushed += cost;
-            charges.push({t, cost, slidingPushed, accepted});
+            const double acceptedCost = accepted ? cost : 0;
+            // Slotted once the window holds many charges: stamped with the end of its slot, so
+            // it never leaves the window early. A charge at or before the last entry's stamp
+            // (the same ms, or inside the slot being filled) joins that entry.
+            const bool slotted = p.slotMs > 0 && charges.size() >= kExactCharges;
+            const qint64 stamp = slotted ? ceilDiv(t, p.slotMs) * p.slotMs : t;
+            if (!charges.empty() && charges.back().t >= stamp &&
+                (p.slotMs > 0 || charges.back().t == stamp)) {
+                Charge &last = charges.back();
+                last.cost += cost;
+                last.acceptedCost += acceptedCost;
+                last.cumulative = slidingPushed;
+            } else {
+                charges.push({stamp, cost, acceptedCost, slidingPushed});
+            }
             slidingSum += cost;
-            if (accepted)
-                slidingAccepted += cost;
+            slidingAccepted += acceptedCost;
             break;
+        }
         case Algorithm::TokenBucket: {
             const qint64 micro = qint64(std::llround(cost * 1e6));
             tokensMicro -= micro;
@@ -261,10 +292,8 @@ struct State
             return usedAccepted;
         case Algorithm::SlidingWindow: {
             double sum = slidingAccepted;
-            for (size_t i = 0; i < charges.size() && charges.at(i).t <= t - p.windowMs; ++i) {
-                if (charges.at(i).accepted)
-                    sum -= charges.at(i).cost;
-            }
+            for (size_t i = 0; i < charges.size() && charges.at(i).t <= t - p.windowMs; ++i)
+                sum -= charges.at(i).acceptedCost;
             return std::max(0.0, sum);
         }
         case Algorithm::TokenBucket: {

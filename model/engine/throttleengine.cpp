@@ -76,6 +76,10 @@ struct CompiledPolicy
     // event evaluates each at most once (memoised in EventContext).
     std::vector<CompiledCondition> conditions;
     std::vector<int> match;
+    // The condition of `match` that says "service is exactly X" (-1: none), and X: policies are
+    // routed by service name, and a policy reached that way need not test it again.
+    int exactServiceCondition = -1;
+    QString exactService;
     std::vector<std::pair<QString, TextMatcher>> categories;
     std::vector<int> limits; // indices into Impl::limits
     std::vector<KeySignature> keys;
@@ -110,6 +114,18 @@ struct CompiledPolicy
         return ids;
     }
 };
+
+// The policies an event of one service can select, in policy order: those whose match names
+// exactly this service and those that do not name one. Built on first sight of the service.
+struct ServiceRoute
+{
+    QString service;
+    std::vector<int> candidates;
+};
+
+// Beyond this many distinct service names (a log with garbage in the service field), events of
+// new services test every policy instead of growing the table.
+constexpr size_t kMaxServiceRoutes = 64;
 
 // Key hashing on the hot path. Qt's qHash(QStringView) is seeded SipHash where AES-NI is
 // missing (tens of ns for an e-mail address); keys here are verified by comparison and nobody
@@ -265,14 +281,17 @@ struct Series
 
     void record(qint64 at, double value, double fill, size_t cap)
     {
-        const qint64 bin = limiter::floorDiv(at, resolutionMs) * resolutionMs;
-        if (bin == currentBin) {
+        // Most events land in the bin being filled (its start is a multiple of the resolution):
+        // a range check, no division.
+        if (currentBin != kNoTime && at >= currentBin && at - currentBin < resolutionMs) {
             currentUsage = std::max(currentUsage, value);
             currentPct = std::max(currentPct, fill);
             return;
         }
         flush(cap);
-        currentBin = bin;
+        // After flush(), which may have coarsened: the bin at the current resolution, so every
+        // bin start stays a multiple of the resolution (the range checks above rely on it).
+        currentBin = limiter::floorDiv(at, resolutionMs) * resolutionMs;
         currentUsage = value;
         currentPct = fill;
     }
@@ -398,6 +417,8 @@ struct ThrottleEngine::Impl
     std::vector<CompiledLimit> limits;
     std::vector<Bucket> buckets;
     std::vector<KeyEntry> keyEntries;
+    std::vector<ServiceRoute> serviceRoutes;
+    int lastServiceRoute = -1;
 
     qint64 requestEvents = 0;
     qint64 lateEvents = 0;
@@ -419,10 +440,21 @@ struct ThrottleEngine::Impl
         policies.clear();
         limits.clear();
         buckets.clear();
+        serviceRoutes.clear();
+        lastServiceRoute = -1;
         for (const Policy &policy : set.policies()) {
             CompiledPolicy compiled;
             compiled.name = policy.name;
             compiled.match = compiled.conditionIds(policy.match);
+            for (int id : compiled.match) {
+                const CompiledCondition &condition = compiled.conditions[size_t(id)];
+                const auto exact = condition.matcher.exactText();
+                if (condition.field == EventField::Service && exact && id < kMaxMemoConditions) {
+                    compiled.exactServiceCondition = id;
+                    compiled.exactService = *exact;
+                    break;
+                }
+            }
             for (const CategoryRule &rule : policy.categories) {
                 TextMatcher matcher;
                 if (!matcher.compile(rule.urlPattern))
@@ -485,14 +517,59 @@ struct ThrottleEngine::Impl
         alerts.clear();
     }
 
+    // The route of the event's service (-1 when the table is full and the service is new).
+    int serviceRouteFor(QStringView service)
+    {
+        // Logs come in runs of one service: try the last route before searching.
+        if (lastServiceRoute >= 0 &&
+            sameText(serviceRoutes[size_t(lastServiceRoute)].service, service)) {
+            return lastServiceRoute;
+        }
+        for (size_t i = 0; i < serviceRoutes.size(); ++i) {
+            if (sameText(serviceRoutes[i].service, service)) {
+                lastServiceRoute = int(i);
+                return lastServiceRoute;
+            }
+        }
+        if (serviceRoutes.size() >= kMaxServiceRoutes)
+            return -1;
+        ServiceRoute route;
+        route.service = service.toString();
+        for (int i = 0; i < int(policies.size()); ++i) {
+            const CompiledPolicy &policy = policies[size_t(i)];
+            if (policy.exactServiceCondition < 0 || sameText(policy.exactService, service))
+                route.candidates.push_back(i);
+        }
+        serviceRoutes.push_back(std::move(route));
+        lastServiceRoute = int(serviceRoutes.size() - 1);
+        return lastServiceRoute;
+    }
+
+    // The first policy, in policy order, whose match conditions all hold.
     int selectPolicy(EventContext &ctx)
     {
-        for (int i = 0; i < int(policies.size()); ++i) {
+        auto fits = [&](int i) {
             const CompiledPolicy &policy = policies[size_t(i)];
             // Policy-level matches on the category see the event's own category only.
             ctx.evaluated = 0;
             ctx.results = 0;
-            if (ctx.all(policy, policy.match, &scratch))
+            if (policy.exactServiceCondition >= 0 && sameText(policy.exactService, ctx.service)) {
+                const quint64 bit = quint64(1) << policy.exactServiceCondition;
+                ctx.evaluated |= bit;
+                ctx.results |= bit;
+            }
+            return ctx.all(policy, policy.match, &scratch);
+        };
+        const int route = serviceRouteFor(ctx.service);
+        if (route < 0) {
+            for (int i = 0; i < int(policies.size()); ++i) {
+                if (fits(i))
+                    return i;
+            }
+            return -1;
+        }
+        for (int i : serviceRoutes[size_t(route)].candidates) {
+            if (fits(i))
                 return i;
         }
         return -1;
@@ -500,7 +577,7 @@ struct ThrottleEngine::Impl
 
     QStringView classify(const CompiledPolicy &policy, EventContext &ctx)
     {
-        if (!ctx.event->category.isEmpty())
+        if (!ctx.event->category.isEmpty() || policy.categories.empty())
             return ctx.event->category;
         const QStringView path = ctx.value(EventField::Path, &scratch);
         for (const auto &[name, matcher] : policy.categories) {
@@ -609,7 +686,7 @@ struct ThrottleEngine::Impl
         if (!sig.retryable)
             ++throttles.notRetryable;
         ++throttles.byIdentityAndErrorCode[event.identity.isEmpty() ? QStringLiteral("none")
-                                                                   : event.identity][code];
+                                                                    : event.identity][code];
 
         const qint64 bin = limiter::floorDiv(event.tsMs, throttleBinMs) * throttleBinMs;
         ++throttleBins[bin][code];
@@ -651,6 +728,27 @@ struct ThrottleEngine::Impl
         alerts.append(alert);
     }
 
+    // What the engine keeps of a throttle answer besides the taxonomy.
+    struct ThrottleAdvice
+    {
+        std::optional<double> limitPercentage;
+        std::optional<qint64> retryAtMs;
+    };
+
+    // Counts a throttle answer and returns its advice. Out of line: the signal set is a large
+    // object that only the ~1 % of throttled events need on the stack.
+    [[gnu::noinline]] ThrottleAdvice noteThrottle(const RequestEvent &event,
+                                                  const throttle::ThrottleSignals *given)
+    {
+        if (given) {
+            recordThrottle(event, *given);
+            return {given->limitPercentage, given->retryAtMs};
+        }
+        const throttle::ThrottleSignals extracted = throttle::extract(event);
+        recordThrottle(event, extracted);
+        return {extracted.limitPercentage, extracted.retryAtMs};
+    }
+
     Verdict process(const RequestEvent &event, const throttle::ThrottleSignals *given)
     {
         Verdict verdict;
@@ -669,15 +767,12 @@ struct ThrottleEngine::Impl
         verdict.observedThrottled = throttled;
         // Extracted only for throttles (unless the caller already has them): the full signal
         // set is a few hundred bytes of strings and optionals that a plain success does not need.
-        std::optional<throttle::ThrottleSignals> own;
-        const throttle::ThrottleSignals *sig = nullptr;
         std::optional<double> observedPct;
+        std::optional<qint64> retryAt;
         if (throttled) {
-            if (!given)
-                own = throttle::extract(event);
-            sig = given ? given : &*own;
-            recordThrottle(event, *sig);
-            observedPct = sig->limitPercentage;
+            const ThrottleAdvice advice = noteThrottle(event, given);
+            observedPct = advice.limitPercentage;
+            retryAt = advice.retryAtMs;
         } else if (given) {
             observedPct = given->limitPercentage;
         } else if (!event.headers.isEmpty()) {
@@ -725,9 +820,10 @@ struct ThrottleEngine::Impl
             }
             // A point where the usage fell back while the bucket was idle (window end, refill),
             // so the step series drops where it really did.
+            // (Bins start at multiples of the resolution, so "the bin after the last one ends
+            // before t's bin" is idleBin + resolution <= t.)
             const qint64 idleBin = bucket.series.nextBinStart();
-            if (idleBin != kNoTime && idleBin < limiter::floorDiv(t, bucket.series.resolutionMs) *
-                                                    bucket.series.resolutionMs) {
+            if (idleBin != kNoTime && t - idleBin >= bucket.series.resolutionMs) {
                 const double idleUsage = bucket.state.usageAt(limit.params, idleBin);
                 const double cap = limit.params.capacity;
                 bucket.series.record(idleBin, idleUsage, cap > 0 ? idleUsage / cap : 0,
@@ -766,7 +862,9 @@ struct ThrottleEngine::Impl
             const Charge &c = charges[size_t(i)];
             Bucket &bucket = buckets[size_t(c.bucket)];
             const CompiledLimit &limit = limits[size_t(bucket.limit)];
-            usageBefore[size_t(i)] = bucket.state.usageAt(limit.params, bucket.lastT);
+            // The usage before the charge teaches the effective limit of an observed throttle.
+            if (throttled)
+                usageBefore[size_t(i)] = bucket.state.usageAt(limit.params, bucket.lastT);
             if (!rejected || limit.chargeThrottled)
                 bucket.state.charge(limit.params, bucket.lastT, c.cost, !rejected, endMs);
             const double usage = bucket.state.usageAt(limit.params, bucket.lastT);
@@ -798,7 +896,6 @@ struct ThrottleEngine::Impl
                     bucket.effectiveLimit = std::max(bucket.effectiveLimit.value_or(0), before);
                 }
                 bucket.inObservedEpisode = true;
-                const std::optional<qint64> retryAt = sig ? sig->retryAtMs : std::nullopt;
                 if (retryAt && *retryAt > responseMs) {
                     if (bucket.series.retryAfter.size() < kMaxRetryIntervals)
                         bucket.series.retryAfter.emplace_back(responseMs, *retryAt);

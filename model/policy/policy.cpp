@@ -758,12 +758,15 @@ QStringView urlPath(QStringView url)
 {
     qsizetype start = 0;
     if (!url.startsWith(u'/')) {
+        // The host is short: a plain scan to its end.
         const qsizetype scheme = afterScheme(url);
-        start = url.indexOf(u'/', scheme >= 0 ? scheme : 0);
-        if (start < 0)
+        start = scheme >= 0 ? scheme : 0;
+        while (start < url.size() && url[start] != u'/')
+            ++start;
+        if (start == url.size())
             return {};
     }
-    // Vectorised searches: URLs are long and this runs for every event.
+    // The rest is long: vectorised searches (this runs for every event that routes by path).
     qsizetype end = url.indexOf(u'?', start);
     if (end < 0)
         end = url.size();
@@ -773,20 +776,44 @@ QStringView urlPath(QStringView url)
     return url.mid(start, end - start);
 }
 
+namespace {
+
+// Host names compare case-insensitively (ASCII: the names we look for are ASCII, and a host
+// with other letters is not one of them); the size test first makes the usual mismatch free.
+bool hostIs(QStringView host, QLatin1String name)
+{
+    if (host.size() != name.size())
+        return false;
+    for (qsizetype i = 0; i < host.size(); ++i) {
+        char16_t c = host[i].unicode();
+        if (c >= u'A' && c <= u'Z')
+            c = char16_t(c + (u'a' - u'A'));
+        if (c != char16_t(uchar(name[i].toLatin1())))
+            return false;
+    }
+    return true;
+}
+
+bool hostEndsWith(QStringView host, QLatin1String suffix)
+{
+    return host.size() >= suffix.size() && hostIs(host.right(suffix.size()), suffix);
+}
+
+} // namespace
+
 QString inferServiceFromUrl(QStringView url)
 {
     const QStringView host = urlHost(url);
     if (host.isEmpty())
         return {};
-    if (host.compare(u"api.fabric.microsoft.com", Qt::CaseInsensitive) == 0 ||
-        host.endsWith(u".fabric.microsoft.com", Qt::CaseInsensitive)) {
+    if (hostIs(host, QLatin1String("api.fabric.microsoft.com")) ||
+        hostEndsWith(host, QLatin1String(".fabric.microsoft.com")))
         return QStringLiteral("fabric");
-    }
-    if (host.compare(u"graph.microsoft.com", Qt::CaseInsensitive) == 0)
+    if (hostIs(host, QLatin1String("graph.microsoft.com")))
         return QStringLiteral("graph");
-    if (host.endsWith(u".servicebus.windows.net", Qt::CaseInsensitive))
+    if (hostEndsWith(host, QLatin1String(".servicebus.windows.net")))
         return QStringLiteral("servicebus");
-    if (host.compare(u"management.azure.com", Qt::CaseInsensitive) == 0)
+    if (hostIs(host, QLatin1String("management.azure.com")))
         return QStringLiteral("arm");
     return {};
 }

@@ -1,5 +1,9 @@
 #include "textmatcher.h"
 
+#include <algorithm>
+#include <string>
+#include <string_view>
+
 namespace ts {
 
 namespace {
@@ -33,6 +37,51 @@ bool isMeta(QChar c)
 bool isLiteralEscape(QChar c)
 {
     return !c.isLetterOrNumber();
+}
+
+// The hot comparisons of the matcher, inline: policy values are short (methods, service names,
+// URL paths), where a library call into Qt's general string search costs more than the scan.
+inline char16_t foldAscii(char16_t c)
+{
+    return (c >= u'A' && c <= u'Z') ? char16_t(c + (u'a' - u'A')) : c;
+}
+
+bool equalText(QStringView text, QStringView literal, Qt::CaseSensitivity cs)
+{
+    if (text.size() != literal.size())
+        return false;
+    const char16_t *a = text.utf16();
+    const char16_t *b = literal.utf16();
+    if (cs == Qt::CaseSensitive)
+        return std::char_traits<char16_t>::compare(a, b, size_t(text.size())) == 0;
+    for (qsizetype i = 0; i < text.size(); ++i) {
+        if (a[i] >= 0x80 || b[i] >= 0x80) // beyond ASCII: Unicode case folding
+            return text.mid(i).compare(literal.mid(i), Qt::CaseInsensitive) == 0;
+        if (foldAscii(a[i]) != foldAscii(b[i]))
+            return false;
+    }
+    return true;
+}
+
+bool startsWithText(QStringView text, QStringView literal, Qt::CaseSensitivity cs)
+{
+    return text.size() >= literal.size() && equalText(text.left(literal.size()), literal, cs);
+}
+
+bool endsWithText(QStringView text, QStringView literal, Qt::CaseSensitivity cs)
+{
+    return text.size() >= literal.size() && equalText(text.right(literal.size()), literal, cs);
+}
+
+// Index of the first occurrence of literal in text at or after from, or -1.
+qsizetype findText(QStringView text, QStringView literal, qsizetype from, Qt::CaseSensitivity cs)
+{
+    if (cs == Qt::CaseInsensitive || literal.isEmpty())
+        return text.indexOf(literal, from, cs);
+    const std::u16string_view haystack(text.utf16(), size_t(text.size()));
+    const size_t at = haystack.find(std::u16string_view(literal.utf16(), size_t(literal.size())),
+                                    size_t(std::max<qsizetype>(from, 0)));
+    return at == std::u16string_view::npos ? -1 : qsizetype(at);
 }
 
 } // namespace
@@ -88,6 +137,20 @@ bool TextMatcher::compile(const QString &pattern, QString *error)
         return true;
     }
     if (compileTokens(body)) {
+        // ".*" at either end only restates that the match may start or end anywhere: "^.*/x/"
+        // is "/x/" unanchored, so it runs as one literal search instead of a scan per position.
+        if (!m_tokens.empty() && m_tokens.front().kind == TokenKind::AnyStar) {
+            m_tokens.erase(m_tokens.begin());
+            m_anchorStart = false;
+        }
+        if (!m_tokens.empty() && m_tokens.back().kind == TokenKind::AnyStar) {
+            m_tokens.pop_back();
+            m_anchorEnd = false;
+        }
+        if (m_tokens.empty() && !m_anchorStart && !m_anchorEnd) {
+            m_strategy = Strategy::Always;
+            return true;
+        }
         if (m_tokens.empty() || (m_tokens.size() == 1 && m_tokens[0].kind == TokenKind::Literal)) {
             m_strategy = Strategy::Literal;
             m_literal = m_tokens.empty() ? QString() : m_tokens[0].text;
@@ -241,27 +304,24 @@ bool TextMatcher::matches(QStringView text) const
     case Strategy::Always:
         return true;
     case Strategy::Literal:
-        if (m_anchorStart && m_anchorEnd) {
-            return m_case == Qt::CaseSensitive ? text == m_literal
-                                               : text.compare(m_literal, m_case) == 0;
-        }
+        if (m_anchorStart && m_anchorEnd)
+            return equalText(text, m_literal, m_case);
         if (m_anchorStart)
-            return text.startsWith(m_literal, m_case);
+            return startsWithText(text, m_literal, m_case);
         if (m_anchorEnd)
-            return text.endsWith(m_literal, m_case);
-        return text.contains(m_literal, m_case);
+            return endsWithText(text, m_literal, m_case);
+        return findText(text, m_literal, 0, m_case) >= 0;
     case Strategy::Alternatives:
         for (const QString &alternative : m_alternatives) {
             bool hit = false;
             if (m_anchorStart && m_anchorEnd)
-                hit = m_case == Qt::CaseSensitive ? text == alternative
-                                                  : text.compare(alternative, m_case) == 0;
+                hit = equalText(text, alternative, m_case);
             else if (m_anchorStart)
-                hit = text.startsWith(alternative, m_case);
+                hit = startsWithText(text, alternative, m_case);
             else if (m_anchorEnd)
-                hit = text.endsWith(alternative, m_case);
+                hit = endsWithText(text, alternative, m_case);
             else
-                hit = text.contains(alternative, m_case);
+                hit = findText(text, alternative, 0, m_case) >= 0;
             if (hit)
                 return true;
         }
@@ -271,8 +331,8 @@ bool TextMatcher::matches(QStringView text) const
             return matchTokensAt(0, text, 0);
         if (m_tokens.front().kind == TokenKind::Literal) {
             const QString &first = m_tokens.front().text;
-            for (qsizetype pos = text.indexOf(first, 0, m_case); pos >= 0;
-                 pos = text.indexOf(first, pos + 1, m_case)) {
+            for (qsizetype pos = findText(text, first, 0, m_case); pos >= 0;
+                 pos = findText(text, first, pos + 1, m_case)) {
                 if (matchTokensAt(0, text, pos))
                     return true;
             }
@@ -300,7 +360,7 @@ bool TextMatcher::matchTokensAt(size_t tokenIndex, QStringView text, qsizetype p
     const qsizetype size = text.size();
     switch (token.kind) {
     case TokenKind::Literal:
-        if (!text.mid(pos).startsWith(token.text, m_case))
+        if (!startsWithText(text.mid(pos), token.text, m_case))
             return false;
         return matchTokensAt(tokenIndex + 1, text, pos + token.text.size());
     case TokenKind::AnyChar:
@@ -311,6 +371,13 @@ bool TextMatcher::matchTokensAt(size_t tokenIndex, QStringView text, qsizetype p
         while (end < size && text[end] != u'/')
             ++end;
         const qsizetype first = token.kind == TokenKind::SegmentPlus ? pos + 1 : pos;
+        // A literal that starts with '/' can only follow where the segment ends ("[^/]+/items/"):
+        // one attempt instead of one per length of the segment.
+        if (tokenIndex + 1 < m_tokens.size() &&
+            m_tokens[tokenIndex + 1].kind == TokenKind::Literal &&
+            m_tokens[tokenIndex + 1].text.startsWith(u'/')) {
+            return end >= first && matchTokensAt(tokenIndex + 1, text, end);
+        }
         // Longest first: a segment normally runs up to the next '/'.
         for (qsizetype k = end; k >= first; --k) {
             if (matchTokensAt(tokenIndex + 1, text, k))
@@ -326,8 +393,8 @@ bool TextMatcher::matchTokensAt(size_t tokenIndex, QStringView text, qsizetype p
         if (tokenIndex + 1 < m_tokens.size() &&
             m_tokens[tokenIndex + 1].kind == TokenKind::Literal) {
             const QString &next = m_tokens[tokenIndex + 1].text;
-            for (qsizetype k = text.indexOf(next, first, m_case); k >= 0;
-                 k = text.indexOf(next, k + 1, m_case)) {
+            for (qsizetype k = findText(text, next, first, m_case); k >= 0;
+                 k = findText(text, next, k + 1, m_case)) {
                 if (matchTokensAt(tokenIndex + 1, text, k))
                     return true;
             }

@@ -13,6 +13,7 @@
 #include <QStringView>
 
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,16 @@ public:
     // For tests and diagnostics: which strategy the pattern compiled to.
     enum class Strategy { Always, Literal, Alternatives, Tokens, NegativeLookahead, Regex };
     [[nodiscard]] Strategy strategy() const { return m_strategy; }
+    // The one text this pattern matches ("^fabric$"), when it is a case-sensitive anchored
+    // literal: lets a caller index policies by service name instead of testing each one.
+    [[nodiscard]] std::optional<QString> exactText() const
+    {
+        if (m_strategy == Strategy::Literal && m_anchorStart && m_anchorEnd &&
+            m_case == Qt::CaseSensitive) {
+            return m_literal;
+        }
+        return std::nullopt;
+    }
 
 private:
     enum class TokenKind : quint8 { Literal, AnyChar, SegmentPlus, SegmentStar, AnyPlus, AnyStar };

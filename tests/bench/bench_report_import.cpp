@@ -89,36 +89,68 @@ void generate(const QString &path, qint64 lines, unsigned seed)
             if (i % 3 == 0)
                 std::snprintf(url, sizeof url, "/v1/workspaces/%d/items", id);
             else if (i % 3 == 1)
-                std::snprintf(url, sizeof url, "/v1/workspaces/%d/items/9a8b/jobs/instances?jobType=Pipeline", id);
+                std::snprintf(url, sizeof url,
+                              "/v1/workspaces/%d/items/9a8b/jobs/instances?jobType=Pipeline", id);
             else
                 std::snprintf(url, sizeof url, "/v1/operations/%d", id);
             if (throttled)
-                n = std::snprintf(line, sizeof line,
-                                  "{\"ts\":%lld,\"identity\":\"sp-%d\",\"service\":\"fabric\",\"method\":\"POST\",\"url\":\"https://api.fabric.microsoft.com%s\",\"status\":429,\"errorCode\":\"RequestBlocked\",\"retryAfter\":\"55\",\"body\":\"{\\\"errorCode\\\":\\\"RequestBlocked\\\",\\\"message\\\":\\\"Request is blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)\\\"}\",\"durationMs\":31}\n",
-                                  (long long)ts, who, url);
+                n = std::snprintf(
+                    line, sizeof line,
+                    "{\"ts\":%lld,\"identity\":\"sp-%d\",\"service\":\"fabric\",\"method\":"
+                    "\"POST\",\"url\":\"https://"
+                    "api.fabric.microsoft.com%s\",\"status\":429,\"errorCode\":\"RequestBlocked\","
+                    "\"retryAfter\":\"55\",\"body\":\"{\\\"errorCode\\\":\\\"RequestBlocked\\\","
+                    "\\\"message\\\":\\\"Request is blocked by the upstream service until: "
+                    "2/18/2026 10:45:04 PM (UTC)\\\"}\",\"durationMs\":31}\n",
+                    (long long)ts, who, url);
             else
-                n = std::snprintf(line, sizeof line,
-                                  "{\"ts\":%lld,\"identity\":\"sp-%d\",\"service\":\"fabric\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com%s\",\"status\":200,\"durationMs\":%d}\n",
-                                  (long long)ts, who, url, int(20 + rng() % 300));
+                n = std::snprintf(
+                    line, sizeof line,
+                    "{\"ts\":%lld,\"identity\":\"sp-%d\",\"service\":\"fabric\",\"method\":\"GET\","
+                    "\"url\":\"https://"
+                    "api.fabric.microsoft.com%s\",\"status\":200,\"durationMs\":%d}\n",
+                    (long long)ts, who, url, int(20 + rng() % 300));
         } else if (kind < 85) {
             if (throttled)
-                n = std::snprintf(line, sizeof line,
-                                  "{\"ts\":%lld,\"identity\":\"user%d@contoso.com\",\"app\":\"note-bridge\",\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/users/u%d/onenote/pages/%lld/content\",\"status\":429,\"headers\":{\"x-ms-throttle-scope\":\"Application\"},\"body\":\"{\\\"error\\\":{\\\"code\\\":\\\"20166\\\",\\\"message\\\":\\\"The application or user has been throttled.\\\"}}\",\"lane\":\"background\",\"attempt\":1,\"operationId\":\"page-%lld\",\"durationMs\":40}\n",
-                                  (long long)ts, who, who, (long long)i, (long long)i);
+                n = std::snprintf(
+                    line, sizeof line,
+                    "{\"ts\":%lld,\"identity\":\"user%d@contoso.com\",\"app\":\"note-bridge\","
+                    "\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://"
+                    "graph.microsoft.com/v1.0/users/u%d/onenote/pages/%lld/"
+                    "content\",\"status\":429,\"headers\":{\"x-ms-throttle-scope\":\"Application\"}"
+                    ",\"body\":\"{\\\"error\\\":{\\\"code\\\":\\\"20166\\\",\\\"message\\\":"
+                    "\\\"The application or user has been "
+                    "throttled.\\\"}}\",\"lane\":\"background\",\"attempt\":1,\"operationId\":"
+                    "\"page-%lld\",\"durationMs\":40}\n",
+                    (long long)ts, who, who, (long long)i, (long long)i);
             else
                 n = std::snprintf(line, sizeof line,
-                                  "{\"ts\":%lld,\"identity\":\"user%d@contoso.com\",\"app\":\"note-bridge\",\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/users/u%d/onenote/pages/%lld/content\",\"status\":200,\"headers\":{\"x-ms-throttle-limit-percentage\":\"0.%d\"},\"lane\":\"%s\",\"attempt\":0,\"operationId\":\"page-%lld\",\"durationMs\":%d}\n",
+                                  "{\"ts\":%lld,\"identity\":\"user%d@contoso.com\",\"app\":\"note-"
+                                  "bridge\",\"service\":\"graph\",\"method\":\"GET\",\"url\":"
+                                  "\"https://graph.microsoft.com/v1.0/users/u%d/onenote/pages/%lld/"
+                                  "content\",\"status\":200,\"headers\":{\"x-ms-throttle-limit-"
+                                  "percentage\":\"0.%d\"},\"lane\":\"%s\",\"attempt\":0,"
+                                  "\"operationId\":\"page-%lld\",\"durationMs\":%d}\n",
                                   (long long)ts, who, who, (long long)i, 50 + int(rng() % 49),
-                                  (i & 1) ? "background" : "foreground", (long long)i, int(50 + rng() % 400));
+                                  (i & 1) ? "background" : "foreground", (long long)i,
+                                  int(50 + rng() % 400));
         } else {
             if (throttled)
-                n = std::snprintf(line, sizeof line,
-                                  "{\"ts\":%lld,\"identity\":\"orders-app\",\"service\":\"servicebus\",\"namespace\":\"sb-prod\",\"entity\":\"orders\",\"method\":\"Send\",\"status\":429,\"errorCode\":\"50009\",\"body\":\"The request was terminated because the entity is being throttled. Error code: 50009. Please wait 2 seconds and try again.\"}\n",
-                                  (long long)ts);
+                n = std::snprintf(
+                    line, sizeof line,
+                    "{\"ts\":%lld,\"identity\":\"orders-app\",\"service\":\"servicebus\","
+                    "\"namespace\":\"sb-prod\",\"entity\":\"orders\",\"method\":\"Send\","
+                    "\"status\":429,\"errorCode\":\"50009\",\"body\":\"The request was terminated "
+                    "because the entity is being throttled. Error code: 50009. Please wait 2 "
+                    "seconds and try again.\"}\n",
+                    (long long)ts);
             else
-                n = std::snprintf(line, sizeof line,
-                                  "{\"ts\":%lld,\"identity\":\"orders-app\",\"service\":\"servicebus\",\"namespace\":\"sb-prod\",\"entity\":\"orders\",\"method\":\"Send\",\"credits\":%d,\"status\":200,\"durationMs\":%d}\n",
-                                  (long long)ts, int(1 + rng() % 5), int(2 + rng() % 20));
+                n = std::snprintf(
+                    line, sizeof line,
+                    "{\"ts\":%lld,\"identity\":\"orders-app\",\"service\":\"servicebus\","
+                    "\"namespace\":\"sb-prod\",\"entity\":\"orders\",\"method\":\"Send\","
+                    "\"credits\":%d,\"status\":200,\"durationMs\":%d}\n",
+                    (long long)ts, int(1 + rng() % 5), int(2 + rng() % 20));
         }
         buffer.append(line, size_t(n));
         if (buffer.size() > (7 << 20)) {
@@ -148,7 +180,15 @@ int main(int argc, char *argv[])
     const std::string binary = qEnvironmentVariableIsSet("TS_APP_BINARY")
                                    ? qEnvironmentVariable("TS_APP_BINARY").toStdString()
                                    : std::string(TS_APP_BINARY);
-    QTemporaryDir dir;
+    // --keep DIR: generate into a new directory under DIR and leave the files there (to profile
+    // or compare builds on the same input).
+    const qsizetype keepAt = args.indexOf(u"--keep"_qs);
+    const QString keepDir = keepAt > 0 && keepAt + 1 < args.size() ? args[keepAt + 1] : QString();
+    if (!keepDir.isEmpty())
+        QDir().mkpath(keepDir);
+    QTemporaryDir dir(keepDir.isEmpty() ? QDir::temp().filePath(u"bench_report_import-XXXXXX"_qs)
+                                        : QDir(keepDir).absoluteFilePath(u"bench-XXXXXX"_qs));
+    dir.setAutoRemove(keepDir.isEmpty());
     const QString small = dir.filePath(u"bench-1x.ndjson"_qs);
     const QString large = dir.filePath(u"bench-2x.ndjson"_qs);
     std::printf("Generating %lld and %lld canonical lines in %s ...\n", (long long)lines,
@@ -169,9 +209,11 @@ int main(int argc, char *argv[])
     const RunResult report = runMeasured({binary, "report", "--json", small.toStdString()});
     const RunResult report2 = runMeasured({binary, "report", "--json", large.toStdString()});
     const QString ws = dir.filePath(u"bench.db"_qs);
-    const RunResult import = runMeasured({binary, "import", "--workspace", ws.toStdString(), small.toStdString()});
+    const RunResult import =
+        runMeasured({binary, "import", "--workspace", ws.toStdString(), small.toStdString()});
     const QString ws2 = dir.filePath(u"bench2.db"_qs);
-    const RunResult import2 = runMeasured({binary, "import", "--workspace", ws2.toStdString(), large.toStdString()});
+    const RunResult import2 =
+        runMeasured({binary, "import", "--workspace", ws2.toStdString(), large.toStdString()});
 
     std::printf("Results (%s):\n", binary.c_str());
     printRow("jq reference (1x)", lines, jq, mbSmall);
@@ -180,9 +222,12 @@ int main(int argc, char *argv[])
     printRow("throttlescope import (1x)", lines, import, mbSmall);
     printRow("throttlescope import (2x)", lines * 2, import2, mbLarge);
     std::printf("\n");
-    std::printf("  report speed-up over jq:       %.2fx   (goal >= 6x)\n", jq.seconds / report.seconds);
-    std::printf("  report lines/s:                %.0f   (goal >= 1,000,000)\n", double(lines) / report.seconds);
-    std::printf("  import lines/s:                %.0f   (goal >= 300,000)\n", double(lines) / import.seconds);
+    std::printf("  report speed-up over jq:       %.2fx   (goal >= 6x)\n",
+                jq.seconds / report.seconds);
+    std::printf("  report lines/s:                %.0f   (goal >= 1,000,000)\n",
+                double(lines) / report.seconds);
+    std::printf("  import lines/s:                %.0f   (goal >= 300,000)\n",
+                double(lines) / import.seconds);
     std::printf("  peak RSS report 1x -> 2x:      %.1f MB -> %.1f MB   (goal < 200 MB, flat)\n",
                 double(report.peakRssKb) / 1024.0, double(report2.peakRssKb) / 1024.0);
     std::printf("  peak RSS import 1x -> 2x:      %.1f MB -> %.1f MB   (goal < 200 MB, flat)\n",

@@ -198,6 +198,8 @@ private slots:
     void rerunWithAnotherPolicySet();
     void lateEventsClamped();
     void seriesStayBounded();
+    void longSlidingWindowBoundedAndNeverEarly_data();
+    void longSlidingWindowBoundedAndNeverEarly();
     void snapshotParallelToScopes();
     void observedPercentageBesideReconstructed();
 };
@@ -799,6 +801,51 @@ void TestEngine::seriesStayBounded()
     QVERIFY(series.observedThrottleT.size() <= 1000);
     QVERIFY(series.observedPctT.size() <= 1000);
     QCOMPARE(engine.scopes().first().requests, 86400000 / 50);
+}
+
+void TestEngine::longSlidingWindowBoundedAndNeverEarly_data()
+{
+    QTest::addColumn<int>("gapMs");
+    QTest::addColumn<bool>("accepted");
+    QTest::newRow("storm every 7 ms") << 7 << true;
+    QTest::newRow("counted 429s every 3 ms") << 3 << false;
+    QTest::newRow("sparse, one per 1.3 s") << 1300 << true;
+}
+
+void TestEngine::longSlidingWindowBoundedAndNeverEarly()
+{
+    // OneNote's hour window: the state holds at most 3,600 exact entries plus one per second of
+    // the window however many requests came; a charge leaves the window no earlier than t + W
+    // and at most one slot (1 s) later, and exactly at t + W while the window holds few charges.
+    QFETCH(int, gapMs);
+    QFETCH(bool, accepted);
+    PolicyLimit spec;
+    spec.name = QStringLiteral("per-hour");
+    spec.algorithm = Algorithm::SlidingWindow;
+    spec.capacity = 10000;
+    spec.windowSeconds = 3600;
+    const limiter::Params params = limiter::Params::fromLimit(spec);
+    QCOMPARE(params.slotMs, 1000);
+
+    limiter::State state;
+    std::deque<qint64> reference; // instants of charges still inside (t - W, t]
+    const qint64 windowMs = 3600 * 1000;
+    const qint64 end = kBase + 2 * windowMs;
+    for (qint64 t = kBase + 123; t < end; t += gapMs) {
+        state.advance(params, t);
+        while (!reference.empty() && reference.front() <= t - windowMs)
+            reference.pop_front();
+        // Never early: everything the reference still counts, the state counts too. At most one
+        // slot late: beyond the reference, only the charges of one second are still counted.
+        const double counted = accepted ? state.usageAt(params, t) : state.slidingSum;
+        QVERIFY(counted >= double(reference.size()));
+        QVERIFY(counted <= double(reference.size()) + std::ceil(1000.0 / gapMs) + 1);
+        if (windowMs / gapMs < qint64(limiter::kExactCharges)) // few charges: exact to the ms
+            QCOMPARE(counted, double(reference.size()));
+        state.charge(params, t, 1, accepted, t);
+        reference.push_back(t);
+        QVERIFY(state.charges.size() <= limiter::kExactCharges + 3601);
+    }
 }
 
 void TestEngine::snapshotParallelToScopes()

@@ -273,6 +273,11 @@ void TestPolicy::eventFields_data()
 
     QTest::newRow("path") << "https://api.fabric.microsoft.com/v1/items?x=1#f" << "path" << "/v1/items";
     QTest::newRow("bare path") << "/v1/items?x=1" << "path" << "/v1/items";
+    QTest::newRow("fragment before query") << "https://h.example/a/b#frag?q" << "path" << "/a/b";
+    QTest::newRow("host only") << "https://graph.microsoft.com" << "path" << "";
+    QTest::newRow("host and query, no path") << "https://h.example?x=/y" << "path" << "/y";
+    QTest::newRow("schemeless host") << "graph.microsoft.com/v1.0/me?x" << "path" << "/v1.0/me";
+    QTest::newRow("empty") << "" << "path" << "";
     QTest::newRow("host with port") << "http://127.0.0.1:8080/a" << "host" << "127.0.0.1";
     QTest::newRow("subscription") << "https://management.azure.com/subscriptions/abc-123/resourceGroups/rg?api-version=1" << "subscription" << "abc-123";
     QTest::newRow("no subscription") << "https://management.azure.com/providers" << "subscription" << "unknown";
@@ -302,7 +307,9 @@ void TestPolicy::textMatcherAgreesWithRegex_data()
           "GET|PUT", "/v1/workspaces/[^/]+/items/[^/]+/jobs/", "^/v1/operations/[^/]+$",
           "/onenote/", "^(?!.*/onenote/)", "^(?!unknown$).", "^(Create|Update|Delete|Get|List)",
           "a.c", "^/v1/.*/result$", "x[^/]*y", "(?i)^receive", "^$", "\\.json$", "^(?!.*/messages)",
-          "a+b", "^[0-9]+$", "^(a|b)c$"}) {
+          "a+b", "^[0-9]+$", "^(a|b)c$", "^.*/onenote/", ".*json", "^a.*", "^.*$", "^.*c$",
+          "(?i)^.*/ONENOTE/.*", "(?i)^Get$", "(?i)json$", "/v1/workspaces/[^/]*/items/", "x[^/]+c",
+          "^/v1/[^/]+/result$"}) {
         QTest::newRow(pattern[0] ? pattern : "(empty)") << QString::fromLatin1(pattern);
     }
 }
@@ -328,7 +335,10 @@ void TestPolicy::textMatcherAgreesWithRegex()
         QStringLiteral("abc"), QStringLiteral("a/c"), QStringLiteral("xy"), QStringLiteral("x/y"),
         QStringLiteral("xaaay"), QStringLiteral("p.json"), QStringLiteral("pjson"),
         QStringLiteral("/orders/messages/head"), QStringLiteral("/orders"), QStringLiteral("aab"),
-        QStringLiteral("123"), QStringLiteral("ac"), QStringLiteral("bc"), QStringLiteral("cc")};
+        QStringLiteral("123"), QStringLiteral("ac"), QStringLiteral("bc"), QStringLiteral("cc"),
+        QStringLiteral("/v1.0/me/OneNote/pages"), QStringLiteral("P.JSON"), QStringLiteral("gét"),
+        QStringLiteral("GÉT"), QStringLiteral("Gét"), QStringLiteral("xabc"),
+        QStringLiteral("/v1/abc/result"), QStringLiteral("/v1/a/b/result")};
     for (const QString &text : texts) {
         QVERIFY2(matcher.matches(text) == regex.match(text).hasMatch(),
                  qPrintable(QStringLiteral("pattern %1 on \"%2\"").arg(pattern, text)));
@@ -346,6 +356,8 @@ void TestPolicy::textMatcherStrategy_data()
     QTest::newRow("alternatives") << "^(GET|HEAD)$" << int(S::Alternatives);
     QTest::newRow("url shape") << "/v1/workspaces/[^/]+/items/" << int(S::Tokens);
     QTest::newRow("lookahead") << "^(?!.*/onenote/)" << int(S::NegativeLookahead);
+    QTest::newRow("leading .*") << "^.*/onenote/" << int(S::Literal);
+    QTest::newRow("only .*") << "^.*" << int(S::Always);
     QTest::newRow("real regex") << "^[0-9]+$" << int(S::Regex);
 }
 
