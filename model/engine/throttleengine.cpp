@@ -153,10 +153,13 @@ inline size_t keyHash(QStringView text, size_t seed)
 }
 
 // Equality without a library call for the common "different length" and "same text" cases.
+// Interned values (the readers share one copy of each service, method, identity) are the same
+// characters in memory: compared by address first.
 inline bool sameText(QStringView a, QStringView b)
 {
     return a.size() == b.size() &&
-           std::memcmp(a.utf16(), b.utf16(), size_t(a.size()) * sizeof(char16_t)) == 0;
+           (a.utf16() == b.utf16() ||
+            std::memcmp(a.utf16(), b.utf16(), size_t(a.size()) * sizeof(char16_t)) == 0);
 }
 
 constexpr int kMaxMemoConditions = 64;

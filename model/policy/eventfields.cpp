@@ -1,5 +1,7 @@
 #include "eventfields.h"
 
+#include "core/textsearch.h"
+
 namespace ts {
 
 QStringView unknownValue()
@@ -11,7 +13,11 @@ QStringView armSubscription(QStringView url)
 {
     const QStringView path = urlPath(url);
     constexpr QStringView marker = u"/subscriptions/";
-    const qsizetype at = path.indexOf(marker, 0, Qt::CaseInsensitive);
+    // ARM writes the segment in lower case; the case-insensitive search (a slow library call)
+    // runs only when the exact one finds nothing.
+    qsizetype at = text::findSubstring(path.utf16(), path.size(), marker.utf16(), marker.size());
+    if (at < 0)
+        at = path.indexOf(marker, 0, Qt::CaseInsensitive);
     if (at < 0)
         return {};
     const qsizetype start = at + marker.size();

@@ -1,5 +1,7 @@
 #include "policy.h"
 
+#include "core/textsearch.h"
+
 #include "policy/eventfields.h"
 #include "policy/textmatcher.h"
 
@@ -766,14 +768,10 @@ QStringView urlPath(QStringView url)
         if (start == url.size())
             return {};
     }
-    // The rest is long: vectorised searches (this runs for every event that routes by path).
-    qsizetype end = url.indexOf(u'?', start);
-    if (end < 0)
-        end = url.size();
-    const qsizetype fragment = url.left(end).indexOf(u'#', start);
-    if (fragment >= 0)
-        end = fragment;
-    return url.mid(start, end - start);
+    // The rest is long: one vectorised search for the query or fragment (this runs for every
+    // event that routes by path).
+    const qsizetype stop = text::findEither(url.utf16() + start, url.size() - start, u'?', u'#');
+    return url.mid(start, stop < 0 ? url.size() - start : stop);
 }
 
 namespace {

@@ -1,8 +1,9 @@
 #include "textmatcher.h"
 
+#include "core/textsearch.h"
+
 #include <algorithm>
 #include <string>
-#include <string_view>
 
 namespace ts {
 
@@ -53,7 +54,7 @@ bool equalText(QStringView text, QStringView literal, Qt::CaseSensitivity cs)
     const char16_t *a = text.utf16();
     const char16_t *b = literal.utf16();
     if (cs == Qt::CaseSensitive)
-        return std::char_traits<char16_t>::compare(a, b, size_t(text.size())) == 0;
+        return a == b || std::memcmp(a, b, size_t(text.size()) * sizeof(char16_t)) == 0;
     for (qsizetype i = 0; i < text.size(); ++i) {
         if (a[i] >= 0x80 || b[i] >= 0x80) // beyond ASCII: Unicode case folding
             return text.mid(i).compare(literal.mid(i), Qt::CaseInsensitive) == 0;
@@ -78,10 +79,7 @@ qsizetype findText(QStringView text, QStringView literal, qsizetype from, Qt::Ca
 {
     if (cs == Qt::CaseInsensitive || literal.isEmpty())
         return text.indexOf(literal, from, cs);
-    const std::u16string_view haystack(text.utf16(), size_t(text.size()));
-    const size_t at = haystack.find(std::u16string_view(literal.utf16(), size_t(literal.size())),
-                                    size_t(std::max<qsizetype>(from, 0)));
-    return at == std::u16string_view::npos ? -1 : qsizetype(at);
+    return text::findSubstring(text.utf16(), text.size(), literal.utf16(), literal.size(), from);
 }
 
 } // namespace
@@ -95,6 +93,7 @@ bool TextMatcher::compile(const QString &pattern, QString *error)
     m_regexCache.clear();
     m_lookaheadInner.reset();
     m_lookaheadRest.reset();
+    m_lookaheadRestAlways = false;
     m_anchorStart = false;
     m_anchorEnd = false;
     m_case = Qt::CaseSensitive;
@@ -294,6 +293,8 @@ bool TextMatcher::compileLookahead(QStringView body)
     if (innerMatcher->strategy() == Strategy::Regex || restMatcher->strategy() == Strategy::Regex)
         return false;
     m_lookaheadInner = std::move(innerMatcher);
+    // "^(?!inner)" alone: the rest is the empty pattern at the start, which always matches.
+    m_lookaheadRestAlways = rest.isEmpty() && !m_anchorEnd;
     m_lookaheadRest = std::move(restMatcher);
     return true;
 }
@@ -345,7 +346,8 @@ bool TextMatcher::matches(QStringView text) const
         return false;
     }
     case Strategy::NegativeLookahead:
-        return !m_lookaheadInner->matches(text) && m_lookaheadRest->matches(text);
+        return !m_lookaheadInner->matches(text) &&
+               (m_lookaheadRestAlways || m_lookaheadRest->matches(text));
     case Strategy::Regex:
         return matchRegex(text);
     }

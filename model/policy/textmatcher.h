@@ -70,6 +70,7 @@ private:
     // NegativeLookahead: "^(?!inner)rest" = rest matches at the start and inner does not.
     std::shared_ptr<const TextMatcher> m_lookaheadInner;
     std::shared_ptr<const TextMatcher> m_lookaheadRest;
+    bool m_lookaheadRestAlways = false;
     QRegularExpression m_regex; // Regex
     // Regex results by input. Mutable: a cache does not change what matches() answers. Not
     // thread-safe; each engine compiles its own matchers.
