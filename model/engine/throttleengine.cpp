@@ -257,6 +257,10 @@ private:
     qint64 m_skip = 0;
 };
 
+// Points reserved when a series starts: a bucket that sees traffic for a minute fills this many
+// one-second bins, and growing from one point by doubling copies every point ~8 times.
+constexpr size_t kInitialSeriesPoints = 64;
+
 struct Series
 {
     // One point of the usage step series: the peak usage and peak reconstructed percentage in
@@ -303,7 +307,15 @@ struct Series
     {
         if (currentBin == kNoTime)
             return;
-        append(points, {currentBin, currentUsage, currentPct}, resolutionMs);
+        // currentBin is already a bin start at this resolution: no re-alignment needed.
+        if (!points.empty() && points.back().t == currentBin) {
+            points.back().usage = std::max(points.back().usage, currentUsage);
+            points.back().pct = std::max(points.back().pct, currentPct);
+        } else {
+            if (points.empty())
+                points.reserve(kInitialSeriesPoints);
+            points.push_back({currentBin, currentUsage, currentPct});
+        }
         currentBin = kNoTime;
         if (points.size() > cap)
             coarsen();
