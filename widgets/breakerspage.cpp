@@ -81,6 +81,9 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
                           .arg(breakerStateColor(state).name(), state));
     auto *legendLabel = new QLabel(legend.join(QStringLiteral("&nbsp;&nbsp;")));
     auto *top = new QHBoxLayout;
+    // One line per breaker, as long as its key: wrapped, so it never widens the window.
+    m_summary->setWordWrap(true);
+    m_summary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     top->addWidget(m_summary, 1);
     top->addWidget(legendLabel);
     layout->addLayout(top);
@@ -183,10 +186,12 @@ void BreakersPage::refresh()
                     .arg(breaker.transitions)
                     .arg(QString::number(breaker.openSeconds, 'f', 1), breaker.finalState);
             if (breaker.trips > 0 || breaker.blockedRequests > 0)
-                line += tr("; tripped %1 times, %2 requests sent while open (%3 identities)")
-                            .arg(breaker.trips)
-                            .arg(breaker.blockedRequests)
-                            .arg(breaker.blockedIdentities.size());
+                line += (breaker.trips == 1 ? tr("; tripped once")
+                                            : tr("; tripped %1 times").arg(breaker.trips)) +
+                        tr(", %1 requests sent while open").arg(breaker.blockedRequests) +
+                        (breaker.blockedIdentities.size() == 1
+                             ? tr(" (1 identity)")
+                             : tr(" (%1 identities)").arg(breaker.blockedIdentities.size()));
             parts.append(line);
         }
         m_summary->setText(parts.join(u'\n'));

@@ -1,5 +1,7 @@
 #include "overviewpage.h"
 
+#include "elidedlabel.h"
+
 #include "core/timeparse.h"
 #include "fillcelldelegate.h"
 #include "models/bucketgridmodel.h"
@@ -31,7 +33,8 @@ QLabel *addCard(QHBoxLayout *row, const QString &caption, const QString &objectN
     captionFont.setPointSizeF(captionFont.pointSizeF() * 0.9);
     captionLabel->setFont(captionFont);
     captionLabel->setForegroundRole(QPalette::PlaceholderText);
-    auto *value = new QLabel(QStringLiteral("–"));
+    // Elided, never wider than its share of the row: a long key must not widen the window.
+    auto *value = new ElidedLabel(QStringLiteral("–"));
     value->setObjectName(objectName);
     QFont valueFont = value->font();
     valueFont.setPointSizeF(valueFont.pointSizeF() * 1.6);

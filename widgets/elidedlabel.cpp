@@ -1,0 +1,33 @@
+#include "elidedlabel.h"
+
+#include <QPainter>
+#include <QStyle>
+
+namespace ts::widgets {
+
+ElidedLabel::ElidedLabel(const QString &text, QWidget *parent) : QLabel(text, parent)
+{
+    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+}
+
+QSize ElidedLabel::minimumSizeHint() const
+{
+    // As narrow as a few characters; as tall as one line.
+    return {fontMetrics().horizontalAdvance(QStringLiteral("M…M")),
+            QLabel::minimumSizeHint().height()};
+}
+
+void ElidedLabel::paintEvent(QPaintEvent *event)
+{
+    const QRect area = contentsRect();
+    if (fontMetrics().horizontalAdvance(text()) <= area.width()) {
+        QLabel::paintEvent(event);
+        return;
+    }
+    QPainter painter(this);
+    const QString shown = fontMetrics().elidedText(text(), Qt::ElideMiddle, area.width());
+    style()->drawItemText(&painter, area, int(alignment()), palette(), isEnabled(), shown,
+                          foregroundRole());
+}
+
+} // namespace ts::widgets
