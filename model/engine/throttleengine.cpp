@@ -280,11 +280,6 @@ struct Series
     double currentUsage = 0;
     double currentPct = 0;
     std::vector<Point> points;
-    std::vector<qint64> observedPctT;
-    std::vector<double> observedPct;
-    BoundedInstants observedThrottles;
-    BoundedInstants predictedThrottles;
-    std::vector<std::pair<qint64, qint64>> retryAfter;
 
     void record(qint64 at, double value, double fill, size_t cap)
     {
@@ -350,36 +345,50 @@ struct Series
     }
 };
 
-struct Bucket
+// What a bucket's plot shows besides the usage steps; touched on throttles and observed
+// percentages only, so kept out of the bucket's hot lines.
+struct SeriesMarks
 {
-    // Hot fields first: every event of the bucket touches these.
-    int limit = -1; // index into Impl::limits
-    qint64 lastT = kNoTime;
-    limiter::State state;
+    std::vector<qint64> observedPctT;
+    std::vector<double> observedPct;
+    BoundedInstants observedThrottles;
+    BoundedInstants predictedThrottles;
+    std::vector<std::pair<qint64, qint64>> retryAfter;
+};
 
+// Laid out by temperature: every event of the bucket reads and writes the first three cache
+// lines (bookkeeping, the bin being filled, the fixed-window state); the rest is touched on
+// throttles, bin changes or at read-out. With hundreds of buckets and a stream of events going
+// through the cache, the number of lines an event touches is what the engine's speed depends on.
+struct alignas(64) Bucket
+{
+    // ---- every event ----
+    int limit = -1; // index into Impl::limits
+    bool inObservedEpisode = false;
+    bool nearLimit = false; // near-limit alert coalescing
+    qint64 lastT = kNoTime;
     qint64 requests = 0;
-    qint64 predicted = 0;
-    qint64 observed = 0;
     double peakUsage = 0;
     double peakFill = 0;
     // Exhaustion episodes: closed total plus the running [start, end).
     qint64 atLimitMs = 0;
     qint64 exhaustedStart = kNoTime;
     qint64 exhaustedEnd = kNoTime;
+    qint64 lastHighMs = kNoTime;
+    Series series;        // the bin being filled, the points' tail
+    limiter::State state; // fixed-window fields first
+
+    // ---- throttles and read-out ----
+    qint64 predicted = 0;
+    qint64 observed = 0;
     // Observed throttle episodes and what they teach.
-    bool inObservedEpisode = false;
     std::optional<double> effectiveLimit;
     std::optional<double> observedPctMax;
     qint64 retryUntil = kNoTime;
-    // near-limit alert coalescing
-    bool nearLimit = false;
-    qint64 lastHighMs = kNoTime;
-
-    Series series;
+    SeriesMarks marks;
     QString key; // the key entry's parts joined with '+'
     QString service;
 };
-
 // One limit's view of the event being processed.
 struct Charge
 {
@@ -897,7 +906,7 @@ struct ThrottleEngine::Impl
             ++bucket.requests;
             if (!c.hadRoom) {
                 ++bucket.predicted;
-                bucket.series.predictedThrottles.push(t, size_t(options.maxSeriesPoints));
+                bucket.marks.predictedThrottles.push(t, size_t(options.maxSeriesPoints));
             }
             // Attribute an observed throttle to the limits the model finds exhausted; when it
             // finds none, the log cannot say which limit tripped, so every limit of the event
@@ -905,15 +914,15 @@ struct ThrottleEngine::Impl
             const bool attributed = throttled && (!anyExhausted || !c.hadRoom);
             if (attributed) {
                 ++bucket.observed;
-                bucket.series.observedThrottles.push(t, size_t(options.maxSeriesPoints));
+                bucket.marks.observedThrottles.push(t, size_t(options.maxSeriesPoints));
                 if (!bucket.inObservedEpisode && limit.spec.algorithm != Algorithm::Observed) {
                     const double before = usageBefore[size_t(i)];
                     bucket.effectiveLimit = std::max(bucket.effectiveLimit.value_or(0), before);
                 }
                 bucket.inObservedEpisode = true;
                 if (retryAt && *retryAt > responseMs) {
-                    if (bucket.series.retryAfter.size() < kMaxRetryIntervals)
-                        bucket.series.retryAfter.emplace_back(responseMs, *retryAt);
+                    if (bucket.marks.retryAfter.size() < kMaxRetryIntervals)
+                        bucket.marks.retryAfter.emplace_back(responseMs, *retryAt);
                     bucket.retryUntil = std::max(bucket.retryUntil, *retryAt);
                     const bool fixed = limit.spec.algorithm == Algorithm::FixedWindow ||
                                        limit.spec.algorithm == Algorithm::Credits;
@@ -929,9 +938,9 @@ struct ThrottleEngine::Impl
             }
             if (observedPct) {
                 bucket.observedPctMax = std::max(bucket.observedPctMax.value_or(0), *observedPct);
-                if (bucket.series.observedPctT.size() < size_t(options.maxSeriesPoints)) {
-                    bucket.series.observedPctT.push_back(t);
-                    bucket.series.observedPct.push_back(*observedPct);
+                if (bucket.marks.observedPctT.size() < size_t(options.maxSeriesPoints)) {
+                    bucket.marks.observedPctT.push_back(t);
+                    bucket.marks.observedPct.push_back(*observedPct);
                 }
             }
 
@@ -1058,6 +1067,7 @@ struct ThrottleEngine::Impl
         if (index < 0 || index >= int(buckets.size()))
             return out;
         const Series &s = buckets[size_t(index)].series;
+        const SeriesMarks &marks = buckets[size_t(index)].marks;
         std::vector<Series::Point> points = s.points;
         if (s.currentBin != kNoTime)
             Series::append(points, {s.currentBin, s.currentUsage, s.currentPct}, s.resolutionMs);
@@ -1069,11 +1079,11 @@ struct ThrottleEngine::Impl
             out.usage.push_back(point.usage);
             out.reconstructedPct.push_back(point.pct);
         }
-        out.observedPctT = s.observedPctT;
-        out.observedPct = s.observedPct;
-        out.observedThrottleT = s.observedThrottles.items();
-        out.predictedThrottleT = s.predictedThrottles.items();
-        out.retryAfterIntervals = s.retryAfter;
+        out.observedPctT = marks.observedPctT;
+        out.observedPct = marks.observedPct;
+        out.observedThrottleT = marks.observedThrottles.items();
+        out.predictedThrottleT = marks.predictedThrottles.items();
+        out.retryAfterIntervals = marks.retryAfter;
         return out;
     }
 };
