@@ -1,5 +1,6 @@
 #include "throttleengine.h"
 
+#include "core/timeparse.h"
 #include "engine/limiterstate.h"
 #include "policy/eventfields.h"
 #include "policy/textmatcher.h"
@@ -24,6 +25,9 @@ constexpr int kMaxLimits = 64; // per policy, see Policy::validate()
 // seconds" says nothing about where a 1 s credit window starts.
 constexpr qint64 kMinLearnableWindowMs = 10'000;
 constexpr size_t kMaxRetryIntervals = 5000;
+// Near-limit saturation that comes back within this long (or one window, when longer) is the
+// same episode: one alert.
+constexpr qint64 kNearLimitEpisodeGapMs = 60'000;
 
 struct CompiledCondition
 {
@@ -385,6 +389,7 @@ struct alignas(64) Bucket
     std::optional<double> effectiveLimit;
     std::optional<double> observedPctMax;
     qint64 retryUntil = kNoTime;
+    int nearLimitAlert = -1; // index in Impl::alerts of the running episode's alert
     SeriesMarks marks;
     QString key; // the key entry's parts joined with '+'
     QString service;
@@ -730,25 +735,39 @@ struct ThrottleEngine::Impl
     void raiseNearLimit(Bucket &bucket, const CompiledLimit &limit, qint64 t, double usage,
                         double fill)
     {
-        // One alert per episode: saturation that lasts (or keeps coming back within one window
-        // or refill period) is one episode, not one alert per window.
-        const qint64 gap = std::max<qint64>(limit.params.windowMs, 1000);
+        // One alert per episode: saturation that lasts, or keeps coming back within a window
+        // (at least a minute: Service Bus's one-second credit windows fill and drain all the
+        // time under load, and an alert every few seconds says nothing the first did not), is
+        // one episode. An episode that goes on to exhaust the bucket turns its alert critical.
+        const qint64 gap = std::max<qint64>(limit.params.windowMs, kNearLimitEpisodeGapMs);
         const bool newEpisode = !bucket.nearLimit || t - bucket.lastHighMs > gap;
         bucket.nearLimit = true;
         bucket.lastHighMs = t;
-        if (!newEpisode)
+        auto detail = [&] {
+            return QStringLiteral("%1 limit '%2' for %3 at %4% (%5 of %6, %7)")
+                .arg(policies[size_t(limit.policy)].name, limit.spec.name, bucket.key)
+                .arg(qRound(fill * 100))
+                .arg(usage)
+                .arg(limit.params.capacity)
+                .arg(algorithmName(limit.spec.algorithm));
+        };
+        const QString critical = QStringLiteral("critical");
+        if (!newEpisode) {
+            if (fill >= 1.0 && bucket.nearLimitAlert >= 0 &&
+                alerts[bucket.nearLimitAlert].severity != critical) {
+                Alert &alert = alerts[bucket.nearLimitAlert];
+                alert.severity = critical;
+                alert.detail = detail() + QStringLiteral(", reached at %1").arg(formatIsoMs(t));
+            }
             return;
+        }
         Alert alert;
         alert.kind = QStringLiteral("near-limit");
-        alert.severity = fill >= 1.0 ? QStringLiteral("critical") : QStringLiteral("warning");
+        alert.severity = fill >= 1.0 ? critical : QStringLiteral("warning");
         alert.atMs = t;
         alert.key = bucket.key;
-        alert.detail = QStringLiteral("%1 limit '%2' for %3 at %4% (%5 of %6, %7)")
-                           .arg(policies[size_t(limit.policy)].name, limit.spec.name, bucket.key)
-                           .arg(qRound(fill * 100))
-                           .arg(usage)
-                           .arg(limit.params.capacity)
-                           .arg(algorithmName(limit.spec.algorithm));
+        alert.detail = detail();
+        bucket.nearLimitAlert = int(alerts.size());
         alerts.append(alert);
     }
 

@@ -191,6 +191,7 @@ private slots:
     void windowPhaseFromBlockedUntil();
     void nextSafeSendAbsentWhenNothingExhausted();
     void nearLimitAlertsCoalesced();
+    void nearLimitEpisodeSpansShortWindows();
     void throttleTaxonomy();
     void premiumReportsObservedThrottles();
     void simulatedLogReconstructedExactly_data();
@@ -571,6 +572,40 @@ void TestEngine::nearLimitAlertsCoalesced()
     QCOMPARE(alerts.size(), 3);
     QCOMPARE(alerts[1].atMs, kBase + 3600000 + 159 * 10);
     QCOMPARE(alerts[2].key, QStringLiteral("other"));
+}
+
+void TestEngine::nearLimitEpisodeSpansShortWindows()
+{
+    // Service Bus at 85-90 % of its 1000 credits in most seconds for two minutes, with a few
+    // quiet seconds: one episode, not one alert per busy second. When a second finally
+    // exhausts the namespace, the episode's alert turns critical instead of adding another.
+    ThrottleEngine engine(only(builtin("servicebus-standard")));
+    auto send = [&](qint64 tsMs, int credits) {
+        RequestEvent e = request(QStringLiteral("servicebus"), QStringLiteral("orders-app"),
+                                 QString(), tsMs);
+        e.serviceBusNamespace = QStringLiteral("sb-prod");
+        e.entity = QStringLiteral("orders");
+        e.method = QStringLiteral("Send");
+        e.credits = credits;
+        engine.add(e);
+    };
+    for (int second = 0; second < 120; ++second) {
+        if (second % 7 == 3)
+            continue; // a quiet second
+        for (int i = 0; i < 10; ++i)
+            send(kBase + second * 1000 + i * 50, 85 + second % 6);
+    }
+    QCOMPARE(engine.alerts().size(), 1);
+    QCOMPARE(engine.alerts().first().severity, QStringLiteral("warning"));
+    for (int i = 0; i < 10; ++i)
+        send(kBase + 120000 + i * 50, 100); // 1000 of 1000 credits
+    QCOMPARE(engine.alerts().size(), 1);
+    QCOMPARE(engine.alerts().first().severity, QStringLiteral("critical"));
+    QVERIFY(engine.alerts().first().detail.contains(QStringLiteral("reached at")));
+    // Two minutes later, busy again: a new episode.
+    for (int i = 0; i < 10; ++i)
+        send(kBase + 300000 + i * 50, 90);
+    QCOMPARE(engine.alerts().size(), 2);
 }
 
 void TestEngine::throttleTaxonomy()
