@@ -1,5 +1,6 @@
 #include "alertspage.h"
 
+#include "core/timeparse.h"
 #include "models/alertsmodel.h"
 #include "models/timerange.h"
 #include "theme.h"
@@ -10,6 +11,8 @@
 #include <QStyledItemDelegate>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace ts::widgets {
 
@@ -39,7 +42,7 @@ constexpr qint64 kJumpMarginMs = 5 * 60 * 1000;
 
 AlertsPage::AlertsPage(models::AlertsModel *model, models::TimeRange *timeRange, QWidget *parent)
     : DashboardPage(timeRange, parent), m_model(model), m_proxy(new QSortFilterProxyModel(this)),
-      m_view(new QTableView), m_summary(new QLabel)
+      m_view(new QTableView), m_summary(new QLabel), m_detail(new QLabel)
 {
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_summary);
@@ -53,9 +56,22 @@ AlertsPage::AlertsPage(models::AlertsModel *model, models::TimeRange *timeRange,
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_view->verticalHeader()->hide();
+    m_view->setWordWrap(false); // one line per alert; the selected one in full below
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->setObjectName(QStringLiteral("alertsTable"));
     layout->addWidget(m_view, 1);
+    // The detail of the selected alert in full: the sentence that tells the operator what to do
+    // is the longest column, and a table cell can only show its beginning.
+    m_detail->setObjectName(QStringLiteral("alertDetail"));
+    m_detail->setWordWrap(true);
+    m_detail->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_detail->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_detail->setFrameShape(QFrame::StyledPanel);
+    m_detail->setMargin(6);
+    m_detail->setText(tr("Select an alert to read it in full."));
+    layout->addWidget(m_detail);
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex &current) { showDetail(current); });
     connect(m_view, &QTableView::clicked, this, [this](const QModelIndex &proxyIndex) {
         jumpToAlert(m_proxy->mapToSource(proxyIndex).row());
     });
@@ -98,7 +114,31 @@ void AlertsPage::refresh()
                                  .arg(counts[2])
                                  .arg(counts[1])
                                  .arg(counts[0]));
-    m_view->resizeColumnsToContents();
+    // Time, severity and kind fit their contents; the key at most a quarter of the table, so the
+    // detail column (stretched, elided; in full below) always starts on screen.
+    for (int column : {models::AlertsModel::TimeColumn, models::AlertsModel::SeverityColumn,
+                       models::AlertsModel::KindColumn, models::AlertsModel::KeyColumn})
+        m_view->resizeColumnToContents(column);
+    const int keyLimit = std::max(160, m_view->viewport()->width() / 4);
+    if (m_view->columnWidth(models::AlertsModel::KeyColumn) > keyLimit)
+        m_view->setColumnWidth(models::AlertsModel::KeyColumn, keyLimit);
+    showDetail(m_view->currentIndex());
+}
+
+void AlertsPage::showDetail(const QModelIndex &proxyIndex)
+{
+    if (!proxyIndex.isValid()) {
+        m_detail->setText(tr("Select an alert to read it in full."));
+        return;
+    }
+    const int row = m_proxy->mapToSource(proxyIndex).row();
+    if (row < 0 || row >= m_model->rowCount())
+        return;
+    const Alert &alert = m_model->alertAt(row);
+    m_detail->setText(QStringLiteral("<b>%1 %2</b> · %3 · %4<br>%5")
+                          .arg(alert.severity.toHtmlEscaped(), alert.kind.toHtmlEscaped(),
+                               alert.key.toHtmlEscaped(), formatIsoMs(alert.atMs),
+                               alert.detail.toHtmlEscaped()));
 }
 
 } // namespace ts::widgets

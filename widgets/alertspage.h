@@ -7,6 +7,7 @@
 class QSortFilterProxyModel;
 class QTableView;
 class QLabel;
+class QModelIndex;
 
 namespace ts::models {
 class AlertsModel;
@@ -32,10 +33,12 @@ protected:
     void timeChanged() override {}
 
 private:
+    void showDetail(const QModelIndex &proxyIndex);
     models::AlertsModel *m_model;
     QSortFilterProxyModel *m_proxy;
     QTableView *m_view;
     QLabel *m_summary;
+    QLabel *m_detail; // the selected alert in full
 };
 
 } // namespace ts::widgets

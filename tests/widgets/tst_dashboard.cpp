@@ -24,6 +24,7 @@
 #include <QAbstractItemModelTester>
 #include <QDateTime>
 #include <QFile>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSortFilterProxyModel>
@@ -339,6 +340,16 @@ private Q_SLOTS:
         QCOMPARE(range->replayInstant(), std::optional<qint64>(fixture::at(130)));
         QCOMPARE(range->startMs(), fixture::at(130) - 5 * 60 * 1000);
         QCOMPARE(range->endMs(), fixture::at(130) + 5 * 60 * 1000);
+        // The clicked alert is shown in full under the table, and its detail column starts on
+        // screen however long the keys are.
+        const auto *detail = page->findChild<QLabel *>(QStringLiteral("alertDetail"));
+        QVERIFY(detail);
+        const QString fullDetail =
+            first.siblingAtColumn(models::AlertsModel::DetailColumn).data().toString();
+        QVERIFY(!fullDetail.isEmpty());
+        QVERIFY(detail->text().contains(fullDetail.toHtmlEscaped()));
+        const int detailX = page->view()->columnViewportPosition(models::AlertsModel::DetailColumn);
+        QVERIFY(detailX >= 0 && detailX < page->view()->viewport()->width() * 3 / 4 + 200);
     }
 
     // Only new, recent critical alerts are announced (a file import's history is not news).
