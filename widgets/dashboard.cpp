@@ -145,6 +145,9 @@ void Dashboard::drain()
     m_alertsModel->setAlerts(report.alerts);
     for (DashboardPage *page : std::as_const(m_snapshotPages))
         page->setSnapshot(m_current);
+    // A snapshot means events went through the session, which also stores them in the
+    // workspace the Events page reads.
+    m_events->noteNewEvents();
     Q_EMIT snapshotApplied(m_current->generation);
 }
 

@@ -20,12 +20,17 @@
 
 namespace ts::widgets {
 
+namespace {
+// How often a visible Events page looks for new rows in a growing workspace.
+constexpr qint64 kTailRefreshMs = 1000;
+} // namespace
+
 EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     : QWidget(parent), m_timeRange(timeRange), m_model(new models::EventsModel(this)),
       m_identity(new QLineEdit), m_status(new QLineEdit), m_errorCode(new QLineEdit),
       m_lane(new QComboBox), m_text(new QLineEdit), m_visibleRangeOnly(new QCheckBox),
       m_columns(new QToolButton), m_view(new QTableView), m_detail(new QPlainTextEdit),
-      m_statusLabel(new QLabel), m_debounce(new QTimer(this))
+      m_statusLabel(new QLabel), m_debounce(new QTimer(this)), m_tailTimer(new QTimer(this))
 {
     auto *layout = new QVBoxLayout(this);
     auto *filters = new QHBoxLayout;
@@ -93,6 +98,8 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     m_debounce->setSingleShot(true);
     m_debounce->setInterval(250);
     connect(m_debounce, &QTimer::timeout, this, &EventsPage::applyFilter);
+    m_tailTimer->setSingleShot(true);
+    connect(m_tailTimer, &QTimer::timeout, this, &EventsPage::noteNewEvents);
     for (QLineEdit *edit : {m_identity, m_status, m_errorCode, m_text})
         connect(edit, &QLineEdit::textEdited, m_debounce, qOverload<>(&QTimer::start));
     connect(m_lane, &QComboBox::currentIndexChanged, this, &EventsPage::applyFilter);
@@ -114,6 +121,34 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     connect(m_columns, &QToolButton::clicked, this,
             [this] { showColumnMenu(m_columns->mapToGlobal(QPoint(0, m_columns->height()))); });
     updateStatus();
+}
+
+void EventsPage::noteNewEvents()
+{
+    m_tailStale = true;
+    // The tail query and the recount touch the workspace: not more than once a second, and not
+    // for a page nobody looks at.
+    if (!isVisible())
+        return;
+    if (m_sinceTailRefresh.isValid() && m_sinceTailRefresh.elapsed() < kTailRefreshMs) {
+        // Not lost when the feed stops right after: one deferred look at the end of the second.
+        if (!m_tailTimer->isActive())
+            m_tailTimer->start(int(kTailRefreshMs - m_sinceTailRefresh.elapsed()));
+        return;
+    }
+    m_tailTimer->stop();
+    m_tailStale = false;
+    m_sinceTailRefresh.start();
+    m_model->refreshTail();
+}
+
+void EventsPage::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_tailStale) {
+        m_sinceTailRefresh.invalidate();
+        noteNewEvents();
+    }
 }
 
 void EventsPage::setEventSource(std::shared_ptr<models::EventPageSource> source)

@@ -5,6 +5,7 @@
 
 #include "models/eventpagesource.h"
 
+#include <QElapsedTimer>
 #include <QWidget>
 
 #include <memory>
@@ -45,9 +46,16 @@ public:
     [[nodiscard]] QString detailText() const;
     [[nodiscard]] QString statusText() const;
 
+    // New events may have reached the source (a snapshot arrived): shown at most once a second
+    // while the page is visible, and when it is shown next otherwise.
+    void noteNewEvents();
+
     // Saved with the window layout.
     [[nodiscard]] QByteArray saveHeaderState() const;
     void restoreHeaderState(const QByteArray &state);
+
+protected:
+    void showEvent(QShowEvent *event) override;
 
 private:
     void applyFilter();
@@ -70,6 +78,9 @@ private:
     QTimer *m_debounce;
     std::optional<qint64> m_fromMs; // an explicit interval (a click on a throttle bar)
     std::optional<qint64> m_toMs;
+    bool m_tailStale = false; // new events arrived since the last refreshTail()
+    QElapsedTimer m_sinceTailRefresh;
+    QTimer *m_tailTimer; // the deferred refresh of a throttled noteNewEvents()
 };
 
 } // namespace ts::widgets

@@ -29,6 +29,12 @@ MemoryEventSource::MemoryEventSource(std::vector<RequestEvent> events) : m_event
 {
 }
 
+void MemoryEventSource::append(std::vector<RequestEvent> events)
+{
+    m_events.insert(m_events.end(), std::make_move_iterator(events.begin()),
+                    std::make_move_iterator(events.end()));
+}
+
 QList<EventRow> MemoryEventSource::fetchPage(const EventQuery &query, qint64 afterRowId, int limit)
 {
     QList<EventRow> rows;

@@ -59,6 +59,8 @@ class MemoryEventSource : public EventPageSource
 {
 public:
     explicit MemoryEventSource(std::vector<RequestEvent> events);
+    // More events after the existing ones (a live feed kept in memory).
+    void append(std::vector<RequestEvent> events);
     QList<EventRow> fetchPage(const EventQuery &query, qint64 afterRowId, int limit) override;
     qint64 count(const EventQuery &query) override;
     [[nodiscard]] QString description() const override;

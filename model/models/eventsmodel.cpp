@@ -34,10 +34,20 @@ void EventsModel::reload()
         m_exhausted = !m_source;
         endResetModel();
     }
+    startCount();
+    // The first page right away, so the view is not empty for an event-loop turn.
+    if (canFetchMore({}))
+        fetchMore({});
+}
+
+void EventsModel::startCount(bool keepShownCount)
+{
     ++m_queryGeneration;
     std::function<qint64()> counter = m_source ? m_source->backgroundCounter(m_query) : nullptr;
     if (counter) {
-        m_matching = -1;
+        // A recount of the same query keeps showing the last figure until the new one arrives.
+        if (!keepShownCount)
+            m_matching = -1;
         m_counting = true;
         const quint64 generation = m_queryGeneration;
         const QPointer<EventsModel> model(this);
@@ -59,10 +69,22 @@ void EventsModel::reload()
         m_counting = false;
         m_matching = m_source ? m_source->count(m_query) : 0;
     }
-    Q_EMIT matchingCountChanged(m_matching);
-    // The first page right away, so the view is not empty for an event-loop turn.
-    if (canFetchMore({}))
+    if (!counter || !keepShownCount)
+        Q_EMIT matchingCountChanged(m_matching);
+}
+
+void EventsModel::refreshTail()
+{
+    if (!m_source || m_inChange)
+        return;
+    if (m_exhausted && m_rows.size() < kMaxLoadedRows) {
+        m_exhausted = false;
         fetchMore({});
+    }
+    // One count at a time: a live feed asks every second, a count of a large workspace may
+    // take longer than that.
+    if (!m_counting)
+        startCount(/*keepShownCount=*/true);
 }
 
 bool EventsModel::reachedLoadLimit() const

@@ -41,6 +41,10 @@ public:
     [[nodiscard]] const std::shared_ptr<EventPageSource> &source() const { return m_source; }
     void setQuery(const EventQuery &query);
     [[nodiscard]] const EventQuery &query() const { return m_query; }
+    // The source has grown (a live feed, an import in progress): rows after the last loaded one
+    // are appended if the whole result was loaded, and the matching count is refreshed. Rows
+    // already shown stay where they are.
+    void refreshTail();
     // Matching events in the source (-1 unknown or still counting), counted when the query
     // changes; matchingCountChanged() tells when a background count arrives.
     [[nodiscard]] qint64 matchingCount() const { return m_matching; }
@@ -61,6 +65,7 @@ Q_SIGNALS:
 
 private:
     void reload();
+    void startCount(bool keepShownCount = false);
 
     std::shared_ptr<EventPageSource> m_source;
     EventQuery m_query;

@@ -315,6 +315,42 @@ private Q_SLOTS:
             QVERIFY(query.matches(model.eventAt(row)));
     }
 
+    // A live feed: new events in the source appear after the loaded rows (an insertion, not a
+    // reset, so the operator's selection and scroll position stay), filtered like the rest.
+    void liveTailAppends()
+    {
+        EventsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto source = std::make_shared<MemoryEventSource>(makeEvents(100));
+        model.setSource(source);
+        EventQuery query;
+        query.status = 429;
+        model.setQuery(query);
+        const int before = model.rowCount();
+        const qint64 lastRowId =
+            model.index(before - 1, 0).data(EventsModel::RowIdRole).toLongLong();
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy inserts(&model, &QAbstractItemModel::rowsInserted);
+        std::vector<RequestEvent> more = makeEvents(50);
+        qint64 newThrottles = 0;
+        for (const RequestEvent &event : more)
+            newThrottles += query.matches(event) ? 1 : 0;
+        QVERIFY(newThrottles > 0);
+        source->append(std::move(more));
+        model.refreshTail();
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(inserts.count(), 1);
+        QCOMPARE(model.rowCount(), before + int(newThrottles));
+        QCOMPARE(model.matchingCount(), qint64(before) + newThrottles);
+        QCOMPARE(model.index(before - 1, 0).data(EventsModel::RowIdRole).toLongLong(), lastRowId);
+        for (int row = before; row < model.rowCount(); ++row)
+            QVERIFY(query.matches(model.eventAt(row)));
+        // Nothing new: nothing changes.
+        model.refreshTail();
+        QCOMPARE(inserts.count(), 1);
+    }
+
     // Over a real workspace: pages by keyset, the count arrives from a background thread, and
     // a substring search is not counted on the GUI thread at all.
     void workspaceEvents()

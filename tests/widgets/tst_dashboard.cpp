@@ -383,6 +383,42 @@ private Q_SLOTS:
         QCOMPARE(raised.count(), 1);
     }
 
+    void eventsPageFollowsALiveFeed()
+    {
+        // The session stores events as they arrive and then publishes a snapshot: the visible
+        // Events page appends the new rows (not a reset) and updates its count.
+        Shown shown;
+        auto makeEvents = [](int first, int count) {
+            std::vector<RequestEvent> events;
+            for (int i = first; i < first + count; ++i) {
+                RequestEvent event;
+                event.tsMs = fixture::at(i);
+                event.identity = QStringLiteral("alice");
+                event.status = 200;
+                events.push_back(event);
+            }
+            return events;
+        };
+        auto source = std::make_shared<models::MemoryEventSource>(makeEvents(0, 20));
+        widgets::EventsPage *page = shown.dashboard.eventsPage();
+        page->setEventSource(source);
+        shown.dashboard.showPage(QStringLiteral("events"));
+        QAbstractItemModelTester tester(page->model(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(page->model()->rowCount(), 20);
+        QSignalSpy resets(page->model(), &QAbstractItemModel::modelReset);
+        source->append(makeEvents(20, 15));
+        auto next = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        next->generation += 1;
+        shown.dashboard.applySnapshot(next);
+        shown.dashboard.flushPendingSnapshot();
+        // At most one look per second: right away, or at the end of the second.
+        QTRY_COMPARE_WITH_TIMEOUT(page->model()->rowCount(), 35, 3000);
+        QCOMPARE(resets.count(), 0);
+        QVERIFY2(page->statusText().contains(QStringLiteral("35 matching")),
+                 qPrintable(page->statusText()));
+    }
+
     void eventsPageFiltersAndDetail()
     {
         Shown shown;
