@@ -87,8 +87,24 @@ private:
     std::thread m_thread; // last: starts after the members it uses exist
 };
 
-Analysis::Analysis(PolicySet policies)
-    : m_engine(std::make_unique<ThrottleEngine>(std::move(policies))),
+namespace {
+
+ThrottleEngine::Options engineOptions(Analysis::Purpose purpose)
+{
+    ThrottleEngine::Options options;
+    // The series and throttle bins feed plots only; no report field is computed from them.
+    // A report never shows them, so a report-only analysis keeps few points (they coarsen
+    // past the cap), which saves tens of MB across hundreds of scopes (4000 points of every
+    // series per scope otherwise).
+    if (purpose == Analysis::Purpose::ReportOnly)
+        options.maxSeriesPoints = 64;
+    return options;
+}
+
+} // namespace
+
+Analysis::Analysis(PolicySet policies, Purpose purpose)
+    : m_engine(std::make_unique<ThrottleEngine>(std::move(policies), engineOptions(purpose))),
       m_breakers(std::make_unique<BreakerTracker>()), m_alerts(std::make_unique<AlertDetector>())
 {}
 
@@ -180,10 +196,8 @@ void Analysis::onMalformed(MalformedRecord &&record)
         m_malformedSamples.append(std::move(record));
 }
 
-void Analysis::fill(DashboardSnapshot &snapshot) const
+void Analysis::fillOwnFields(ReportData &data) const
 {
-    drain();
-    ReportData &data = snapshot.report;
     data.events = m_events;
     data.malformed = m_malformed;
     for (size_t status = 0; status < m_byStatus.size(); ++status) {
@@ -191,13 +205,12 @@ void Analysis::fill(DashboardSnapshot &snapshot) const
             data.byStatus.insert(int(status), m_byStatus[status]);
     }
     data.malformedSamples = m_malformedSamples;
-    // Scopes, series, the throttle taxonomy and near-limit alerts come from the engine.
-    m_engine->fillSnapshot(&snapshot);
     data.firstMs = m_firstMs;
     data.lastMs = m_lastMs;
     const qint64 endMs = m_lastMs.value_or(0);
     data.breakers = m_breakers->summaries(endMs);
     data.breakerTransitions = m_breakers->transitions();
+    // The engine's near-limit alerts are already in data.alerts.
     data.alerts += m_alerts->alerts();
     std::stable_sort(data.alerts.begin(), data.alerts.end(),
                      [](const Alert &a, const Alert &b) { return a.atMs < b.atMs; });
@@ -205,15 +218,24 @@ void Analysis::fill(DashboardSnapshot &snapshot) const
 
 ReportData Analysis::report() const
 {
-    DashboardSnapshot snapshot;
-    fill(snapshot);
-    return std::move(snapshot.report);
+    drain();
+    ReportData data;
+    // The report part of ThrottleEngine::fillSnapshot (scopes, throttle taxonomy, near-limit
+    // alerts), without copying every scope's plot series that a report does not show.
+    data.scopes = m_engine->scopes();
+    data.throttles = m_engine->throttleSummary();
+    data.alerts = m_engine->alerts();
+    fillOwnFields(data);
+    return data;
 }
 
 DashboardSnapshot Analysis::snapshot() const
 {
+    drain();
     DashboardSnapshot snapshot;
-    fill(snapshot);
+    // Scopes, series, throttle bins, the throttle taxonomy and near-limit alerts.
+    m_engine->fillSnapshot(&snapshot);
+    fillOwnFields(snapshot.report);
     return snapshot;
 }
 

@@ -20,7 +20,12 @@ class AlertDetector;
 class Analysis final : public IngestSink
 {
 public:
-    explicit Analysis(PolicySet policies = PolicySet::builtin());
+    // What the results are for. A report prints summaries only, so it keeps the per-scope plot
+    // series short; the dashboard plots them and keeps the engine's full resolution.
+    enum class Purpose { Dashboard, ReportOnly };
+
+    explicit Analysis(PolicySet policies = PolicySet::builtin(),
+                      Purpose purpose = Purpose::Dashboard);
     ~Analysis() override;
     Analysis(const Analysis &) = delete;
     Analysis &operator=(const Analysis &) = delete;
@@ -44,7 +49,9 @@ public:
     [[nodiscard]] DashboardSnapshot snapshot() const;
 
 private:
-    void fill(DashboardSnapshot &snapshot) const;
+    // Sets the fields this class aggregates itself (counts, breakers, detector alerts) and
+    // sorts the alerts; the engine's fields must be in `data` already.
+    void fillOwnFields(ReportData &data) const;
     void count(const RequestEvent &event);
     void feedEngine(const RequestEvent &event);
     void feedDetectors(const RequestEvent &event);
