@@ -363,6 +363,7 @@ struct Chunk
     size_t size = 0;
     qint64 baseOffset = 0; // source offset of bytes[0]
     qint64 baseLine = 0;   // line number before the first line of the chunk
+    qint64 lines = 0;      // lines in the chunk (the last may lack its newline)
     bool atFileStart = false;
 };
 
@@ -380,7 +381,9 @@ struct ParsedChunk
 static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk, const QString &sourceName)
 {
     ParsedChunk parsed;
-    parsed.events.reserve(chunk.size / 160);
+    // Exactly one slot per line: an event is ~0.5 KB, so a guess from the byte count would
+    // leave megabytes unused in every batch in flight.
+    parsed.events.reserve(size_t(chunk.lines));
     const char *data = chunk.bytes.data();
     size_t pos = 0;
     qint64 line = chunk.baseLine;
@@ -522,7 +525,8 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
         chunk.atFileStart = atFileStart;
         atFileStart = false;
         const qint64 newlines = countLines(chunk.bytes.data(), cut);
-        lineBase += newlines + ((cut > 0 && chunk.bytes[cut - 1] != '\n') ? 1 : 0);
+        chunk.lines = newlines + ((cut > 0 && chunk.bytes[cut - 1] != '\n') ? 1 : 0);
+        lineBase += chunk.lines;
         offset += qint64(cut);
 
         if (freeSlots.empty())
