@@ -12,6 +12,10 @@
 #include <mutex>
 #include <thread>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace ts {
 
 namespace {
@@ -19,6 +23,10 @@ namespace {
 constexpr size_t kMinParallelBatch = 1024;
 // Batches queued per worker before the producer waits: bounds memory on a fast reader.
 constexpr size_t kMaxQueuedBatches = 2;
+// Large batches (~1 MiB of log each) between two returns of freed memory to the system
+// (releaseFreedMemory()). Measured on 2M bench lines: every 16 batches keeps peak RSS ~25 MB
+// lower for ~2 % more CPU (system time); every 8 saves little more and costs twice as much.
+constexpr int kBatchesPerTrim = 16;
 } // namespace
 
 // One consumer thread applying a function to shared, read-only batches in arrival order.
@@ -150,6 +158,21 @@ void Analysis::onEvents(std::vector<RequestEvent> &&events)
     auto batch = std::make_shared<const std::vector<RequestEvent>>(std::move(events));
     m_engineWorker->push(batch);
     m_detectorWorker->push(std::move(batch));
+    releaseFreedMemory();
+}
+
+void Analysis::releaseFreedMemory()
+{
+#ifdef __GLIBC__
+    // Batches are parsed on one thread and freed on another, so glibc's per-thread arenas
+    // keep freed pages scattered between long-lived allocations, where they are never handed
+    // back: the resident size grew ~50 MB past the live heap on 2M lines. malloc_trim() hands
+    // the free pages inside the arenas back (a few milliseconds per call).
+    if (++m_batchesSinceTrim >= kBatchesPerTrim) {
+        m_batchesSinceTrim = 0;
+        malloc_trim(0);
+    }
+#endif
 }
 
 void Analysis::add(const RequestEvent &event)

@@ -55,6 +55,8 @@ private:
     void count(const RequestEvent &event);
     void feedEngine(const RequestEvent &event);
     void feedDetectors(const RequestEvent &event);
+    // Returns freed heap pages to the system now and then (see the definition).
+    void releaseFreedMemory();
     // Blocks until both workers have processed every batch handed to them.
     void drain() const;
     class Worker;
@@ -70,6 +72,7 @@ private:
     std::unique_ptr<AlertDetector> m_alerts;
     std::unique_ptr<Worker> m_engineWorker;    // started on the first large batch
     std::unique_ptr<Worker> m_detectorWorker;
+    int m_batchesSinceTrim = 0;
 };
 
 } // namespace ts
