@@ -91,7 +91,11 @@ struct AlertParameters
     // lost-work
     int lostWorkMaxNamed = 10;
     qint64 lostWorkGraceMs = 0; // live dashboards: give recent failures time to be retried
-    int maxTrackedOperations = 1000000;
+    // Each tracked failed operation costs ~150 bytes until it succeeds, and a log can leave
+    // any number of them unresolved (the bench: 32k per million lines). 250k keeps the table
+    // under ~40 MB; past it failures are still counted and the alert says how many were not
+    // tracked. No ordinary log has this many operations failed and never retried.
+    int maxTrackedOperations = 250000;
 
     // retry-after-ignored
     qint64 retryAfterToleranceMs = 0;
