@@ -29,12 +29,23 @@ constexpr size_t kMaxQueuedBatches = 2;
 constexpr int kBatchesPerTrim = 16;
 } // namespace
 
+// A batch of events as both workers read it. The throttle signals are extracted once, on the
+// thread that hands the batch over, instead of once by the engine (for its throttles and
+// limit-percentage headers) and again by the detectors.
+struct Analysis::Batch
+{
+    std::vector<RequestEvent> events;
+    // (index into events, extract() of it) for every request event that hasSignalsToRead(),
+    // in index order. For the others extract() is trivial and each consumer does it itself.
+    std::vector<std::pair<size_t, throttle::ThrottleSignals>> extracted;
+};
+
 // One consumer thread applying a function to shared, read-only batches in arrival order.
 class Analysis::Worker
 {
 public:
-    using Batch = std::shared_ptr<const std::vector<RequestEvent>>;
-    explicit Worker(std::function<void(const RequestEvent &)> apply)
+    using SharedBatch = std::shared_ptr<const Batch>;
+    explicit Worker(std::function<void(const Batch &)> apply)
         : m_apply(std::move(apply)), m_thread([this] { run(); })
     {}
     ~Worker()
@@ -46,7 +57,7 @@ public:
         m_changed.notify_all();
         m_thread.join();
     }
-    void push(Batch batch)
+    void push(SharedBatch batch)
     {
         std::unique_lock lock(m_mutex);
         m_changed.wait(lock, [this] { return m_queue.size() < kMaxQueuedBatches; });
@@ -64,7 +75,7 @@ private:
     void run()
     {
         for (;;) {
-            Batch batch;
+            SharedBatch batch;
             {
                 std::unique_lock lock(m_mutex);
                 m_changed.wait(lock, [this] { return m_stopping || !m_queue.empty(); });
@@ -75,8 +86,7 @@ private:
                 m_busy = true;
             }
             m_changed.notify_all();
-            for (const RequestEvent &event : *batch)
-                m_apply(event);
+            m_apply(*batch);
             {
                 std::lock_guard lock(m_mutex);
                 m_busy = false;
@@ -85,11 +95,11 @@ private:
         }
     }
 
-    std::function<void(const RequestEvent &)> m_apply;
+    std::function<void(const Batch &)> m_apply;
     // Protects m_queue, m_busy and m_stopping; m_changed signals any change of them.
     std::mutex m_mutex;
     std::condition_variable m_changed;
-    std::deque<Batch> m_queue;
+    std::deque<SharedBatch> m_queue;
     bool m_busy = false;
     bool m_stopping = false;
     std::thread m_thread; // last: starts after the members it uses exist
@@ -150,12 +160,17 @@ void Analysis::onEvents(std::vector<RequestEvent> &&events)
         return;
     }
     if (!m_engineWorker) {
-        m_engineWorker = std::make_unique<Worker>([this](const RequestEvent &e) { feedEngine(e); });
-        m_detectorWorker = std::make_unique<Worker>([this](const RequestEvent &e) { feedDetectors(e); });
+        m_engineWorker = std::make_unique<Worker>([this](const Batch &b) { feedEngine(b); });
+        m_detectorWorker = std::make_unique<Worker>([this](const Batch &b) { feedDetectors(b); });
     }
-    for (const RequestEvent &event : events)
+    auto batch = std::make_shared<Batch>();
+    batch->events = std::move(events);
+    for (size_t i = 0; i < batch->events.size(); ++i) {
+        const RequestEvent &event = batch->events[i];
         count(event);
-    auto batch = std::make_shared<const std::vector<RequestEvent>>(std::move(events));
+        if (event.type == EventType::Request && throttle::hasSignalsToRead(event))
+            batch->extracted.emplace_back(i, throttle::extract(event));
+    }
     m_engineWorker->push(batch);
     m_detectorWorker->push(std::move(batch));
     releaseFreedMemory();
@@ -179,8 +194,12 @@ void Analysis::add(const RequestEvent &event)
 {
     drain();
     count(event);
-    feedEngine(event);
-    feedDetectors(event);
+    // Breakers and detectors see every event (logged breaker transitions, $batch envelopes);
+    // only request events carry throttle signals.
+    const throttle::ThrottleSignals sig =
+        event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
+    m_engine->add(event, sig);
+    feedDetectors(event, sig);
 }
 
 void Analysis::count(const RequestEvent &event)
@@ -197,19 +216,39 @@ void Analysis::count(const RequestEvent &event)
         ++m_byStatus[size_t(event.status)];
 }
 
-void Analysis::feedEngine(const RequestEvent &event)
+void Analysis::feedEngine(const Batch &batch)
 {
-    m_engine->add(event);
+    auto next = batch.extracted.cbegin();
+    for (size_t i = 0; i < batch.events.size(); ++i) {
+        if (next != batch.extracted.cend() && next->first == i) {
+            m_engine->add(batch.events[i], next->second);
+            ++next;
+        } else {
+            // Nothing to read: the engine's own check is a status comparison.
+            m_engine->add(batch.events[i]);
+        }
+    }
 }
 
-void Analysis::feedDetectors(const RequestEvent &event)
+void Analysis::feedDetectors(const Batch &batch)
 {
-    // Breakers and detectors see every event (logged breaker transitions, $batch envelopes);
-    // only request events carry throttle signals. extract() is cheap for a plain 2xx.
-    const throttle::ThrottleSignals signal =
-        event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
-    m_breakers->add(event, signal);
-    m_alerts->add(event, signal);
+    auto next = batch.extracted.cbegin();
+    for (size_t i = 0; i < batch.events.size(); ++i) {
+        const RequestEvent &event = batch.events[i];
+        if (next != batch.extracted.cend() && next->first == i) {
+            feedDetectors(event, next->second);
+            ++next;
+        } else {
+            feedDetectors(event, event.type == EventType::Request ? throttle::extract(event)
+                                                                  : throttle::ThrottleSignals{});
+        }
+    }
+}
+
+void Analysis::feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+{
+    m_breakers->add(event, sig);
+    m_alerts->add(event, sig);
 }
 
 void Analysis::onMalformed(MalformedRecord &&record)

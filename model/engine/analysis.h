@@ -13,6 +13,9 @@
 
 namespace ts {
 
+namespace throttle {
+struct ThrottleSignals;
+}
 class ThrottleEngine;
 class BreakerTracker;
 class AlertDetector;
@@ -53,8 +56,11 @@ private:
     // sorts the alerts; the engine's fields must be in `data` already.
     void fillOwnFields(ReportData &data) const;
     void count(const RequestEvent &event);
-    void feedEngine(const RequestEvent &event);
-    void feedDetectors(const RequestEvent &event);
+    struct Batch;
+    // The engine's and the detectors' share of a batch, each on its own worker thread.
+    void feedEngine(const Batch &batch);
+    void feedDetectors(const Batch &batch);
+    void feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig);
     // Returns freed heap pages to the system now and then (see the definition).
     void releaseFreedMemory();
     // Blocks until both workers have processed every batch handed to them.
