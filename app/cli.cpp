@@ -139,11 +139,16 @@ std::optional<PolicySet> policiesFrom(const ReportArguments &parsed)
 
 void printReport(const ReportData &report, bool json)
 {
+    if (json) {
+        // The JSON is UTF-8 already: written as is, not decoded into a QString and encoded
+        // again by a QTextStream (three more copies of a report that grows with the alerts).
+        const QByteArray text = reportToJson(report);
+        std::fwrite(text.constData(), 1, size_t(text.size()), stdout);
+        std::fflush(stdout);
+        return;
+    }
     QTextStream out(stdout);
-    if (json)
-        out << QString::fromUtf8(reportToJson(report));
-    else
-        out << reportToText(report);
+    out << reportToText(report);
     out.flush();
 }
 
@@ -166,7 +171,7 @@ int runWorkspaceReport(const ReportArguments &parsed)
         err() << parsed.workspace << ": " << reader.errorString() << Qt::endl;
         return kExitNothingRead;
     }
-    Analysis analysis(*policies);
+    Analysis analysis(*policies, Analysis::Purpose::ReportOnly);
     const bool ok = reader.forEachEventInTimeOrder(8192, [&analysis](const QList<RequestEvent> &chunk) {
         for (const RequestEvent &event : chunk)
             analysis.add(event);
@@ -291,20 +296,26 @@ int runReport(const QStringList &args)
     auto policies = policiesFrom(parsed);
     if (!policies)
         return kExitUsage;
-    Analysis analysis(std::move(*policies));
-    MalformedPrinter printer(analysis);
-    int readable = 0;
-    for (const QString &file : std::as_const(parsed.files)) {
-        const SourceOutcome outcome = readSource(file, printer, parsed.source);
-        if (!outcome.readable()) {
-            err() << outcome.result.fatalError << Qt::endl;
-            continue;
+    ReportData report;
+    {
+        Analysis analysis(std::move(*policies), Analysis::Purpose::ReportOnly);
+        MalformedPrinter printer(analysis);
+        int readable = 0;
+        for (const QString &file : std::as_const(parsed.files)) {
+            const SourceOutcome outcome = readSource(file, printer, parsed.source);
+            if (!outcome.readable()) {
+                err() << outcome.result.fatalError << Qt::endl;
+                continue;
+            }
+            ++readable;
         }
-        ++readable;
+        if (readable == 0)
+            return kExitNothingRead;
+        report = analysis.report();
+        // The analysis (engine windows, series, detector state) is released here, before the
+        // report is formatted, so formatting does not add to the peak of the read.
     }
-    if (readable == 0)
-        return kExitNothingRead;
-    printReport(analysis.report(), parsed.json);
+    printReport(report, parsed.json);
     return kExitOk;
 }
 

@@ -56,6 +56,12 @@ quint64 operationKey(const RequestEvent &event)
                         fastTextHash(event.method, fastTextHash(event.identity, 0x7369)));
 }
 
+// A $batch id as kept per failed operation (0 = not batched): comparing ids is all it is for.
+quint64 batchHash(const QString &batchId)
+{
+    return batchId.isEmpty() ? 0 : fastTextHash(batchId, 0x6261) | 1;
+}
+
 qint64 floorDiv(qint64 value, qint64 divisor)
 {
     const qint64 quotient = value / divisor;
@@ -234,9 +240,12 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
                     ++m_untrackedFailures;
                 } else {
                     FailedOperation failed;
-                    failed.operationId = event.operationId;
-                    failed.method = event.method;
-                    failed.url = event.url;
+                    // A copy made here, not a share of the event's string: the event was
+                    // allocated by a parser thread, and a long-lived share would pin that
+                    // thread's freed memory around it (see Analysis::releaseFreedMemory()).
+                    failed.name = hasOperationId ? QString(event.operationId.constData(),
+                                                           event.operationId.size())
+                                                 : event.method + QLatin1Char(' ') + event.url;
                     failed.owner = ownerOf(event);
                     failed.firstFailureMs = now;
                     it = m_failedOperations.insert(key, failed);
@@ -246,9 +255,10 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
                 FailedOperation &failed = it.value();
                 failed.lastFailureMs = now;
                 failed.lastStatus = event.status;
-                if (failed.batchId != event.batchId) {
+                const quint64 batch = batchHash(event.batchId);
+                if (failed.batchHash != batch) {
                     // A retry outside (or in another) batch: the old envelope no longer matters.
-                    failed.batchId = event.batchId;
+                    failed.batchHash = batch;
                     failed.envelopeStatus = -1;
                     if (!event.batchId.isEmpty()) {
                         const auto envelope = m_envelopes.constFind(event.batchId);
@@ -296,9 +306,10 @@ void AlertDetector::recordEnvelope(const RequestEvent &event)
     const auto awaiting = m_awaitingEnvelope.constFind(event.batchId);
     if (awaiting == m_awaitingEnvelope.constEnd())
         return;
+    const quint64 batch = batchHash(event.batchId);
     for (const quint64 key : awaiting.value().second) {
         const auto it = m_failedOperations.find(key);
-        if (it != m_failedOperations.end() && it->batchId == event.batchId)
+        if (it != m_failedOperations.end() && it->batchHash == batch)
             it->envelopeStatus = event.status;
     }
     m_awaitingEnvelope.erase(awaiting);
@@ -661,9 +672,7 @@ void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
                                                std::max(0, m_parameters.lostWorkMaxNamed));
         for (qsizetype i = 0; i < named; ++i) {
             const FailedOperation *failed = operations[size_t(i)];
-            names.append(failed->operationId.isEmpty()
-                             ? failed->method + QLatin1Char(' ') + failed->url
-                             : failed->operationId);
+            names.append(failed->name);
         }
         QString detail = QStringLiteral("%1 operation(s) of %2 failed and never succeeded "
                                         "later (last answers: %3): %4")

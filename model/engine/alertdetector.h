@@ -91,7 +91,11 @@ struct AlertParameters
     // lost-work
     int lostWorkMaxNamed = 10;
     qint64 lostWorkGraceMs = 0; // live dashboards: give recent failures time to be retried
-    int maxTrackedOperations = 1000000;
+    // Each tracked failed operation costs ~150 bytes until it succeeds, and a log can leave
+    // any number of them unresolved (the bench: 32k per million lines). 250k keeps the table
+    // under ~40 MB; past it failures are still counted and the alert says how many were not
+    // tracked. No ordinary log has this many operations failed and never retried.
+    int maxTrackedOperations = 250000;
 
     // retry-after-ignored
     qint64 retryAfterToleranceMs = 0;
@@ -145,14 +149,14 @@ private:
     static constexpr qint64 kNever = std::numeric_limits<qint64>::min() / 4;
 
     // One failed unit of work, kept until it succeeds (or, for plain throttled requests,
-    // until retryMemoryMs has passed).
+    // until retryMemoryMs has passed). Their number grows with a log's unresolved failures, so
+    // each keeps only what the lost-work alert prints: no url when an operationId names it,
+    // and the batch as a hash.
     struct FailedOperation
     {
-        QString operationId; // empty: named by method + url
-        QString method;
-        QString url;
-        QString batchId;
+        QString name;  // the operationId, else "METHOD url"
         QString owner; // alert key: identity, else app
+        quint64 batchHash = 0; // batchHash() of the $batch it last failed in, 0 = none
         qint64 firstFailureMs = 0;
         qint64 lastFailureMs = 0;
         int lastStatus = 0;

@@ -13,6 +13,9 @@
 
 namespace ts {
 
+namespace throttle {
+struct ThrottleSignals;
+}
 class ThrottleEngine;
 class BreakerTracker;
 class AlertDetector;
@@ -20,7 +23,12 @@ class AlertDetector;
 class Analysis final : public IngestSink
 {
 public:
-    explicit Analysis(PolicySet policies = PolicySet::builtin());
+    // What the results are for. A report prints summaries only, so it keeps the per-scope plot
+    // series short; the dashboard plots them and keeps the engine's full resolution.
+    enum class Purpose { Dashboard, ReportOnly };
+
+    explicit Analysis(PolicySet policies = PolicySet::builtin(),
+                      Purpose purpose = Purpose::Dashboard);
     ~Analysis() override;
     Analysis(const Analysis &) = delete;
     Analysis &operator=(const Analysis &) = delete;
@@ -44,10 +52,17 @@ public:
     [[nodiscard]] DashboardSnapshot snapshot() const;
 
 private:
-    void fill(DashboardSnapshot &snapshot) const;
+    // Sets the fields this class aggregates itself (counts, breakers, detector alerts) and
+    // sorts the alerts; the engine's fields must be in `data` already.
+    void fillOwnFields(ReportData &data) const;
     void count(const RequestEvent &event);
-    void feedEngine(const RequestEvent &event);
-    void feedDetectors(const RequestEvent &event);
+    struct Batch;
+    // The engine's and the detectors' share of a batch, each on its own worker thread.
+    void feedEngine(const Batch &batch);
+    void feedDetectors(const Batch &batch);
+    void feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig);
+    // Returns freed heap pages to the system now and then (see the definition).
+    void releaseFreedMemory();
     // Blocks until both workers have processed every batch handed to them.
     void drain() const;
     class Worker;
@@ -63,6 +78,7 @@ private:
     std::unique_ptr<AlertDetector> m_alerts;
     std::unique_ptr<Worker> m_engineWorker;    // started on the first large batch
     std::unique_ptr<Worker> m_detectorWorker;
+    int m_batchesSinceTrim = 0;
 };
 
 } // namespace ts

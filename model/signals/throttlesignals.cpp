@@ -1406,16 +1406,22 @@ bool isThrottle(const RequestEvent &event)
     }
 }
 
+bool hasSignalsToRead(const RequestEvent &event)
+{
+    const bool throttleStatus = event.status == 429 || event.status == 430 || event.status == 503;
+    return throttleStatus || !event.headers.isEmpty() || !event.retryAfter.isEmpty() ||
+           !event.body.isEmpty();
+}
+
 ThrottleSignals extract(const RequestEvent &event)
 {
     ThrottleSignals result;
-    const bool throttleStatus = event.status == 429 || event.status == 430 || event.status == 503;
     // Hot path: a plain success with nothing attached costs these comparisons and no allocation.
-    if (!throttleStatus && event.headers.isEmpty() && event.retryAfter.isEmpty() &&
-        event.body.isEmpty()) {
+    if (!hasSignalsToRead(event)) {
         result.errorCode = event.errorCode;
         return result;
     }
+    const bool throttleStatus = event.status == 429 || event.status == 430 || event.status == 503;
 
     const bool interesting = throttleStatus || event.status >= 400;
     result.errorCode = interesting ? errorCodeOf(event) : event.errorCode;

@@ -124,6 +124,9 @@ qint64 responseTimeMs(const RequestEvent &event);
 // Whether a response signals throttling: 429; 430 (Fabric Spark capacity); 503 when the service
 // says it is throttling (ServerBusy, 50009, Retry-After present, SharePoint). Cheap for 2xx.
 bool isThrottle(const RequestEvent &event);
+// Whether extract() has anything to read: a throttle status (429, 430, 503), headers, a body or
+// a Retry-After. When not, extract() returns ThrottleSignals{} with only errorCode set.
+bool hasSignalsToRead(const RequestEvent &event);
 // Full extraction. Cheap when the event carries no headers/body (the common 2xx case).
 ThrottleSignals extract(const RequestEvent &event);
 

@@ -189,6 +189,7 @@ private Q_SLOTS:
     void fillReportMergesWithEngineAlerts();
     void incrementalBatchesMatchOneShot();
     void memoryStaysBounded();
+    void failedOperationsBeyondTheCapAreCounted();
 };
 
 void TestAlerts::retryStorm_data()
@@ -620,6 +621,32 @@ void TestAlerts::memoryStaysBounded()
     QVERIFY2(detector.rememberedThrottledRequests() <= 600 + 150,
              qPrintable(QString::number(detector.rememberedThrottledRequests())));
     QCOMPARE(ofKind(detector.alerts(), QStringLiteral("lost-work")).size(), 0);
+}
+
+void TestAlerts::failedOperationsBeyondTheCapAreCounted()
+{
+    AlertDetector::Parameters parameters;
+    parameters.maxTrackedOperations = 3;
+    AlertDetector detector(parameters);
+    // Five operations fail and are never retried; one of the tracked three then succeeds, which
+    // frees its slot for the last failure.
+    QList<RequestEvent> events;
+    for (int i = 0; i < 5; ++i)
+        events.append(request(kT0 + i * 1000, 429, QStringLiteral("op-%1").arg(i)));
+    events.append(request(kT0 + 6000, 200, QStringLiteral("op-1")));
+    events.append(request(kT0 + 7000, 500, QStringLiteral("op-7")));
+    for (const RequestEvent &event : events)
+        detector.add(event, throttle::extract(event));
+    QCOMPARE(detector.trackedFailedOperations(), 3);
+    const QList<Alert> lost = ofKind(detector.alerts(), QStringLiteral("lost-work"));
+    QCOMPARE(lost.size(), 1);
+    const QString &detail = lost.first().detail;
+    QVERIFY2(detail.startsWith(QStringLiteral("3 operation(s)")), qPrintable(detail));
+    for (const char *name : {"op-0", "op-2", "op-7"})
+        QVERIFY2(detail.contains(QLatin1StringView(name)), qPrintable(detail));
+    QVERIFY2(!detail.contains(QStringLiteral("op-1")), qPrintable(detail));
+    QVERIFY2(detail.contains(QStringLiteral("2 further failed operations were not tracked")),
+             qPrintable(detail));
 }
 
 QTEST_GUILESS_MAIN(TestAlerts)
