@@ -66,6 +66,35 @@ QStringList migrationStatements(int toVersion)
                            " updated_ms INTEGER NOT NULL)"),
             QStringLiteral("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT)"),
         };
+    case 2: {
+        // Per-row secondary indexes on identity, status, error_code and lane cost more than
+        // the inserts themselves (five b-tree descents per row, or a 3-4 s sort after a
+        // million-row import, with sort memory growing with the file): they give way to block
+        // summaries (BlockField in storesql.h). The time index stays: rows arrive
+        // roughly in time order, so it is maintained by cheap appends, and replay needs it.
+        QStringList statements = {
+            QStringLiteral("DROP INDEX IF EXISTS idx_events_identity"),
+            QStringLiteral("DROP INDEX IF EXISTS idx_events_status"),
+            QStringLiteral("DROP INDEX IF EXISTS idx_events_error"),
+            QStringLiteral("DROP INDEX IF EXISTS idx_events_lane"),
+            QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_ts ON events(ts_ms)"),
+            // value keeps its type (no affinity): text for identity / error code / lane,
+            // integer for status and source id.
+            QStringLiteral("CREATE TABLE event_blocks ("
+                           " field INTEGER NOT NULL,"
+                           " value NOT NULL,"
+                           " block INTEGER NOT NULL,"
+                           " events INTEGER NOT NULL,"
+                           " PRIMARY KEY(field, value, block)) WITHOUT ROWID"),
+            QStringLiteral("CREATE TABLE event_block_overflow ("
+                           " field INTEGER NOT NULL,"
+                           " block INTEGER NOT NULL,"
+                           " PRIMARY KEY(field, block)) WITHOUT ROWID"),
+        };
+        // Summaries of the rows a version 1 workspace already holds.
+        statements << blockSummaryRebuildStatements(QString());
+        return statements;
+    }
     default:
         return {};
     }
@@ -286,7 +315,7 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
         pragmas.prepend(QStringLiteral("PRAGMA journal_mode=WAL"));
     if (role == ConnectionRole::Writer) {
         // 32 MiB page cache and fewer, larger checkpoints: bulk inserts touch many pages.
-        // threads=2: CREATE INDEX after a bulk import sorts with a helper thread.
+        // threads=2: large sorts (a migration rebuilding block summaries) use a helper thread.
         pragmas << QStringLiteral("PRAGMA cache_size=-32768")
                 << QStringLiteral("PRAGMA wal_autocheckpoint=4096")
                 << QStringLiteral("PRAGMA threads=2");
@@ -324,18 +353,124 @@ void closeConnection(QSqlDatabase &db, const QString &connectionName)
 
 QStringList queryIndexStatements()
 {
-    // Each backs one filter of WorkspaceReader; an equality index also serves "AND id > ?
-    // ORDER BY id" keyset paging because SQLite index entries end with the rowid.
+    // Since schema version 2 the time index is part of the schema (maintained per row: rows
+    // arrive roughly in time order, so it grows by appends); the other filters use the block
+    // summaries. Kept for workspaces whose index was dropped by hand.
     return {
         QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_ts ON events(ts_ms)"),
-        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_identity ON events(identity)"),
-        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_status ON events(status)"),
-        // Most rows carry no error code: a partial index stays small, and "error_code = ?"
-        // implies the NOT NULL condition, so the planner uses it.
-        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_error ON events(error_code) "
-                       "WHERE error_code IS NOT NULL"),
-        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_lane ON events(lane)"),
     };
+}
+
+QStringList blockSummaryRebuildStatements(const QString &rowCondition)
+{
+    const QString block = QStringLiteral("(id - 1) >> %1").arg(kEventBlockShift);
+    const QString extra = rowCondition.isEmpty() ? QString() : u" AND " + rowCondition;
+    auto summarize = [&](BlockField field, const QString &value, const QString &presence) {
+        return QStringLiteral("INSERT INTO event_blocks(field, value, block, events)"
+                              " SELECT %1, %2, %3, count(*) FROM events WHERE %4%5"
+                              " GROUP BY 2, 3")
+            .arg(int(field))
+            .arg(value, block, presence, extra);
+    };
+    return {
+        summarize(BlockField::Identity, QStringLiteral("identity"),
+                  QStringLiteral("identity IS NOT NULL")),
+        // No response (status 0) is stored as NULL and summarized as 0, the filter's value.
+        summarize(BlockField::Status, QStringLiteral("coalesce(status, 0)"), QStringLiteral("1")),
+        summarize(BlockField::ErrorCode, QStringLiteral("error_code"),
+                  QStringLiteral("error_code IS NOT NULL")),
+        summarize(BlockField::Lane, QStringLiteral("lane"), QStringLiteral("lane IS NOT NULL")),
+        summarize(BlockField::Source, QStringLiteral("source_id"),
+                  QStringLiteral("source_id IS NOT NULL")),
+    };
+}
+
+void BlockSummaryBuilder::count(int field, qint64 block, QStringView text, const QString *owner,
+                                qint64 number)
+{
+    LastValue &last = m_last[field];
+    const bool isText = owner != nullptr;
+    if (last.count && last.block == block &&
+        (isText ? (last.data == text.data() && last.size == text.size()) : last.number == number)) {
+        ++*last.count;
+        return;
+    }
+    const qint64 slot = (block << 3) | field;
+    if (m_overflowed.count(slot)) {
+        last = {};
+        return;
+    }
+    Key key;
+    key.block = block;
+    key.field = field;
+    key.number = number;
+    if (isText)
+        key.text = *owner; // shares the event's string data, no copy
+    auto [it, inserted] = m_counts.try_emplace(std::move(key), 0);
+    if (inserted && ++m_distinct[slot] > kMaxBlockValues) {
+        // Too many distinct values to be worth summarizing: readers scan this block.
+        m_overflowed.insert(slot);
+        last = {};
+        return;
+    }
+    ++it->second;
+    last.data = isText ? text.data() : nullptr;
+    last.size = isText ? text.size() : -1;
+    last.number = number;
+    last.block = block;
+    last.count = &it->second;
+}
+
+void BlockSummaryBuilder::add(qint64 rowId, const RequestEvent &event, qint64 sourceId)
+{
+    const qint64 block = eventBlockOf(rowId);
+    // Empty strings are stored as NULL (bindEvent) and never match an equality filter.
+    if (!event.identity.isEmpty())
+        count(int(BlockField::Identity), block, event.identity, &event.identity, 0);
+    count(int(BlockField::Status), block, {}, nullptr, event.status);
+    if (!event.errorCode.isEmpty())
+        count(int(BlockField::ErrorCode), block, event.errorCode, &event.errorCode, 0);
+    if (!event.lane.isEmpty())
+        count(int(BlockField::Lane), block, event.lane, &event.lane, 0);
+    if (sourceId > 0)
+        count(int(BlockField::Source), block, {}, nullptr, sourceId);
+}
+
+bool BlockSummaryBuilder::write(Statement &upsert, Statement &overflow, QString *error)
+{
+    bool ok = true;
+    for (const auto &[key, events] : m_counts) {
+        if (!ok)
+            break;
+        if (m_overflowed.count((key.block << 3) | key.field))
+            continue;
+        upsert.bindInt(0, key.field);
+        if (key.field == int(BlockField::Status) || key.field == int(BlockField::Source))
+            upsert.bindInt(1, key.number);
+        else
+            upsert.bindText(1, key.text);
+        upsert.bindInt(2, key.block);
+        upsert.bindInt(3, events);
+        ok = upsert.exec(error);
+    }
+    for (const qint64 slot : m_overflowed) {
+        if (!ok)
+            break;
+        overflow.bindInt(0, slot & 7);
+        overflow.bindInt(1, slot >> 3);
+        ok = overflow.exec(error);
+    }
+    clear();
+    return ok;
+}
+
+void BlockSummaryBuilder::clear()
+{
+    m_counts.clear();
+    m_distinct.clear();
+    m_overflowed.clear();
+    for (LastValue &last : m_last)
+        last = {};
 }
 
 QString eventColumnList()

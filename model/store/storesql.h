@@ -12,6 +12,9 @@
 #include <QStringConverter>
 #include <QStringList>
 
+#include <unordered_map>
+#include <unordered_set>
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -41,6 +44,88 @@ qint64 queryInt(QSqlDatabase &db, const QString &sql, qint64 fallback = -1);
 
 // The query indexes (CREATE INDEX IF NOT EXISTS ...).
 QStringList queryIndexStatements();
+
+// Block summaries: how the reader finds rows by identity, status, error code, lane or source
+// without a secondary index per column. Rows are grouped into blocks of consecutive row ids
+// (block = (id - 1) >> kEventBlockShift); event_blocks holds, per column and block, each value
+// present and how many rows carry it. An equality filter reads the summaries (a few rows per
+// block) to count exactly, and scans only the blocks that contain the value to page. Logs
+// repeat a small set of identities, statuses and lanes, so a block holds few distinct values;
+// when one holds more than kMaxBlockValues in a column, the block is listed in
+// event_block_overflow for that column instead and readers scan it.
+// The writer maintains them in the transaction that inserts the rows, so they always describe
+// exactly the committed rows.
+enum class BlockField : int { Identity = 0, Status = 1, ErrorCode = 2, Lane = 3, Source = 4 };
+inline constexpr int kEventBlockShift = 13; // 8192 rows per block
+inline constexpr int kMaxBlockValues = 512;
+inline qint64 eventBlockOf(qint64 rowId)
+{
+    return (rowId - 1) >> kEventBlockShift;
+}
+inline qint64 eventBlockFirstRow(qint64 block)
+{
+    return (block << kEventBlockShift) + 1;
+}
+inline qint64 eventBlockLastRow(qint64 block)
+{
+    return (block + 1) << kEventBlockShift;
+}
+// Statements that rebuild the summaries from the events table: of every row when `rowCondition`
+// is empty (the migration), else of the rows matching it ("id BETWEEN 1 AND 8192"; the caller
+// deleted the summaries of those blocks first).
+QStringList blockSummaryRebuildStatements(const QString &rowCondition);
+
+class Statement;
+
+// Collects the summaries of the rows one writer transaction inserts, then adds them to the
+// stored ones. Strings read from a log are interned by the readers, so consecutive rows usually
+// share a value's storage: the last value of each column is remembered by address and counted
+// without hashing.
+class BlockSummaryBuilder
+{
+public:
+    void add(qint64 rowId, const RequestEvent &event, qint64 sourceId);
+    // upsert: INSERT INTO event_blocks(field, value, block, events) VALUES(?,?,?,?) ON
+    // CONFLICT DO UPDATE SET events = events + excluded.events; overflow: INSERT OR IGNORE
+    // INTO event_block_overflow(field, block) VALUES(?,?). Clears the builder.
+    bool write(Statement &upsert, Statement &overflow, QString *error);
+    void clear();
+
+private:
+    struct Key
+    {
+        qint64 block = 0;
+        qint64 number = 0; // status or source id
+        QString text;      // identity, error code or lane
+        int field = 0;
+        bool operator==(const Key &other) const
+        {
+            return block == other.block && field == other.field && number == other.number &&
+                   text == other.text;
+        }
+    };
+    struct KeyHash
+    {
+        size_t operator()(const Key &key) const
+        {
+            return qHashMulti(0, key.block, key.field, key.number, key.text);
+        }
+    };
+    struct LastValue
+    {
+        const QChar *data = nullptr; // address of the last text value (nullptr: none)
+        qsizetype size = -1;
+        qint64 number = 0;
+        qint64 block = -1;
+        qint64 *count = nullptr; // its counter in m_counts
+    };
+    void count(int field, qint64 block, QStringView text, const QString *owner, qint64 number);
+
+    std::unordered_map<Key, qint64, KeyHash> m_counts; // node-based: counters keep addresses
+    std::unordered_map<qint64, int> m_distinct;        // (block << 3 | field) -> values seen
+    std::unordered_set<qint64> m_overflowed;           // (block << 3 | field)
+    LastValue m_last[5];
+};
 
 // events columns, in binding order (without the rowid "id").
 inline constexpr int kEventColumnCount = 32;

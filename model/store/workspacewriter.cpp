@@ -13,6 +13,8 @@
 #include <QVariant>
 #include <QWaitCondition>
 
+#include <sqlite3.h>
+
 #include <memory>
 
 namespace ts {
@@ -42,14 +44,31 @@ struct WriterStatements
                        " updated_ms = excluded.updated_ms"),
                    error) &&
                completeSource.prepare(
-                   handle, QStringLiteral("UPDATE sources SET size = ? WHERE id = ?"), error);
+                   handle, QStringLiteral("UPDATE sources SET size = ? WHERE id = ?"), error) &&
+               upsertBlockSummary.prepare(
+                   handle,
+                   QStringLiteral("INSERT INTO event_blocks(field, value, block, events)"
+                                  " VALUES(?,?,?,?) ON CONFLICT(field, value, block)"
+                                  " DO UPDATE SET events = events + excluded.events"),
+                   error) &&
+               insertBlockOverflow.prepare(
+                   handle,
+                   QStringLiteral("INSERT OR IGNORE INTO event_block_overflow(field, block)"
+                                  " VALUES(?,?)"),
+                   error) &&
+               (nativeHandle = handle) != nullptr;
     }
 
     QSqlDatabase db;
+    sqlite3 *nativeHandle = nullptr;
     store::Statement insertEvent;
     store::Statement insertMalformed;
     store::Statement upsertLedger;
     store::Statement completeSource;
+    store::Statement upsertBlockSummary;
+    store::Statement insertBlockOverflow;
+    // Summaries of the rows of the transaction being written.
+    store::BlockSummaryBuilder blockSummaries;
 };
 
 namespace {
@@ -400,6 +419,8 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
                 store::bindEvent(statements.insertEvent, event, batch.sourceId);
                 if (!statements.insertEvent.exec(&error))
                     return failWith(QStringLiteral("insert event"));
+                statements.blockSummaries.add(sqlite3_last_insert_rowid(statements.nativeHandle),
+                                              event, batch.sourceId);
             }
             for (const MalformedRecord &record : std::as_const(batch.malformed)) {
                 store::Statement &insert = statements.insertMalformed;
@@ -435,6 +456,10 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
                     return failWith(QStringLiteral("update source"));
             }
         }
+        if (!statements.blockSummaries.write(statements.upsertBlockSummary,
+                                             statements.insertBlockOverflow, &error)) {
+            return failWith(QStringLiteral("update block summaries"));
+        }
         return true;
     };
 
@@ -445,6 +470,7 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
         return false;
     }
     if (!writeAll()) {
+        statements.blockSummaries.clear();
         QString ignored;
         store::execSql(statements.db, QStringLiteral("ROLLBACK"), &ignored);
         setError(m_path + u": " + error);
