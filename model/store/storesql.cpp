@@ -153,8 +153,17 @@ bool migrate(QSqlDatabase &db, QString *error)
 void appendJsonString(QString &out, const QString &value)
 {
     out += u'"';
-    for (const QChar c : value) {
-        switch (c.unicode()) {
+    // Runs of characters that need no escape are appended at once.
+    const QChar *begin = value.constData();
+    const QChar *end = begin + value.size();
+    const QChar *run = begin;
+    for (const QChar *p = begin; p != end; ++p) {
+        const char16_t c = p->unicode();
+        if (c >= 0x20 && c != u'"' && c != u'\\')
+            continue;
+        out.append(run, p - run);
+        run = p + 1;
+        switch (c) {
         case '"':
             out += u"\\\"";
             break;
@@ -171,15 +180,12 @@ void appendJsonString(QString &out, const QString &value)
             out += u"\\t";
             break;
         default:
-            if (c.unicode() < 0x20) {
-                out += u"\\u00";
-                out += QChar(u"0123456789abcdef"[c.unicode() >> 4]);
-                out += QChar(u"0123456789abcdef"[c.unicode() & 0xf]);
-            } else {
-                out += c;
-            }
+            out += u"\\u00";
+            out += QChar(u"0123456789abcdef"[c >> 4]);
+            out += QChar(u"0123456789abcdef"[c & 0xf]);
         }
     }
+    out.append(run, end - run);
     out += u'"';
 }
 
@@ -482,12 +488,23 @@ QString eventColumnList()
         "extra_json,source_id,line,byte_offset");
 }
 
-QString eventInsertSql()
+QString eventInsertSql(int rows)
 {
-    QString placeholders;
+    QString row = QStringLiteral("(");
     for (int i = 0; i < kEventColumnCount; ++i)
-        placeholders += i == 0 ? u"?" : u",?";
-    return u"INSERT INTO events(" + eventColumnList() + u") VALUES(" + placeholders + u')';
+        row += i == 0 ? u"?" : u",?";
+    row += u')';
+    // OR FAIL rather than the default ABORT: a multi-row INSERT that may abort runs inside a
+    // statement savepoint, copying every page it touches to a statement journal first. The
+    // writer rolls the whole transaction back on any error, so stopping at the failing row
+    // loses nothing.
+    QString sql = u"INSERT OR FAIL INTO events(" + eventColumnList() + u") VALUES";
+    for (int i = 0; i < rows; ++i) {
+        if (i > 0)
+            sql += u',';
+        sql += row;
+    }
+    return sql;
 }
 
 sqlite3 *nativeHandle(const QSqlDatabase &db)
@@ -520,6 +537,8 @@ bool Statement::prepare(sqlite3 *db, const QString &sql, QString *error)
         finalize();
         return false;
     }
+    // A fresh statement's parameters are all NULL.
+    m_nullParameters.assign(size_t(sqlite3_bind_parameter_count(m_stmt)), 1);
     return true;
 }
 
@@ -528,31 +547,41 @@ void Statement::finalize()
     if (m_stmt)
         sqlite3_finalize(m_stmt);
     m_stmt = nullptr;
+    m_nullParameters.clear();
 }
 
 void Statement::bindNull(int index)
 {
+    if (size_t(index) < m_nullParameters.size()) {
+        if (m_nullParameters[size_t(index)])
+            return; // still NULL from the previous execution
+        m_nullParameters[size_t(index)] = 1;
+    }
     sqlite3_bind_null(m_stmt, index + 1);
 }
 
 void Statement::bindInt(int index, qint64 value)
 {
+    markBound(index);
     sqlite3_bind_int64(m_stmt, index + 1, value);
 }
 
 void Statement::bindDouble(int index, double value)
 {
+    markBound(index);
     sqlite3_bind_double(m_stmt, index + 1, value);
 }
 
 void Statement::bindText(int index, const QString &value)
 {
+    markBound(index);
     sqlite3_bind_text16(m_stmt, index + 1, value.utf16(), int(value.size() * sizeof(QChar)),
                         SQLITE_STATIC);
 }
 
 void Statement::bindTransientText(int index, const QString &value)
 {
+    markBound(index);
     sqlite3_bind_text16(m_stmt, index + 1, value.utf16(), int(value.size() * sizeof(QChar)),
                         SQLITE_TRANSIENT);
 }
@@ -581,12 +610,10 @@ void Statement::bindDoubleOrNull(int index, double value, bool isNullValue)
         bindDouble(index, value);
 }
 
-void Statement::beginRow(qsizetype maxChars)
+void Statement::beginRows()
 {
-    const qsizetype needed = maxChars * 3; // UTF-8 needs at most 3 bytes per UTF-16 unit
-    if (m_scratch.size() < needed)
-        m_scratch.resize(qMax(needed, qsizetype(4096)));
-    m_scratchUsed = 0;
+    m_utf8Block = 0;
+    m_utf8Used = 0;
 }
 
 void Statement::bindUtf8OrNull(int index, QStringView value)
@@ -595,15 +622,29 @@ void Statement::bindUtf8OrNull(int index, QStringView value)
         bindNull(index);
         return;
     }
-    char *start = m_scratch.data() + m_scratchUsed;
+    constexpr qsizetype kBlockBytes = 64 * 1024;
+    const qsizetype needed = value.size() * 3; // UTF-8 needs at most 3 bytes per UTF-16 unit
+    if (m_utf8Block < m_utf8Blocks.size() &&
+        m_utf8Used + needed > m_utf8Blocks[m_utf8Block].size()) {
+        ++m_utf8Block; // the bytes in the full block stay where they are
+        m_utf8Used = 0;
+    }
+    if (m_utf8Block == m_utf8Blocks.size())
+        m_utf8Blocks.emplace_back(qMax(kBlockBytes, needed), Qt::Uninitialized);
+    else if (m_utf8Blocks[m_utf8Block].size() < needed)
+        m_utf8Blocks[m_utf8Block].resize(needed); // empty: nothing bound points into it
+    QByteArray &block = m_utf8Blocks[m_utf8Block];
+    char *start = block.data() + m_utf8Used;
     char *end = m_encoder.appendToBuffer(start, value);
-    m_scratchUsed = end - m_scratch.data();
-    Q_ASSERT(m_scratchUsed <= m_scratch.size());
+    m_utf8Used = end - block.data();
+    Q_ASSERT(m_utf8Used <= block.size());
+    markBound(index);
     sqlite3_bind_text(m_stmt, index + 1, start, int(end - start), SQLITE_STATIC);
 }
 
 void Statement::bindUtf8(int index, const QByteArray &utf8)
 {
+    markBound(index);
     sqlite3_bind_text(m_stmt, index + 1, utf8.constData(), int(utf8.size()), SQLITE_STATIC);
 }
 
@@ -632,6 +673,7 @@ void Statement::reset()
 {
     sqlite3_reset(m_stmt);
     sqlite3_clear_bindings(m_stmt);
+    m_nullParameters.assign(m_nullParameters.size(), 1);
 }
 
 bool Statement::isNull(int column) const
@@ -685,24 +727,33 @@ QByteArray Statement::utf8At(int column) const
     return QByteArray(text, sqlite3_column_bytes(m_stmt, column));
 }
 
-void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId)
+void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId, int firstParameter)
 {
-    Statement &s = statement;
-    const QString headers = headersToJson(event.headers);
-    const QString *texts[] = {&event.identity,     &event.app,
-                              &event.tenant,       &event.service,
-                              &event.category,     &event.method,
-                              &event.url,          &event.errorCode,
-                              &event.retryAfter,   &headers,
-                              &event.body,         &event.requestId,
-                              &event.batchId,      &event.operationId,
-                              &event.lane,         &event.serviceBusNamespace,
-                              &event.entity,       &event.breakerScope,
-                              &event.breakerState, &event.text};
-    qsizetype chars = 0;
-    for (const QString *text : texts)
-        chars += text->size();
-    s.beginRow(chars);
+    // Parameter `column` of this row.
+    struct RowBinder
+    {
+        Statement &s;
+        int first;
+        void bindInt(int column, qint64 value) { s.bindInt(first + column, value); }
+        void bindNull(int column) { s.bindNull(first + column); }
+        void bindUtf8OrNull(int column, QStringView value)
+        {
+            s.bindUtf8OrNull(first + column, value);
+        }
+        void bindUtf8(int column, const QByteArray &utf8) { s.bindUtf8(first + column, utf8); }
+        void bindIntOrNull(int column, qint64 value, bool isNull)
+        {
+            s.bindIntOrNull(first + column, value, isNull);
+        }
+        void bindDoubleOrNull(int column, double value, bool isNull)
+        {
+            s.bindDoubleOrNull(first + column, value, isNull);
+        }
+    } row{statement, firstParameter};
+    RowBinder &s = row;
+    QString &headers = statement.headersScratch();
+    headers.resize(0); // keeps its capacity (clear() would free it)
+    appendHeadersJson(headers, event.headers);
 
     s.bindInt(0, int(event.type));
     s.bindInt(1, event.tsMs);
@@ -791,10 +842,15 @@ qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event)
 
 QString headersToJson(const HttpHeaders &headers)
 {
-    if (headers.isEmpty())
-        return {};
     QString out;
-    out.reserve(64);
+    appendHeadersJson(out, headers);
+    return out;
+}
+
+void appendHeadersJson(QString &out, const HttpHeaders &headers)
+{
+    if (headers.isEmpty())
+        return;
     out += u'{';
     bool first = true;
     for (const auto &[name, value] : headers.items()) {
@@ -806,7 +862,6 @@ QString headersToJson(const HttpHeaders &headers)
         appendJsonString(out, value);
     }
     out += u'}';
-    return out;
 }
 
 HttpHeaders headersFromJson(const QString &json)

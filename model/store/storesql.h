@@ -14,6 +14,7 @@
 
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 struct sqlite3;
 struct sqlite3_stmt;
@@ -130,7 +131,8 @@ private:
 // events columns, in binding order (without the rowid "id").
 inline constexpr int kEventColumnCount = 32;
 QString eventColumnList(); // "type,ts_ms,identity,..."
-QString eventInsertSql();  // "INSERT INTO events(...) VALUES(?,?,...)"
+// "INSERT INTO events(...) VALUES(?,?,...)", with `rows` rows of values.
+QString eventInsertSql(int rows = 1);
 
 // The SQLite handle under a QSQLITE connection. The event insert and the event reads use it
 // directly: QSqlResult::bindValue() formats a placeholder name (QString::arg) and hashes it for
@@ -160,11 +162,11 @@ public:
     void bindText(int index, const QString &value);
     void bindTransientText(int index, const QString &value);
     void bindTextOrNull(int index, const QString &value);
-    // UTF-8 binding for the hot insert: text is encoded into a per-row scratch buffer (SIMD
-    // encoder, no allocation once the buffer has grown) instead of letting SQLite translate
-    // UTF-16 with a malloc per value. beginRow() sizes the buffer for `maxChars` characters in
-    // total; the pointers stay valid until the next beginRow().
-    void beginRow(qsizetype maxChars);
+    // UTF-8 binding for the hot insert: text is encoded into scratch blocks owned by the
+    // statement (SIMD encoder, no allocation once the blocks exist) instead of letting SQLite
+    // translate UTF-16 with a malloc per value. The bytes stay valid until the next
+    // beginRows(), which the caller calls before binding the rows of one execution.
+    void beginRows();
     void bindUtf8OrNull(int index, QStringView value);
     void bindUtf8(int index, const QByteArray &utf8); // utf8 must outlive the step
     void bindIntOrNull(int index, qint64 value, bool isNull);
@@ -186,11 +188,28 @@ public:
     [[nodiscard]] QString internedTextAt(int column);
     [[nodiscard]] QByteArray utf8At(int column) const;
 
+    // Headers of the row being bound as JSON (bindEvent): kept here so that its buffer is
+    // reused from row to row instead of allocated per row.
+    QString &headersScratch() { return m_headersScratch; }
+
 private:
     sqlite3_stmt *m_stmt = nullptr;
     sqlite3 *m_db = nullptr;
-    QByteArray m_scratch;
-    qsizetype m_scratchUsed = 0;
+    void markBound(int index)
+    {
+        if (size_t(index) < m_nullParameters.size())
+            m_nullParameters[size_t(index)] = 0;
+    }
+    // Which parameters (0-based) are bound to NULL now. Bindings survive sqlite3_reset(), and
+    // most event columns are NULL row after row, so bindNull() skips re-binding those: each
+    // bind call takes the connection's mutex.
+    std::vector<quint8> m_nullParameters; // not vector<bool>: this is on the hot path
+    QString m_headersScratch;
+    // bindUtf8OrNull(): blocks of encoded text; a block is never resized while its bytes are
+    // bound, a value that does not fit goes to the next block.
+    std::vector<QByteArray> m_utf8Blocks;
+    size_t m_utf8Block = 0;   // block being filled
+    qsizetype m_utf8Used = 0; // bytes used in it
     // internedTextAt(): per column, a direct-mapped cache of (UTF-8 bytes, string).
     struct InternSlot
     {
@@ -202,16 +221,20 @@ private:
     QStringEncoder m_encoder{QStringEncoder::Utf8, QStringConverter::Flag::Stateless};
 };
 
-// Binds every column of `event` positionally (0..kEventColumnCount-1) on a prepared
-// eventInsertSql(). Empty strings and "unknown" numbers (-1) are stored as NULL: smaller file,
-// same meaning. `event` must stay alive until the statement has run.
-void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId);
+// Binds every column of `event` positionally (firstParameter..firstParameter +
+// kEventColumnCount - 1) on a prepared eventInsertSql(). Empty strings and "unknown" numbers
+// (-1) are stored as NULL: smaller file, same meaning. `event` must stay alive until the
+// statement has run; call statement.beginRows() before the first row of an execution.
+void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId,
+               int firstParameter = 0);
 // Reads the columns of eventColumnList() starting at `firstColumn` into `event` (without the
 // source path, which the caller maps from source_id). Returns source_id.
 qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event);
 
 // Headers as a JSON object text ({"retry-after":"5"}); empty headers -> empty string.
 QString headersToJson(const HttpHeaders &headers);
+// The same, appended to `out` (nothing for empty headers).
+void appendHeadersJson(QString &out, const HttpHeaders &headers);
 HttpHeaders headersFromJson(const QString &json);
 
 qint64 nowMs();
