@@ -394,16 +394,18 @@ QStringList blockSummaryRebuildStatements(const QString &rowCondition)
 void BlockSummaryBuilder::count(int field, qint64 block, QStringView text, const QString *owner,
                                 qint64 number)
 {
-    LastValue &last = m_last[field];
     const bool isText = owner != nullptr;
-    if (last.count && last.block == block &&
-        (isText ? (last.data == text.data() && last.size == text.size()) : last.number == number)) {
-        ++*last.count;
+    const quintptr slotKey = isText ? quintptr(text.data()) >> 4 : quintptr(number);
+    RecentValue &recent = m_recent[size_t(field * kRecentSlots) + (slotKey % kRecentSlots)];
+    if (recent.count && recent.block == block &&
+        (isText ? (recent.data == text.data() && recent.size == text.size())
+                : recent.number == number)) {
+        ++*recent.count;
         return;
     }
     const qint64 slot = (block << 3) | field;
     if (m_overflowed.count(slot)) {
-        last = {};
+        recent = {};
         return;
     }
     Key key;
@@ -416,15 +418,15 @@ void BlockSummaryBuilder::count(int field, qint64 block, QStringView text, const
     if (inserted && ++m_distinct[slot] > kMaxBlockValues) {
         // Too many distinct values to be worth summarizing: readers scan this block.
         m_overflowed.insert(slot);
-        last = {};
+        recent = {};
         return;
     }
     ++it->second;
-    last.data = isText ? text.data() : nullptr;
-    last.size = isText ? text.size() : -1;
-    last.number = number;
-    last.block = block;
-    last.count = &it->second;
+    recent.data = isText ? text.data() : nullptr;
+    recent.size = isText ? text.size() : -1;
+    recent.number = number;
+    recent.block = block;
+    recent.count = &it->second;
 }
 
 void BlockSummaryBuilder::add(qint64 rowId, const RequestEvent &event, qint64 sourceId)
@@ -475,8 +477,8 @@ void BlockSummaryBuilder::clear()
     m_counts.clear();
     m_distinct.clear();
     m_overflowed.clear();
-    for (LastValue &last : m_last)
-        last = {};
+    for (RecentValue &recent : m_recent)
+        recent = {};
 }
 
 QString eventColumnList()

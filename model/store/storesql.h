@@ -79,9 +79,9 @@ QStringList blockSummaryRebuildStatements(const QString &rowCondition);
 class Statement;
 
 // Collects the summaries of the rows one writer transaction inserts, then adds them to the
-// stored ones. Strings read from a log are interned by the readers, so consecutive rows usually
-// share a value's storage: the last value of each column is remembered by address and counted
-// without hashing.
+// stored ones. Strings read from a log are interned by the readers, so rows with the same value
+// usually share its storage: recent values of each column are remembered by address (a small
+// direct-mapped cache) and counted without hashing the text.
 class BlockSummaryBuilder
 {
 public:
@@ -112,7 +112,7 @@ private:
             return qHashMulti(0, key.block, key.field, key.number, key.text);
         }
     };
-    struct LastValue
+    struct RecentValue
     {
         const QChar *data = nullptr; // address of the last text value (nullptr: none)
         qsizetype size = -1;
@@ -125,7 +125,10 @@ private:
     std::unordered_map<Key, qint64, KeyHash> m_counts; // node-based: counters keep addresses
     std::unordered_map<qint64, int> m_distinct;        // (block << 3 | field) -> values seen
     std::unordered_set<qint64> m_overflowed;           // (block << 3 | field)
-    LastValue m_last[5];
+    static constexpr int kRecentSlots = 256;
+    // Per field, indexed by text address or number; valid until clear() (the events the
+    // addresses belong to live until the transaction's summaries are written).
+    std::vector<RecentValue> m_recent = std::vector<RecentValue>(5 * kRecentSlots);
 };
 
 // events columns, in binding order (without the rowid "id").
