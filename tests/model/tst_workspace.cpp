@@ -162,6 +162,7 @@ bool writeLayout(const QString &path, const QString &layout, const QList<Request
         // What version 1 had instead of the summaries.
         for (const char *sql :
              {"DROP TABLE event_blocks", "DROP TABLE event_block_overflow",
+              "DROP INDEX idx_events_failed", "DROP INDEX idx_events_error",
               "CREATE INDEX idx_events_identity ON events(identity)",
               "CREATE INDEX idx_events_status ON events(status)",
               "CREATE INDEX idx_events_error ON events(error_code) WHERE error_code IS NOT NULL",
@@ -1092,9 +1093,17 @@ private Q_SLOTS:
                               "'alice@contoso.com'")
             << QStringLiteral("USING PRIMARY KEY (field=? AND value=?)");
         QTest::newRow("page inside candidate blocks")
-            << QStringLiteral("SELECT id FROM events WHERE identity = 'a' AND status = 429 AND "
+            << QStringLiteral("SELECT id FROM events WHERE identity = 'a' AND lane = 'x' AND "
                               "id >= 6 AND id <= 8192 ORDER BY id LIMIT 100")
             << QStringLiteral("INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
+        QTest::newRow("identity and status 429 (partial index)")
+            << QStringLiteral("SELECT count(*) FROM events WHERE identity = 'a' AND status = 429 "
+                              "AND status >= 400 AND id >= 1 AND id <= 8192")
+            << QStringLiteral("idx_events_failed");
+        QTest::newRow("errorCode and lane (partial index)")
+            << QStringLiteral("SELECT id FROM events WHERE error_code = 'RequestBlocked' AND lane "
+                              "= 'background' AND id >= 6 AND id <= 8192 ORDER BY id LIMIT 100")
+            << QStringLiteral("idx_events_error");
         QTest::newRow("time range")
             << QStringLiteral(
                    "SELECT id FROM events WHERE ts_ms >= 5 AND ts_ms < 10 ORDER BY id LIMIT 100")
