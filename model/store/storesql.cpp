@@ -337,7 +337,25 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
     }
 
     if (role == ConnectionRole::Reader) {
-        const qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
+        qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
+        if (version > 0 && version < kWorkspaceSchemaVersion) {
+            // An older workspace: migrated here as opening it for writing would, so that the
+            // readers (Events page, `report --workspace`) keep opening older workspaces. Only
+            // then: the migration takes the write lock, which a writer may hold.
+            QSqlDatabase upgrade;
+            const QString upgradeName = uniqueConnectionName(u"upgrade");
+            QString upgradeError;
+            const bool migrated =
+                openConnection(upgrade, upgradeName, path, ConnectionRole::Control, &upgradeError);
+            closeConnection(upgrade, upgradeName);
+            if (!migrated) {
+                if (error)
+                    *error = upgradeError;
+                closeConnection(db, connectionName);
+                return false;
+            }
+            version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
+        }
         if (version != kWorkspaceSchemaVersion) {
             return failWith(version == 0 ? QStringLiteral("not a Throttlescope workspace")
                                          : QStringLiteral("workspace schema version %1, expected "
