@@ -32,6 +32,19 @@ public:
         submitIfFullWithoutCheckpoint();
     }
 
+    // A chunking reader hands over a run of events at a time; a batch is submitted only at
+    // the checkpoint after a run, so it ends up to one run past m_batchRecords. Reserving for
+    // that (startBatch) keeps the batch from reallocating, which moved every event once more.
+    void onEvents(std::vector<RequestEvent> &&events) override
+    {
+        m_largestRun = qMax(m_largestRun, qsizetype(events.size()));
+        const qsizetype needed = m_batch.events.size() + qsizetype(events.size());
+        if (needed > m_batch.events.capacity())
+            m_batch.events.reserve(qMax(needed, m_batchRecords + m_largestRun));
+        for (RequestEvent &event : events)
+            onEvent(std::move(event));
+    }
+
     void onMalformed(MalformedRecord &&record) override
     {
         m_batch.malformed.append(std::move(record));
@@ -73,7 +86,7 @@ private:
     {
         m_batch = WriteBatch();
         m_batch.sourceId = m_sourceId;
-        m_batch.events.reserve(m_batchRecords);
+        m_batch.events.reserve(m_batchRecords + m_largestRun);
     }
 
     // A reader that cannot resume restarts from zero anyway, so its batches need no checkpoint
@@ -89,6 +102,7 @@ private:
     const qsizetype m_batchRecords;
     const bool m_resumable;
     WriteBatch m_batch;
+    qsizetype m_largestRun = 0; // most events handed over by one onEvents() so far
     qint64 m_events = 0;
     qint64 m_malformed = 0;
     qint64 m_lastOffset = 0;

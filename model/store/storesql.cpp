@@ -66,6 +66,40 @@ QStringList migrationStatements(int toVersion)
                            " updated_ms INTEGER NOT NULL)"),
             QStringLiteral("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT)"),
         };
+    case 2: {
+        // Per-row secondary indexes on identity, status and lane cost more than the inserts
+        // themselves (a b-tree descent per row and index, or a 3-4 s sort after a million-row
+        // import, with sort memory growing with the file): they give way to block summaries
+        // (BlockField in storesql.h). Indexes stay where they are cheap, because every row
+        // appends to them or few rows enter them: time (rows arrive roughly in time order;
+        // replay needs it), and the failed requests and error codes a combined filter most
+        // often narrows to (partial indexes, a few percent of the rows).
+        QStringList statements = {
+            QStringLiteral("DROP INDEX IF EXISTS idx_events_identity"),
+            QStringLiteral("DROP INDEX IF EXISTS idx_events_status"),
+            QStringLiteral("DROP INDEX IF EXISTS idx_events_lane"),
+            QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_ts ON events(ts_ms)"),
+            QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_error ON events(error_code)"
+                           " WHERE error_code IS NOT NULL"),
+            QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_failed ON events(status)"
+                           " WHERE status >= 400"),
+            // value keeps its type (no affinity): text for identity / error code / lane,
+            // integer for status and source id.
+            QStringLiteral("CREATE TABLE event_blocks ("
+                           " field INTEGER NOT NULL,"
+                           " value NOT NULL,"
+                           " block INTEGER NOT NULL,"
+                           " events INTEGER NOT NULL,"
+                           " PRIMARY KEY(field, value, block)) WITHOUT ROWID"),
+            QStringLiteral("CREATE TABLE event_block_overflow ("
+                           " field INTEGER NOT NULL,"
+                           " block INTEGER NOT NULL,"
+                           " PRIMARY KEY(field, block)) WITHOUT ROWID"),
+        };
+        // Summaries of the rows a version 1 workspace already holds.
+        statements << blockSummaryRebuildStatements(QString());
+        return statements;
+    }
     default:
         return {};
     }
@@ -124,8 +158,17 @@ bool migrate(QSqlDatabase &db, QString *error)
 void appendJsonString(QString &out, const QString &value)
 {
     out += u'"';
-    for (const QChar c : value) {
-        switch (c.unicode()) {
+    // Runs of characters that need no escape are appended at once.
+    const QChar *begin = value.constData();
+    const QChar *end = begin + value.size();
+    const QChar *run = begin;
+    for (const QChar *p = begin; p != end; ++p) {
+        const char16_t c = p->unicode();
+        if (c >= 0x20 && c != u'"' && c != u'\\')
+            continue;
+        out.append(run, p - run);
+        run = p + 1;
+        switch (c) {
         case '"':
             out += u"\\\"";
             break;
@@ -142,15 +185,12 @@ void appendJsonString(QString &out, const QString &value)
             out += u"\\t";
             break;
         default:
-            if (c.unicode() < 0x20) {
-                out += u"\\u00";
-                out += QChar(u"0123456789abcdef"[c.unicode() >> 4]);
-                out += QChar(u"0123456789abcdef"[c.unicode() & 0xf]);
-            } else {
-                out += c;
-            }
+            out += u"\\u00";
+            out += QChar(u"0123456789abcdef"[c >> 4]);
+            out += QChar(u"0123456789abcdef"[c & 0xf]);
         }
     }
+    out.append(run, end - run);
     out += u'"';
 }
 
@@ -286,7 +326,7 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
         pragmas.prepend(QStringLiteral("PRAGMA journal_mode=WAL"));
     if (role == ConnectionRole::Writer) {
         // 32 MiB page cache and fewer, larger checkpoints: bulk inserts touch many pages.
-        // threads=2: CREATE INDEX after a bulk import sorts with a helper thread.
+        // threads=2: large sorts (a migration rebuilding block summaries) use a helper thread.
         pragmas << QStringLiteral("PRAGMA cache_size=-32768")
                 << QStringLiteral("PRAGMA wal_autocheckpoint=4096")
                 << QStringLiteral("PRAGMA threads=2");
@@ -297,7 +337,25 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
     }
 
     if (role == ConnectionRole::Reader) {
-        const qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
+        qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
+        if (version > 0 && version < kWorkspaceSchemaVersion) {
+            // An older workspace: migrated here as opening it for writing would, so that the
+            // readers (Events page, `report --workspace`) keep opening older workspaces. Only
+            // then: the migration takes the write lock, which a writer may hold.
+            QSqlDatabase upgrade;
+            const QString upgradeName = uniqueConnectionName(u"upgrade");
+            QString upgradeError;
+            const bool migrated =
+                openConnection(upgrade, upgradeName, path, ConnectionRole::Control, &upgradeError);
+            closeConnection(upgrade, upgradeName);
+            if (!migrated) {
+                if (error)
+                    *error = upgradeError;
+                closeConnection(db, connectionName);
+                return false;
+            }
+            version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
+        }
         if (version != kWorkspaceSchemaVersion) {
             return failWith(version == 0 ? QStringLiteral("not a Throttlescope workspace")
                                          : QStringLiteral("workspace schema version %1, expected "
@@ -324,18 +382,133 @@ void closeConnection(QSqlDatabase &db, const QString &connectionName)
 
 QStringList queryIndexStatements()
 {
-    // Each backs one filter of WorkspaceReader; an equality index also serves "AND id > ?
-    // ORDER BY id" keyset paging because SQLite index entries end with the rowid.
+    // Since schema version 2 these are part of the schema and maintained per row (see the
+    // migration to version 2 for why these three); the other filters use the block summaries.
+    // Kept for workspaces whose indexes were dropped by hand.
     return {
         QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_ts ON events(ts_ms)"),
-        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_identity ON events(identity)"),
-        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_status ON events(status)"),
-        // Most rows carry no error code: a partial index stays small, and "error_code = ?"
-        // implies the NOT NULL condition, so the planner uses it.
+        // "error_code = ?" implies the NOT NULL condition, so the planner uses it.
         QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_error ON events(error_code) "
                        "WHERE error_code IS NOT NULL"),
-        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_lane ON events(lane)"),
+        // The reader adds "status >= 400" to a filter on such a status (buildFilter), which
+        // lets the planner use it.
+        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_failed ON events(status) "
+                       "WHERE status >= 400"),
     };
+}
+
+QStringList blockSummaryRebuildStatements(const QString &rowCondition)
+{
+    const QString block = QStringLiteral("(id - 1) >> %1").arg(kEventBlockShift);
+    const QString extra = rowCondition.isEmpty() ? QString() : u" AND " + rowCondition;
+    auto summarize = [&](BlockField field, const QString &value, const QString &presence) {
+        return QStringLiteral("INSERT INTO event_blocks(field, value, block, events)"
+                              " SELECT %1, %2, %3, count(*) FROM events WHERE %4%5"
+                              " GROUP BY 2, 3")
+            .arg(int(field))
+            .arg(value, block, presence, extra);
+    };
+    return {
+        summarize(BlockField::Identity, QStringLiteral("identity"),
+                  QStringLiteral("identity IS NOT NULL")),
+        // No response (status 0) is stored as NULL and summarized as 0, the filter's value.
+        summarize(BlockField::Status, QStringLiteral("coalesce(status, 0)"), QStringLiteral("1")),
+        summarize(BlockField::ErrorCode, QStringLiteral("error_code"),
+                  QStringLiteral("error_code IS NOT NULL")),
+        summarize(BlockField::Lane, QStringLiteral("lane"), QStringLiteral("lane IS NOT NULL")),
+        summarize(BlockField::Source, QStringLiteral("source_id"),
+                  QStringLiteral("source_id IS NOT NULL")),
+    };
+}
+
+void BlockSummaryBuilder::count(int field, qint64 block, QStringView text, const QString *owner,
+                                qint64 number)
+{
+    const bool isText = owner != nullptr;
+    const quintptr slotKey = isText ? quintptr(text.data()) >> 4 : quintptr(number);
+    RecentValue &recent = m_recent[size_t(field * kRecentSlots) + (slotKey % kRecentSlots)];
+    if (recent.count && recent.block == block &&
+        (isText ? (recent.data == text.data() && recent.size == text.size())
+                : recent.number == number)) {
+        ++*recent.count;
+        return;
+    }
+    const qint64 slot = (block << 3) | field;
+    if (m_overflowed.count(slot)) {
+        recent = {};
+        return;
+    }
+    Key key;
+    key.block = block;
+    key.field = field;
+    key.number = number;
+    if (isText)
+        key.text = *owner; // shares the event's string data, no copy
+    auto [it, inserted] = m_counts.try_emplace(std::move(key), 0);
+    if (inserted && ++m_distinct[slot] > kMaxBlockValues) {
+        // Too many distinct values to be worth summarizing: readers scan this block.
+        m_overflowed.insert(slot);
+        recent = {};
+        return;
+    }
+    ++it->second;
+    recent.data = isText ? text.data() : nullptr;
+    recent.size = isText ? text.size() : -1;
+    recent.number = number;
+    recent.block = block;
+    recent.count = &it->second;
+}
+
+void BlockSummaryBuilder::add(qint64 rowId, const RequestEvent &event, qint64 sourceId)
+{
+    const qint64 block = eventBlockOf(rowId);
+    // Empty strings are stored as NULL (bindEvent) and never match an equality filter.
+    if (!event.identity.isEmpty())
+        count(int(BlockField::Identity), block, event.identity, &event.identity, 0);
+    count(int(BlockField::Status), block, {}, nullptr, event.status);
+    if (!event.errorCode.isEmpty())
+        count(int(BlockField::ErrorCode), block, event.errorCode, &event.errorCode, 0);
+    if (!event.lane.isEmpty())
+        count(int(BlockField::Lane), block, event.lane, &event.lane, 0);
+    if (sourceId > 0)
+        count(int(BlockField::Source), block, {}, nullptr, sourceId);
+}
+
+bool BlockSummaryBuilder::write(Statement &upsert, Statement &overflow, QString *error)
+{
+    bool ok = true;
+    for (const auto &[key, events] : m_counts) {
+        if (!ok)
+            break;
+        if (m_overflowed.count((key.block << 3) | key.field))
+            continue;
+        upsert.bindInt(0, key.field);
+        if (key.field == int(BlockField::Status) || key.field == int(BlockField::Source))
+            upsert.bindInt(1, key.number);
+        else
+            upsert.bindText(1, key.text);
+        upsert.bindInt(2, key.block);
+        upsert.bindInt(3, events);
+        ok = upsert.exec(error);
+    }
+    for (const qint64 slot : m_overflowed) {
+        if (!ok)
+            break;
+        overflow.bindInt(0, slot & 7);
+        overflow.bindInt(1, slot >> 3);
+        ok = overflow.exec(error);
+    }
+    clear();
+    return ok;
+}
+
+void BlockSummaryBuilder::clear()
+{
+    m_counts.clear();
+    m_distinct.clear();
+    m_overflowed.clear();
+    for (RecentValue &recent : m_recent)
+        recent = {};
 }
 
 QString eventColumnList()
@@ -347,12 +520,23 @@ QString eventColumnList()
         "extra_json,source_id,line,byte_offset");
 }
 
-QString eventInsertSql()
+QString eventInsertSql(int rows)
 {
-    QString placeholders;
+    QString row = QStringLiteral("(");
     for (int i = 0; i < kEventColumnCount; ++i)
-        placeholders += i == 0 ? u"?" : u",?";
-    return u"INSERT INTO events(" + eventColumnList() + u") VALUES(" + placeholders + u')';
+        row += i == 0 ? u"?" : u",?";
+    row += u')';
+    // OR FAIL rather than the default ABORT: a multi-row INSERT that may abort runs inside a
+    // statement savepoint, copying every page it touches to a statement journal first. The
+    // writer rolls the whole transaction back on any error, so stopping at the failing row
+    // loses nothing.
+    QString sql = u"INSERT OR FAIL INTO events(" + eventColumnList() + u") VALUES";
+    for (int i = 0; i < rows; ++i) {
+        if (i > 0)
+            sql += u',';
+        sql += row;
+    }
+    return sql;
 }
 
 sqlite3 *nativeHandle(const QSqlDatabase &db)
@@ -385,6 +569,8 @@ bool Statement::prepare(sqlite3 *db, const QString &sql, QString *error)
         finalize();
         return false;
     }
+    // A fresh statement's parameters are all NULL.
+    m_nullParameters.assign(size_t(sqlite3_bind_parameter_count(m_stmt)), 1);
     return true;
 }
 
@@ -393,31 +579,41 @@ void Statement::finalize()
     if (m_stmt)
         sqlite3_finalize(m_stmt);
     m_stmt = nullptr;
+    m_nullParameters.clear();
 }
 
 void Statement::bindNull(int index)
 {
+    if (size_t(index) < m_nullParameters.size()) {
+        if (m_nullParameters[size_t(index)])
+            return; // still NULL from the previous execution
+        m_nullParameters[size_t(index)] = 1;
+    }
     sqlite3_bind_null(m_stmt, index + 1);
 }
 
 void Statement::bindInt(int index, qint64 value)
 {
+    markBound(index);
     sqlite3_bind_int64(m_stmt, index + 1, value);
 }
 
 void Statement::bindDouble(int index, double value)
 {
+    markBound(index);
     sqlite3_bind_double(m_stmt, index + 1, value);
 }
 
 void Statement::bindText(int index, const QString &value)
 {
+    markBound(index);
     sqlite3_bind_text16(m_stmt, index + 1, value.utf16(), int(value.size() * sizeof(QChar)),
                         SQLITE_STATIC);
 }
 
 void Statement::bindTransientText(int index, const QString &value)
 {
+    markBound(index);
     sqlite3_bind_text16(m_stmt, index + 1, value.utf16(), int(value.size() * sizeof(QChar)),
                         SQLITE_TRANSIENT);
 }
@@ -446,12 +642,10 @@ void Statement::bindDoubleOrNull(int index, double value, bool isNullValue)
         bindDouble(index, value);
 }
 
-void Statement::beginRow(qsizetype maxChars)
+void Statement::beginRows()
 {
-    const qsizetype needed = maxChars * 3; // UTF-8 needs at most 3 bytes per UTF-16 unit
-    if (m_scratch.size() < needed)
-        m_scratch.resize(qMax(needed, qsizetype(4096)));
-    m_scratchUsed = 0;
+    m_utf8Block = 0;
+    m_utf8Used = 0;
 }
 
 void Statement::bindUtf8OrNull(int index, QStringView value)
@@ -460,15 +654,29 @@ void Statement::bindUtf8OrNull(int index, QStringView value)
         bindNull(index);
         return;
     }
-    char *start = m_scratch.data() + m_scratchUsed;
+    constexpr qsizetype kBlockBytes = 64 * 1024;
+    const qsizetype needed = value.size() * 3; // UTF-8 needs at most 3 bytes per UTF-16 unit
+    if (m_utf8Block < m_utf8Blocks.size() &&
+        m_utf8Used + needed > m_utf8Blocks[m_utf8Block].size()) {
+        ++m_utf8Block; // the bytes in the full block stay where they are
+        m_utf8Used = 0;
+    }
+    if (m_utf8Block == m_utf8Blocks.size())
+        m_utf8Blocks.emplace_back(qMax(kBlockBytes, needed), Qt::Uninitialized);
+    else if (m_utf8Blocks[m_utf8Block].size() < needed)
+        m_utf8Blocks[m_utf8Block].resize(needed); // empty: nothing bound points into it
+    QByteArray &block = m_utf8Blocks[m_utf8Block];
+    char *start = block.data() + m_utf8Used;
     char *end = m_encoder.appendToBuffer(start, value);
-    m_scratchUsed = end - m_scratch.data();
-    Q_ASSERT(m_scratchUsed <= m_scratch.size());
+    m_utf8Used = end - block.data();
+    Q_ASSERT(m_utf8Used <= block.size());
+    markBound(index);
     sqlite3_bind_text(m_stmt, index + 1, start, int(end - start), SQLITE_STATIC);
 }
 
 void Statement::bindUtf8(int index, const QByteArray &utf8)
 {
+    markBound(index);
     sqlite3_bind_text(m_stmt, index + 1, utf8.constData(), int(utf8.size()), SQLITE_STATIC);
 }
 
@@ -497,6 +705,7 @@ void Statement::reset()
 {
     sqlite3_reset(m_stmt);
     sqlite3_clear_bindings(m_stmt);
+    m_nullParameters.assign(m_nullParameters.size(), 1);
 }
 
 bool Statement::isNull(int column) const
@@ -550,24 +759,33 @@ QByteArray Statement::utf8At(int column) const
     return QByteArray(text, sqlite3_column_bytes(m_stmt, column));
 }
 
-void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId)
+void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId, int firstParameter)
 {
-    Statement &s = statement;
-    const QString headers = headersToJson(event.headers);
-    const QString *texts[] = {&event.identity,     &event.app,
-                              &event.tenant,       &event.service,
-                              &event.category,     &event.method,
-                              &event.url,          &event.errorCode,
-                              &event.retryAfter,   &headers,
-                              &event.body,         &event.requestId,
-                              &event.batchId,      &event.operationId,
-                              &event.lane,         &event.serviceBusNamespace,
-                              &event.entity,       &event.breakerScope,
-                              &event.breakerState, &event.text};
-    qsizetype chars = 0;
-    for (const QString *text : texts)
-        chars += text->size();
-    s.beginRow(chars);
+    // Parameter `column` of this row.
+    struct RowBinder
+    {
+        Statement &s;
+        int first;
+        void bindInt(int column, qint64 value) { s.bindInt(first + column, value); }
+        void bindNull(int column) { s.bindNull(first + column); }
+        void bindUtf8OrNull(int column, QStringView value)
+        {
+            s.bindUtf8OrNull(first + column, value);
+        }
+        void bindUtf8(int column, const QByteArray &utf8) { s.bindUtf8(first + column, utf8); }
+        void bindIntOrNull(int column, qint64 value, bool isNull)
+        {
+            s.bindIntOrNull(first + column, value, isNull);
+        }
+        void bindDoubleOrNull(int column, double value, bool isNull)
+        {
+            s.bindDoubleOrNull(first + column, value, isNull);
+        }
+    } row{statement, firstParameter};
+    RowBinder &s = row;
+    QString &headers = statement.headersScratch();
+    headers.resize(0); // keeps its capacity (clear() would free it)
+    appendHeadersJson(headers, event.headers);
 
     s.bindInt(0, int(event.type));
     s.bindInt(1, event.tsMs);
@@ -656,10 +874,15 @@ qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event)
 
 QString headersToJson(const HttpHeaders &headers)
 {
-    if (headers.isEmpty())
-        return {};
     QString out;
-    out.reserve(64);
+    appendHeadersJson(out, headers);
+    return out;
+}
+
+void appendHeadersJson(QString &out, const HttpHeaders &headers)
+{
+    if (headers.isEmpty())
+        return;
     out += u'{';
     bool first = true;
     for (const auto &[name, value] : headers.items()) {
@@ -671,7 +894,6 @@ QString headersToJson(const HttpHeaders &headers)
         appendJsonString(out, value);
     }
     out += u'}';
-    return out;
 }
 
 HttpHeaders headersFromJson(const QString &json)

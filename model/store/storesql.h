@@ -12,6 +12,10 @@
 #include <QStringConverter>
 #include <QStringList>
 
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
 struct sqlite3;
 struct sqlite3_stmt;
 
@@ -42,10 +46,96 @@ qint64 queryInt(QSqlDatabase &db, const QString &sql, qint64 fallback = -1);
 // The query indexes (CREATE INDEX IF NOT EXISTS ...).
 QStringList queryIndexStatements();
 
+// Block summaries: how the reader finds rows by identity, status, error code, lane or source
+// without a secondary index per column. Rows are grouped into blocks of consecutive row ids
+// (block = (id - 1) >> kEventBlockShift); event_blocks holds, per column and block, each value
+// present and how many rows carry it. An equality filter reads the summaries (a few rows per
+// block) to count exactly, and scans only the blocks that contain the value to page. Logs
+// repeat a small set of identities, statuses and lanes, so a block holds few distinct values;
+// when one holds more than kMaxBlockValues in a column, the block is listed in
+// event_block_overflow for that column instead and readers scan it.
+// The writer maintains them in the transaction that inserts the rows, so they always describe
+// exactly the committed rows.
+enum class BlockField : int { Identity = 0, Status = 1, ErrorCode = 2, Lane = 3, Source = 4 };
+inline constexpr int kEventBlockShift = 13; // 8192 rows per block
+inline constexpr int kMaxBlockValues = 512;
+inline qint64 eventBlockOf(qint64 rowId)
+{
+    return (rowId - 1) >> kEventBlockShift;
+}
+inline qint64 eventBlockFirstRow(qint64 block)
+{
+    return (block << kEventBlockShift) + 1;
+}
+inline qint64 eventBlockLastRow(qint64 block)
+{
+    return (block + 1) << kEventBlockShift;
+}
+// Statements that rebuild the summaries from the events table: of every row when `rowCondition`
+// is empty (the migration), else of the rows matching it ("id BETWEEN 1 AND 8192"; the caller
+// deleted the summaries of those blocks first).
+QStringList blockSummaryRebuildStatements(const QString &rowCondition);
+
+class Statement;
+
+// Collects the summaries of the rows one writer transaction inserts, then adds them to the
+// stored ones. Strings read from a log are interned by the readers, so rows with the same value
+// usually share its storage: recent values of each column are remembered by address (a small
+// direct-mapped cache) and counted without hashing the text.
+class BlockSummaryBuilder
+{
+public:
+    void add(qint64 rowId, const RequestEvent &event, qint64 sourceId);
+    // upsert: INSERT INTO event_blocks(field, value, block, events) VALUES(?,?,?,?) ON
+    // CONFLICT DO UPDATE SET events = events + excluded.events; overflow: INSERT OR IGNORE
+    // INTO event_block_overflow(field, block) VALUES(?,?). Clears the builder.
+    bool write(Statement &upsert, Statement &overflow, QString *error);
+    void clear();
+
+private:
+    struct Key
+    {
+        qint64 block = 0;
+        qint64 number = 0; // status or source id
+        QString text;      // identity, error code or lane
+        int field = 0;
+        bool operator==(const Key &other) const
+        {
+            return block == other.block && field == other.field && number == other.number &&
+                   text == other.text;
+        }
+    };
+    struct KeyHash
+    {
+        size_t operator()(const Key &key) const
+        {
+            return qHashMulti(0, key.block, key.field, key.number, key.text);
+        }
+    };
+    struct RecentValue
+    {
+        const QChar *data = nullptr; // address of the last text value (nullptr: none)
+        qsizetype size = -1;
+        qint64 number = 0;
+        qint64 block = -1;
+        qint64 *count = nullptr; // its counter in m_counts
+    };
+    void count(int field, qint64 block, QStringView text, const QString *owner, qint64 number);
+
+    std::unordered_map<Key, qint64, KeyHash> m_counts; // node-based: counters keep addresses
+    std::unordered_map<qint64, int> m_distinct;        // (block << 3 | field) -> values seen
+    std::unordered_set<qint64> m_overflowed;           // (block << 3 | field)
+    static constexpr int kRecentSlots = 256;
+    // Per field, indexed by text address or number; valid until clear() (the events the
+    // addresses belong to live until the transaction's summaries are written).
+    std::vector<RecentValue> m_recent = std::vector<RecentValue>(5 * kRecentSlots);
+};
+
 // events columns, in binding order (without the rowid "id").
 inline constexpr int kEventColumnCount = 32;
 QString eventColumnList(); // "type,ts_ms,identity,..."
-QString eventInsertSql();  // "INSERT INTO events(...) VALUES(?,?,...)"
+// "INSERT INTO events(...) VALUES(?,?,...)", with `rows` rows of values.
+QString eventInsertSql(int rows = 1);
 
 // The SQLite handle under a QSQLITE connection. The event insert and the event reads use it
 // directly: QSqlResult::bindValue() formats a placeholder name (QString::arg) and hashes it for
@@ -75,11 +165,11 @@ public:
     void bindText(int index, const QString &value);
     void bindTransientText(int index, const QString &value);
     void bindTextOrNull(int index, const QString &value);
-    // UTF-8 binding for the hot insert: text is encoded into a per-row scratch buffer (SIMD
-    // encoder, no allocation once the buffer has grown) instead of letting SQLite translate
-    // UTF-16 with a malloc per value. beginRow() sizes the buffer for `maxChars` characters in
-    // total; the pointers stay valid until the next beginRow().
-    void beginRow(qsizetype maxChars);
+    // UTF-8 binding for the hot insert: text is encoded into scratch blocks owned by the
+    // statement (SIMD encoder, no allocation once the blocks exist) instead of letting SQLite
+    // translate UTF-16 with a malloc per value. The bytes stay valid until the next
+    // beginRows(), which the caller calls before binding the rows of one execution.
+    void beginRows();
     void bindUtf8OrNull(int index, QStringView value);
     void bindUtf8(int index, const QByteArray &utf8); // utf8 must outlive the step
     void bindIntOrNull(int index, qint64 value, bool isNull);
@@ -101,11 +191,28 @@ public:
     [[nodiscard]] QString internedTextAt(int column);
     [[nodiscard]] QByteArray utf8At(int column) const;
 
+    // Headers of the row being bound as JSON (bindEvent): kept here so that its buffer is
+    // reused from row to row instead of allocated per row.
+    QString &headersScratch() { return m_headersScratch; }
+
 private:
     sqlite3_stmt *m_stmt = nullptr;
     sqlite3 *m_db = nullptr;
-    QByteArray m_scratch;
-    qsizetype m_scratchUsed = 0;
+    void markBound(int index)
+    {
+        if (size_t(index) < m_nullParameters.size())
+            m_nullParameters[size_t(index)] = 0;
+    }
+    // Which parameters (0-based) are bound to NULL now. Bindings survive sqlite3_reset(), and
+    // most event columns are NULL row after row, so bindNull() skips re-binding those: each
+    // bind call takes the connection's mutex.
+    std::vector<quint8> m_nullParameters; // not vector<bool>: this is on the hot path
+    QString m_headersScratch;
+    // bindUtf8OrNull(): blocks of encoded text; a block is never resized while its bytes are
+    // bound, a value that does not fit goes to the next block.
+    std::vector<QByteArray> m_utf8Blocks;
+    size_t m_utf8Block = 0;   // block being filled
+    qsizetype m_utf8Used = 0; // bytes used in it
     // internedTextAt(): per column, a direct-mapped cache of (UTF-8 bytes, string).
     struct InternSlot
     {
@@ -117,16 +224,20 @@ private:
     QStringEncoder m_encoder{QStringEncoder::Utf8, QStringConverter::Flag::Stateless};
 };
 
-// Binds every column of `event` positionally (0..kEventColumnCount-1) on a prepared
-// eventInsertSql(). Empty strings and "unknown" numbers (-1) are stored as NULL: smaller file,
-// same meaning. `event` must stay alive until the statement has run.
-void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId);
+// Binds every column of `event` positionally (firstParameter..firstParameter +
+// kEventColumnCount - 1) on a prepared eventInsertSql(). Empty strings and "unknown" numbers
+// (-1) are stored as NULL: smaller file, same meaning. `event` must stay alive until the
+// statement has run; call statement.beginRows() before the first row of an execution.
+void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId,
+               int firstParameter = 0);
 // Reads the columns of eventColumnList() starting at `firstColumn` into `event` (without the
 // source path, which the caller maps from source_id). Returns source_id.
 qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event);
 
 // Headers as a JSON object text ({"retry-after":"5"}); empty headers -> empty string.
 QString headersToJson(const HttpHeaders &headers);
+// The same, appended to `out` (nothing for empty headers).
+void appendHeadersJson(QString &out, const HttpHeaders &headers);
 HttpHeaders headersFromJson(const QString &json);
 
 qint64 nowMs();

@@ -217,6 +217,36 @@ bool Workspace::discardSourceData(qint64 sourceId)
     QString error;
     if (!execSql(m_db, QStringLiteral("BEGIN IMMEDIATE"), &error))
         return fail(QStringLiteral("discard source data"), error);
+    // The blocks holding rows of this source are summarized again from what remains.
+    qint64 firstBlock = -1;
+    qint64 lastBlock = -1;
+    {
+        QSqlQuery query(m_db);
+        query.prepare(QStringLiteral("SELECT min(block), max(block) FROM event_blocks"
+                                     " WHERE field = ? AND value = ?"));
+        query.addBindValue(int(store::BlockField::Source));
+        query.addBindValue(sourceId);
+        if (!query.exec()) {
+            const QString detail = query.lastError().text();
+            execSql(m_db, QStringLiteral("ROLLBACK"), &error);
+            return fail(QStringLiteral("discard source data"), detail);
+        }
+        if (query.next() && !query.value(0).isNull()) {
+            firstBlock = query.value(0).toLongLong();
+            lastBlock = query.value(1).toLongLong();
+        }
+    }
+    QStringList summaryStatements;
+    if (firstBlock >= 0) {
+        const QString blocks =
+            QStringLiteral("block BETWEEN %1 AND %2").arg(firstBlock).arg(lastBlock);
+        summaryStatements << u"DELETE FROM event_blocks WHERE " + blocks
+                          << u"DELETE FROM event_block_overflow WHERE " + blocks
+                          << store::blockSummaryRebuildStatements(
+                                 QStringLiteral("id BETWEEN %1 AND %2")
+                                     .arg(store::eventBlockFirstRow(firstBlock))
+                                     .arg(store::eventBlockLastRow(lastBlock)));
+    }
     const QStringList statements = {
         QStringLiteral("DELETE FROM events WHERE source_id = ?"),
         QStringLiteral("DELETE FROM malformed WHERE source_id = ?"),
@@ -229,6 +259,13 @@ bool Workspace::discardSourceData(qint64 sourceId)
         query.addBindValue(sourceId);
         if (!query.exec()) {
             const QString detail = query.lastError().text();
+            execSql(m_db, QStringLiteral("ROLLBACK"), &error);
+            return fail(QStringLiteral("discard source data"), detail);
+        }
+    }
+    for (const QString &sql : std::as_const(summaryStatements)) {
+        QString detail;
+        if (!execSql(m_db, sql, &detail)) {
             execSql(m_db, QStringLiteral("ROLLBACK"), &error);
             return fail(QStringLiteral("discard source data"), detail);
         }

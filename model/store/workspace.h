@@ -18,7 +18,8 @@
 namespace ts {
 
 // Bumped whenever the schema changes; each step has a forward migration in workspace.cpp.
-inline constexpr int kWorkspaceSchemaVersion = 1;
+// 2: block summaries (event_blocks) replace the identity / status / error / lane indexes.
+inline constexpr int kWorkspaceSchemaVersion = 2;
 
 // Bytes of a file's head that identify it: an appended-to log keeps its head, a rotated or
 // replaced one does not.
@@ -100,8 +101,8 @@ public:
     bool setSetting(const QString &key, const QString &value);
     bool removeSetting(const QString &key);
 
-    // Secondary indexes the reader's queries use. Created after bulk imports rather than in the
-    // schema so that inserting a large file does not maintain five b-trees per row.
+    // Makes sure the index the reader's time queries use exists (it is part of the schema since
+    // version 2; the other filters use block summaries, kept by the writer).
     bool createQueryIndexes();
 
     [[nodiscard]] QSqlDatabase database() const { return m_db; }

@@ -7,6 +7,8 @@
 #include <QSqlQuery>
 #include <QVariant>
 
+#include <map>
+
 namespace ts {
 
 namespace {
@@ -27,7 +29,8 @@ QString escapeLike(const QString &text)
     return escaped;
 }
 
-SqlFilter buildFilter(const EventFilter &filter, std::optional<qint64> afterRowId = {})
+// Rows with minRowId <= id <= maxRowId (a bound of 0 is no bound) matching filter.
+SqlFilter buildFilter(const EventFilter &filter, qint64 minRowId = 0, qint64 maxRowId = 0)
 {
     QStringList terms;
     SqlFilter sql;
@@ -42,6 +45,11 @@ SqlFilter buildFilter(const EventFilter &filter, std::optional<qint64> afterRowI
         } else {
             terms << QStringLiteral("status = ?");
             sql.values << *filter.status;
+            // Repeats the partial index's condition word for word: SQLite uses a partial
+            // index only when the query implies its WHERE, and cannot prove that from a
+            // bound value.
+            if (*filter.status >= 400)
+                terms << QStringLiteral("status >= 400");
         }
     }
     if (!filter.errorCode.isEmpty()) {
@@ -71,9 +79,13 @@ SqlFilter buildFilter(const EventFilter &filter, std::optional<qint64> afterRowI
         const QString pattern = u'%' + escapeLike(filter.text) + u'%';
         sql.values << pattern << pattern << pattern;
     }
-    if (afterRowId) {
-        terms << QStringLiteral("id > ?");
-        sql.values << *afterRowId;
+    if (minRowId > 0) {
+        terms << QStringLiteral("id >= ?");
+        sql.values << minRowId;
+    }
+    if (maxRowId > 0) {
+        terms << QStringLiteral("id <= ?");
+        sql.values << maxRowId;
     }
     if (!terms.isEmpty())
         sql.where = u" WHERE " + terms.join(QStringLiteral(" AND "));
@@ -107,7 +119,87 @@ bool prepareNative(store::Statement &statement, QSqlDatabase &db, const QString 
 const QString kSourceColumns =
     QStringLiteral("id,path,format,size,mtime_ms,head_length,fingerprint,added_ms");
 
+// The equality terms of a filter that block summaries describe.
+struct SummarizedTerm
+{
+    store::BlockField field;
+    QVariant value; // QString or qint64, as stored in event_blocks.value
+};
+
+QList<SummarizedTerm> summarizedTerms(const EventFilter &filter)
+{
+    QList<SummarizedTerm> terms;
+    if (!filter.identity.isEmpty())
+        terms.append({store::BlockField::Identity, filter.identity});
+    if (filter.status)
+        terms.append({store::BlockField::Status, qint64(*filter.status)});
+    if (!filter.errorCode.isEmpty())
+        terms.append({store::BlockField::ErrorCode, filter.errorCode});
+    if (!filter.lane.isEmpty())
+        terms.append({store::BlockField::Lane, filter.lane});
+    if (filter.sourceId > 0)
+        terms.append({store::BlockField::Source, filter.sourceId});
+    return terms;
+}
+
+// One read transaction around a query made of several statements, so that they all see the
+// same committed state while the writer keeps appending (summaries and rows commit together).
+class ReadTransaction
+{
+public:
+    explicit ReadTransaction(QSqlDatabase &db) : m_db(db)
+    {
+        QString ignored;
+        // Fails when the connection is already in a transaction; that one then gives the
+        // snapshot.
+        m_began = store::execSql(m_db, QStringLiteral("BEGIN"), &ignored);
+    }
+    ~ReadTransaction()
+    {
+        QString ignored;
+        if (m_began)
+            store::execSql(m_db, QStringLiteral("COMMIT"), &ignored);
+    }
+    ReadTransaction(const ReadTransaction &) = delete;
+    ReadTransaction &operator=(const ReadTransaction &) = delete;
+
+private:
+    QSqlDatabase &m_db;
+    bool m_began = false;
+};
+
 } // namespace
+
+// Blocks that can hold rows matching a filter, from the summaries. Only for filters with at
+// least one summarized term.
+struct BlockPlan
+{
+    struct Block
+    {
+        qint64 block = 0;
+        // Rows carrying the value of the filter's only summarized term; -1 when the block is
+        // not summarized for it (overflow) or the filter has several terms.
+        qint64 events = -1;
+    };
+    QList<Block> blocks; // in block order
+    // Count = the sum of the known block counts plus a scan of the others.
+    bool countFromSummaries = false;
+};
+
+// Merges consecutive blocks into row ranges [first, last].
+static QList<std::pair<qint64, qint64>> rowRanges(const QList<BlockPlan::Block> &blocks)
+{
+    QList<std::pair<qint64, qint64>> ranges;
+    for (const BlockPlan::Block &entry : blocks) {
+        const qint64 first = store::eventBlockFirstRow(entry.block);
+        const qint64 last = store::eventBlockLastRow(entry.block);
+        if (!ranges.isEmpty() && ranges.last().second + 1 == first)
+            ranges.last().second = last;
+        else
+            ranges.append({first, last});
+    }
+    return ranges;
+}
 
 WorkspaceReader::WorkspaceReader() = default;
 
@@ -165,16 +257,96 @@ QString WorkspaceReader::sourcePath(qint64 sourceId)
     return path;
 }
 
+std::optional<BlockPlan> WorkspaceReader::planBlocks(const EventFilter &filter, QString *error)
+{
+    const QList<SummarizedTerm> terms = summarizedTerms(filter);
+    if (terms.isEmpty())
+        return std::nullopt;
+    // block -> rows with the value (-1: overflow block, not summarized for the column).
+    std::map<qint64, qint64> candidates;
+    for (qsizetype i = 0; i < terms.size(); ++i) {
+        const SummarizedTerm &term = terms.at(i);
+        std::map<qint64, qint64> blocks;
+        store::Statement query;
+        if (!prepareNative(query, m_db,
+                           QStringLiteral("SELECT block, events FROM event_blocks"
+                                          " WHERE field = ? AND value = ?"),
+                           {int(term.field), term.value}, error)) {
+            return std::nullopt;
+        }
+        while (query.next(error))
+            blocks.emplace(query.intAt(0), query.intAt(1));
+        if (!error->isEmpty() ||
+            !prepareNative(query, m_db,
+                           QStringLiteral("SELECT block FROM event_block_overflow WHERE field = ?"),
+                           {int(term.field)}, error)) {
+            return std::nullopt;
+        }
+        while (query.next(error))
+            blocks[query.intAt(0)] = -1;
+        if (!error->isEmpty())
+            return std::nullopt;
+        if (i == 0) {
+            candidates = std::move(blocks);
+            continue;
+        }
+        for (auto it = candidates.begin(); it != candidates.end();) {
+            if (blocks.count(it->first)) {
+                it->second = -1; // several terms: only a scan can count the rows
+                ++it;
+            } else {
+                it = candidates.erase(it);
+            }
+        }
+    }
+    BlockPlan plan;
+    plan.countFromSummaries =
+        terms.size() == 1 && filter.text.isEmpty() && !filter.fromMs && !filter.toMs;
+    plan.blocks.reserve(qsizetype(candidates.size()));
+    for (const auto &[block, events] : candidates)
+        plan.blocks.append({block, plan.countFromSummaries ? events : -1});
+    return plan;
+}
+
 qint64 WorkspaceReader::countEvents(const EventFilter &filter)
 {
-    const SqlFilter sql = buildFilter(filter);
-    QSqlQuery query(m_db);
-    if (!prepareAndBind(query, u"SELECT count(*) FROM events" + sql.where, sql.values) ||
-        !query.next()) {
-        fail(QStringLiteral("count events"), query.lastError().text());
+    ReadTransaction transaction(m_db);
+    QString error;
+    const std::optional<BlockPlan> plan = planBlocks(filter, &error);
+    if (!error.isEmpty()) {
+        fail(QStringLiteral("count events"), error);
         return -1;
     }
-    return query.value(0).toLongLong();
+    if (!plan) {
+        const SqlFilter sql = buildFilter(filter);
+        QSqlQuery query(m_db);
+        if (!prepareAndBind(query, u"SELECT count(*) FROM events" + sql.where, sql.values) ||
+            !query.next()) {
+            fail(QStringLiteral("count events"), query.lastError().text());
+            return -1;
+        }
+        return query.value(0).toLongLong();
+    }
+    qint64 total = 0;
+    QList<BlockPlan::Block> toScan;
+    for (const BlockPlan::Block &entry : plan->blocks) {
+        if (entry.events >= 0)
+            total += entry.events;
+        else
+            toScan.append(entry);
+    }
+    for (const auto &[first, last] : rowRanges(toScan)) {
+        const SqlFilter sql = buildFilter(filter, first, last);
+        store::Statement query;
+        if (!prepareNative(query, m_db, u"SELECT count(*) FROM events" + sql.where, sql.values,
+                           &error) ||
+            !query.next(&error)) {
+            fail(QStringLiteral("count events"), error);
+            return -1;
+        }
+        total += query.intAt(0);
+    }
+    return total;
 }
 
 QList<StoredEvent> WorkspaceReader::fetchPage(const EventFilter &filter, qint64 afterRowId,
@@ -183,27 +355,46 @@ QList<StoredEvent> WorkspaceReader::fetchPage(const EventFilter &filter, qint64 
     QList<StoredEvent> page;
     if (limit <= 0)
         return page;
-    SqlFilter sql = buildFilter(filter, afterRowId);
-    sql.values << limit;
-    store::Statement query;
+    ReadTransaction transaction(m_db);
     QString error;
-    if (!prepareNative(query, m_db,
-                       u"SELECT id," + store::eventColumnList() + u" FROM events" + sql.where +
-                           u" ORDER BY id LIMIT ?",
-                       sql.values, &error)) {
+    const std::optional<BlockPlan> plan = planBlocks(filter, &error);
+    if (!error.isEmpty()) {
         fail(QStringLiteral("fetch events"), error);
         return page;
     }
+    // Without summarized terms: one query over every row after the page start. With them: the
+    // candidate blocks in order, until the page is full.
+    QList<std::pair<qint64, qint64>> ranges = {{afterRowId + 1, 0}};
+    if (plan)
+        ranges = rowRanges(plan->blocks);
     page.reserve(limit);
-    while (query.next(&error)) {
-        StoredEvent stored;
-        stored.rowId = query.intAt(0);
-        stored.sourceId = store::readEvent(query, 1, stored.event);
-        stored.event.source = sourcePath(stored.sourceId);
-        page.append(std::move(stored));
+    for (const auto &[first, last] : std::as_const(ranges)) {
+        if (last > 0 && last <= afterRowId)
+            continue;
+        SqlFilter sql = buildFilter(filter, qMax(first, afterRowId + 1), last);
+        sql.values << limit - int(page.size());
+        store::Statement query;
+        if (!prepareNative(query, m_db,
+                           u"SELECT id," + store::eventColumnList() + u" FROM events" + sql.where +
+                               u" ORDER BY id LIMIT ?",
+                           sql.values, &error)) {
+            fail(QStringLiteral("fetch events"), error);
+            return page;
+        }
+        while (query.next(&error)) {
+            StoredEvent stored;
+            stored.rowId = query.intAt(0);
+            stored.sourceId = store::readEvent(query, 1, stored.event);
+            stored.event.source = sourcePath(stored.sourceId);
+            page.append(std::move(stored));
+        }
+        if (!error.isEmpty()) {
+            fail(QStringLiteral("fetch events"), error);
+            return page;
+        }
+        if (page.size() >= limit)
+            break;
     }
-    if (!error.isEmpty())
-        fail(QStringLiteral("fetch events"), error);
     return page;
 }
 

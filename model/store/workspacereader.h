@@ -3,9 +3,10 @@
 // from the thread that created the reader (a QtSql rule); create one per thread. Reads run
 // concurrently with the writer (WAL): they see the last committed transaction.
 //
-// Filters and keyset pages are backed by the indexes WorkspaceWriter::finish() /
-// Workspace::createQueryIndexes() build, so a virtual table view over a million rows stays
-// responsive: a filtered count and a page are index lookups, never OFFSET scans.
+// Filters and keyset pages never use OFFSET scans: time ranges use the ts_ms index; identity,
+// status, error code, lane and source use the block summaries the writer keeps (storesql.h), so
+// a filtered count reads a few summary rows per 8192 events and a page scans only blocks that
+// contain the value. A virtual table view over a million rows stays responsive.
 
 #include "core/requestevent.h"
 #include "store/workspace.h"
@@ -19,6 +20,8 @@
 #include <optional>
 
 namespace ts {
+
+struct BlockPlan; // workspacereader.cpp
 
 struct EventFilter
 {
@@ -93,6 +96,8 @@ public:
     bool setSetting(const QString &key, const QString &value);
 
 private:
+    // Candidate blocks of a filter's summarized terms (nullopt: it has none, or *error).
+    std::optional<BlockPlan> planBlocks(const EventFilter &filter, QString *error);
     QString sourcePath(qint64 sourceId);
     bool fail(const QString &what, const QString &detail);
 

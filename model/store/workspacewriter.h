@@ -54,8 +54,8 @@ public:
         // Records (events + malformed) allowed to wait in the queue before submit() blocks.
         // Also bounds a transaction: the writer drains at most what is queued.
         qsizetype maxQueuedRecords = 32768;
-        // finish() creates the reader's query indexes (cheaper once after a bulk import than
-        // maintained per row during it).
+        // finish() makes sure the reader's time index exists (part of the schema since version
+        // 2, so normally there is nothing to do).
         bool createIndexesOnFinish = true;
     };
 
@@ -76,7 +76,7 @@ public:
     // Thread-safe. Waits until everything submitted before the call is committed. False if a
     // write failed.
     bool flush();
-    // Flushes, creates the query indexes (Options), stops the thread, closes the connection.
+    // Flushes, checks the query index (Options), stops the thread, closes the connection.
     // False if anything failed. Call from the thread that called start().
     bool finish();
 

@@ -112,9 +112,9 @@ private slots:
         QSignalSpy workspace(session, &AnalysisSession::workspaceReady);
         const QString file = dataFile(u"canonical/mixed-crlf-malformed.ndjson"_qs);
         QMetaObject::invokeMethod(session, [session, file] { session->openFiles({file}, SourceOptions{}); });
-        // The session runs on another thread: the signal may come before wait() starts, and
-        // wait() only counts signals that arrive while it waits.
-        QVERIFY(!finished.isEmpty() || finished.wait(20000));
+        // Not QSignalSpy::wait(): the worker thread may emit before wait() counts what is
+        // already there, and then wait() misses it.
+        QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 20000);
         QVERIFY(!snapshots.isEmpty());
         const auto snapshot = snapshots.last().at(0).value<std::shared_ptr<const DashboardSnapshot>>();
         QCOMPARE(snapshot->report.events, 6);
@@ -148,7 +148,7 @@ private slots:
         // A bad policy is refused with a reason, and the analysis stays.
         QSignalSpy policyErrors(session, &AnalysisSession::policyError);
         QMetaObject::invokeMethod(session, [session] { session->setPolicies(u"{\"name\":"_qs); });
-        QVERIFY(!policyErrors.isEmpty() || policyErrors.wait(30000));
+        QTRY_VERIFY_WITH_TIMEOUT(!policyErrors.isEmpty(), 30000);
 
         // Live batches count per source and are published within the refresh interval.
         QList<RequestEvent> live;

@@ -120,6 +120,87 @@ qint64 writeEvents(const QString &workspacePath, const QList<RequestEvent> &even
     return sourceId;
 }
 
+// Writes `corpus` into a fresh workspace at `path` the way `layout` says:
+//   "direct"     one writer run;
+//   "discarded"  interleaved with batches of another source, which is then discarded (its
+//                rows leave gaps in the same summary blocks);
+//   "version 1"  as a version 1 workspace (no block summaries, other indexes), which the
+//                reader migrates when it opens it.
+bool writeLayout(const QString &path, const QString &layout, const QList<RequestEvent> &corpus)
+{
+    if (layout == u"discarded") {
+        Workspace workspace;
+        if (!workspace.open(path))
+            return false;
+        const qint64 noise = workspace.addSource(QStringLiteral("/logs/noise.ndjson"),
+                                                 QStringLiteral("ndjson"), 0, 0, "noise");
+        const qint64 kept = workspace.addSource(QStringLiteral("/logs/kept.ndjson"),
+                                                QStringLiteral("ndjson"), 0, 0, "kept");
+        WorkspaceWriter writer;
+        if (!writer.start(path))
+            return false;
+        for (qsizetype start = 0; start < corpus.size(); start += 1000) {
+            WriteBatch noiseBatch;
+            noiseBatch.sourceId = noise;
+            for (int i = 0; i < 700; ++i) {
+                RequestEvent event = corpus.at(start);
+                event.identity = QStringLiteral("noise-%1").arg(i % 50);
+                event.line = start + i + 1;
+                noiseBatch.events.append(event);
+            }
+            WriteBatch keptBatch;
+            keptBatch.sourceId = kept;
+            keptBatch.events = corpus.mid(start, 1000);
+            if (!writer.submit(std::move(noiseBatch)) || !writer.submit(std::move(keptBatch)))
+                return false;
+        }
+        return writer.finish() && workspace.discardSourceData(noise);
+    }
+    if (writeEvents(path, corpus) == 0)
+        return false;
+    if (layout == u"version 1") {
+        // What version 1 had instead of the summaries.
+        for (const char *sql :
+             {"DROP TABLE event_blocks", "DROP TABLE event_block_overflow",
+              "DROP INDEX idx_events_failed", "DROP INDEX idx_events_error",
+              "CREATE INDEX idx_events_identity ON events(identity)",
+              "CREATE INDEX idx_events_status ON events(status)",
+              "CREATE INDEX idx_events_error ON events(error_code) WHERE error_code IS NOT NULL",
+              "CREATE INDEX idx_events_lane ON events(lane)", "PRAGMA user_version = 1"}) {
+            scalar(path, QString::fromLatin1(sql));
+        }
+        // Left at version 1: WorkspaceReader::open() migrates it.
+        if (scalar(path, QStringLiteral("PRAGMA user_version")).toInt() != 1)
+            return false;
+    }
+    return true;
+}
+
+// Rows of event_blocks that differ from a summary computed from the events now (both ways),
+// leaving out the blocks a column overflowed in.
+qint64 summaryMismatches(const QString &path)
+{
+    const QString fromEvents = QStringLiteral(
+        "SELECT 0 AS field, identity AS value, (id - 1) >> 13 AS block, count(*) AS events"
+        " FROM events WHERE identity IS NOT NULL GROUP BY 2, 3"
+        " UNION ALL SELECT 1, coalesce(status, 0), (id - 1) >> 13, count(*) FROM events"
+        " GROUP BY 2, 3"
+        " UNION ALL SELECT 2, error_code, (id - 1) >> 13, count(*) FROM events"
+        " WHERE error_code IS NOT NULL GROUP BY 2, 3"
+        " UNION ALL SELECT 3, lane, (id - 1) >> 13, count(*) FROM events"
+        " WHERE lane IS NOT NULL GROUP BY 2, 3"
+        " UNION ALL SELECT 4, source_id, (id - 1) >> 13, count(*) FROM events"
+        " WHERE source_id IS NOT NULL GROUP BY 2, 3");
+    const QString summarized = QStringLiteral("NOT EXISTS (SELECT 1 FROM event_block_overflow o"
+                                              " WHERE o.field = x.field AND o.block = x.block)");
+    const QString expected = u"SELECT * FROM (" + fromEvents + u") x WHERE " + summarized;
+    const QString stored = u"SELECT * FROM event_blocks x WHERE " + summarized;
+    const QVariant mismatches =
+        scalar(path, u"SELECT (SELECT count(*) FROM (" + expected + u" EXCEPT " + stored +
+                         u")) + (SELECT count(*) FROM (" + stored + u" EXCEPT " + expected + u"))");
+    return mismatches.isValid() ? mismatches.toLongLong() : -1;
+}
+
 RequestEvent fullRequest()
 {
     RequestEvent event;
@@ -193,17 +274,20 @@ void compareEvents(const RequestEvent &actual, const RequestEvent &expected)
 }
 
 // The events behind the filter tests: a deterministic mix of identities, statuses, lanes.
-QList<RequestEvent> filterCorpus()
+// `count` above 8192 spreads them over several summary blocks; `distinctIdentities` adds an
+// identity of its own to most events, more per block than a summary lists (overflow).
+QList<RequestEvent> filterCorpus(int count = 300, bool distinctIdentities = false)
 {
     static const QString identities[] = {QStringLiteral("sp-migrator"),
                                          QStringLiteral("alice@contoso.com"),
                                          QStringLiteral("orders-app")};
     QList<RequestEvent> events;
-    for (int i = 0; i < 300; ++i) {
+    for (int i = 0; i < count; ++i) {
         RequestEvent event;
         // Not in time order on purpose: replay must sort.
         event.tsMs = 1771454650000 + qint64((i * 37) % 300) * 1000;
-        event.identity = identities[i % 3];
+        event.identity =
+            distinctIdentities && i % 3 != 1 ? QStringLiteral("user%1").arg(i) : identities[i % 3];
         event.status = i % 10 == 0 ? 429 : (i % 7 == 0 ? 0 : 200);
         event.errorCode = event.status == 429 ? QStringLiteral("RequestBlocked") : QString();
         event.lane = i % 4 == 0 ? QStringLiteral("background") : QStringLiteral("foreground");
@@ -236,6 +320,60 @@ bool matches(const RequestEvent &event, const EventFilter &filter)
         return false;
     }
     return true;
+}
+
+// The filters every corpus of readerFilters() is queried with.
+QList<std::pair<QString, EventFilter>> readerFilterCases()
+{
+    QList<std::pair<QString, EventFilter>> cases;
+    auto addRow = [&cases](const char *name) -> EventFilter & {
+        cases.append({QString::fromLatin1(name), EventFilter()});
+        return cases.last().second;
+    };
+    EventFilter all;
+    addRow("no filter") = all;
+    EventFilter identity;
+    identity.identity = QStringLiteral("alice@contoso.com");
+    addRow("identity") = identity;
+    EventFilter throttled;
+    throttled.status = 429;
+    addRow("status 429") = throttled;
+    EventFilter noResponse;
+    noResponse.status = 0;
+    addRow("status 0 (no response)") = noResponse;
+    EventFilter errorCode;
+    errorCode.errorCode = QStringLiteral("RequestBlocked");
+    addRow("errorCode") = errorCode;
+    EventFilter lane;
+    lane.lane = QStringLiteral("background");
+    addRow("lane") = lane;
+    EventFilter text;
+    text.text = QStringLiteral("/w1");
+    addRow("free text in url, any case") = text;
+    EventFilter textIdentity;
+    textIdentity.text = QStringLiteral("CONTOSO");
+    addRow("free text in identity") = textIdentity;
+    EventFilter textLike;
+    textLike.text = QStringLiteral("W1_");
+    addRow("free text with a LIKE wildcard character") = textLike;
+    EventFilter range;
+    range.fromMs = 1771454650000 + 100 * 1000;
+    range.toMs = 1771454650000 + 160 * 1000;
+    addRow("time range") = range;
+    EventFilter combined;
+    combined.identity = QStringLiteral("sp-migrator");
+    combined.status = 429;
+    combined.lane = QStringLiteral("background");
+    combined.fromMs = 1771454650000 + 50 * 1000;
+    addRow("combined") = combined;
+    EventFilter identityAndText;
+    identityAndText.identity = QStringLiteral("alice@contoso.com");
+    identityAndText.text = QStringLiteral("w2");
+    addRow("identity and free text") = identityAndText;
+    EventFilter absent;
+    absent.identity = QStringLiteral("nobody");
+    addRow("identity never seen") = absent;
+    return cases;
 }
 
 } // namespace
@@ -851,65 +989,70 @@ private Q_SLOTS:
 
     void readerFilters_data()
     {
+        QTest::addColumn<QString>("layout");
+        QTest::addColumn<int>("events");
+        QTest::addColumn<bool>("distinctIdentities");
         QTest::addColumn<EventFilter>("filter");
-        EventFilter all;
-        QTest::newRow("no filter") << all;
-        EventFilter identity;
-        identity.identity = QStringLiteral("alice@contoso.com");
-        QTest::newRow("identity") << identity;
-        EventFilter throttled;
-        throttled.status = 429;
-        QTest::newRow("status 429") << throttled;
-        EventFilter noResponse;
-        noResponse.status = 0;
-        QTest::newRow("status 0 (no response)") << noResponse;
-        EventFilter errorCode;
-        errorCode.errorCode = QStringLiteral("RequestBlocked");
-        QTest::newRow("errorCode") << errorCode;
-        EventFilter lane;
-        lane.lane = QStringLiteral("background");
-        QTest::newRow("lane") << lane;
-        EventFilter text;
-        text.text = QStringLiteral("/w1");
-        QTest::newRow("free text in url, any case") << text;
-        EventFilter textIdentity;
-        textIdentity.text = QStringLiteral("CONTOSO");
-        QTest::newRow("free text in identity") << textIdentity;
-        EventFilter textLike;
-        textLike.text = QStringLiteral("W1_");
-        QTest::newRow("free text with a LIKE wildcard character") << textLike;
-        EventFilter range;
-        range.fromMs = 1771454650000 + 100 * 1000;
-        range.toMs = 1771454650000 + 160 * 1000;
-        QTest::newRow("time range") << range;
-        EventFilter combined;
-        combined.identity = QStringLiteral("sp-migrator");
-        combined.status = 429;
-        combined.lane = QStringLiteral("background");
-        combined.fromMs = 1771454650000 + 50 * 1000;
-        QTest::newRow("combined") << combined;
+        struct Corpus
+        {
+            const char *name;
+            const char *layout;
+            int events;
+            bool distinctIdentities;
+        };
+        // One summary block; several (paging crosses block boundaries); a block with more
+        // identities than a summary lists; rows of a discarded source gone from the blocks;
+        // a version 1 workspace migrated to summaries.
+        const Corpus corpora[] = {
+            {"one block", "direct", 300, false},
+            {"three blocks", "direct", 20000, false},
+            {"identity overflow", "direct", 10000, true},
+            {"discarded source", "discarded", 12000, false},
+            {"migrated from version 1", "version 1", 10000, false},
+        };
+        for (const Corpus &corpus : corpora) {
+            const QList<std::pair<QString, EventFilter>> filters = readerFilterCases();
+            for (const auto &[name, filter] : filters) {
+                QTest::addRow("%s: %s", corpus.name, qPrintable(name))
+                    << QString::fromLatin1(corpus.layout) << corpus.events
+                    << corpus.distinctIdentities << filter;
+            }
+        }
     }
 
     void readerFilters()
     {
+        QFETCH(QString, layout);
+        QFETCH(int, events);
+        QFETCH(bool, distinctIdentities);
         QFETCH(EventFilter, filter);
-        const QList<RequestEvent> corpus = filterCorpus();
+        const QList<RequestEvent> corpus = filterCorpus(events, distinctIdentities);
         qint64 expected = 0;
         for (const RequestEvent &event : corpus)
             expected += matches(event, filter) ? 1 : 0;
 
         const QString path = freshPath(QStringLiteral("filters"));
-        QVERIFY(writeEvents(path, corpus) > 0);
+        QVERIFY(writeLayout(path, layout, corpus));
         WorkspaceReader reader;
-        QVERIFY(reader.open(path));
+        QVERIFY2(reader.open(path), qPrintable(reader.errorString()));
+        QCOMPARE(scalar(path, QStringLiteral("PRAGMA user_version")).toInt(),
+                 kWorkspaceSchemaVersion);
+        QCOMPARE(summaryMismatches(path), 0);
+        if (distinctIdentities) {
+            QVERIFY(
+                scalar(path, QStringLiteral("SELECT count(*) FROM event_block_overflow")).toInt() >
+                0);
+        }
         QCOMPARE(reader.countEvents(filter), expected);
 
-        // Keyset pages of 7 visit every matching row exactly once, in row order.
+        // Keyset pages visit every matching row exactly once, in row order (pages of 7 on
+        // the small corpus; larger ones on the others, so that pages end inside blocks too).
+        const int pageSize = events > 1000 ? 997 : 7;
         qint64 after = 0;
         qint64 seen = 0;
         QList<StoredEvent> page;
         do {
-            page = reader.fetchPage(filter, after, 7);
+            page = reader.fetchPage(filter, after, pageSize);
             for (const StoredEvent &stored : std::as_const(page)) {
                 QVERIFY(stored.rowId > after);
                 after = stored.rowId;
@@ -941,28 +1084,41 @@ private Q_SLOTS:
 
     void queriesUseIndexes_data()
     {
-        QTest::addColumn<QString>("where");
-        QTest::addColumn<QString>("index");
-        QTest::newRow("identity page")
-            << QStringLiteral("identity = 'a' AND id > 5") << QStringLiteral("idx_events_identity");
-        QTest::newRow("status page")
-            << QStringLiteral("status = 429 AND id > 5") << QStringLiteral("idx_events_status");
-        QTest::newRow("errorCode (partial index)")
-            << QStringLiteral("error_code = 'RequestBlocked'")
+        // The statement shapes WorkspaceReader runs, and what SQLite's plan must show: no
+        // query scans the whole events table when the filter has a summarized or time term.
+        QTest::addColumn<QString>("sql");
+        QTest::addColumn<QString>("plan");
+        QTest::newRow("summary lookup")
+            << QStringLiteral("SELECT block, events FROM event_blocks WHERE field = 0 AND value = "
+                              "'alice@contoso.com'")
+            << QStringLiteral("USING PRIMARY KEY (field=? AND value=?)");
+        QTest::newRow("page inside candidate blocks")
+            << QStringLiteral("SELECT id FROM events WHERE identity = 'a' AND lane = 'x' AND "
+                              "id >= 6 AND id <= 8192 ORDER BY id LIMIT 100")
+            << QStringLiteral("INTEGER PRIMARY KEY (rowid>? AND rowid<?)");
+        QTest::newRow("identity and status 429 (partial index)")
+            << QStringLiteral("SELECT count(*) FROM events WHERE identity = 'a' AND status = 429 "
+                              "AND status >= 400 AND id >= 1 AND id <= 8192")
+            << QStringLiteral("idx_events_failed");
+        QTest::newRow("errorCode and lane (partial index)")
+            << QStringLiteral("SELECT id FROM events WHERE error_code = 'RequestBlocked' AND lane "
+                              "= 'background' AND id >= 6 AND id <= 8192 ORDER BY id LIMIT 100")
             << QStringLiteral("idx_events_error");
-        QTest::newRow("lane") << QStringLiteral("lane = 'background'")
-                              << QStringLiteral("idx_events_lane");
         QTest::newRow("time range")
-            << QStringLiteral("ts_ms >= 5 AND ts_ms < 10") << QStringLiteral("idx_events_ts");
+            << QStringLiteral(
+                   "SELECT id FROM events WHERE ts_ms >= 5 AND ts_ms < 10 ORDER BY id LIMIT 100")
+            << QStringLiteral("idx_events_ts");
+        QTest::newRow("replay in time order")
+            << QStringLiteral("SELECT id FROM events ORDER BY ts_ms, id")
+            << QStringLiteral("idx_events_ts");
     }
 
     void queriesUseIndexes()
     {
-        QFETCH(QString, where);
-        QFETCH(QString, index);
+        QFETCH(QString, sql);
+        QFETCH(QString, plan);
         const QString path = freshPath(QStringLiteral("plan"));
-        QVERIFY(writeEvents(path, filterCorpus()) > 0); // finish() built the indexes
-        // The plan SQLite picks for the reader's page query shape.
+        QVERIFY(writeEvents(path, filterCorpus()) > 0);
         QString detail;
         {
             const QString name = QStringLiteral("tst-workspace-plan");
@@ -971,14 +1127,13 @@ private Q_SLOTS:
                 db.setDatabaseName(path);
                 QVERIFY(db.open());
                 QSqlQuery query(db);
-                QVERIFY(query.exec(u"EXPLAIN QUERY PLAN SELECT id FROM events WHERE " + where +
-                                   u" ORDER BY id LIMIT 100"));
+                QVERIFY(query.exec(u"EXPLAIN QUERY PLAN " + sql));
                 while (query.next())
                     detail += query.value(3).toString() + u" | ";
             }
             QSqlDatabase::removeDatabase(name);
         }
-        QVERIFY2(detail.contains(index), qPrintable(detail));
+        QVERIFY2(detail.contains(plan), qPrintable(detail));
     }
 
     void writerReportsProgressAndBoundsItsQueue()
