@@ -54,6 +54,8 @@ struct CompiledLimit
     qint64 resolutionMs = 1000;
 };
 
+constexpr size_t kAddressSlots = 512;
+
 // The distinct `key` field lists of a policy. Limits with the same key (OneNote's minute, hour
 // and concurrency all key by app+identity) share one lookup per event.
 struct KeySignature
@@ -62,6 +64,18 @@ struct KeySignature
     // key hash -> first entry with that hash (collisions chain through KeyEntry::nextSameHash)
     QHash<size_t, int> entries;
     int lastEntry = -1;
+    // Entries by the addresses of their parts' characters. Readers intern identities, apps and
+    // namespaces, and an entry keeps the event's own string (shared), so the next event with
+    // the same interned value finds its entry by address: no hash of the text, no comparison
+    // of characters. Sound because equal addresses mean the entry's string holds that memory.
+    std::array<int, kAddressSlots> byAddress = makeEmptySlots();
+
+    static std::array<int, kAddressSlots> makeEmptySlots()
+    {
+        std::array<int, kAddressSlots> empty;
+        empty.fill(-1);
+        return empty;
+    }
 };
 
 // One key value of one signature, and its bucket in each limit of the policy (-1 = none yet).
@@ -205,6 +219,39 @@ struct EventContext
         default:
             return eventFieldValue(*event, field, service, category, scratch);
         }
+    }
+
+    // The value as a QString sharing the event's own characters when the field is one of its
+    // strings (so a key entry made from it has the same address as later interned values), a
+    // copy otherwise.
+    [[nodiscard]] QString shareable(EventField field, QStringView value) const
+    {
+        const QString *own = nullptr;
+        switch (field) {
+        case EventField::Identity:
+            own = &event->identity;
+            break;
+        case EventField::App:
+            own = &event->app;
+            break;
+        case EventField::Tenant:
+            own = &event->tenant;
+            break;
+        case EventField::Entity:
+            own = &event->entity;
+            break;
+        case EventField::Namespace:
+            own = &event->serviceBusNamespace;
+            break;
+        case EventField::Method:
+            own = &event->method;
+            break;
+        default:
+            break;
+        }
+        if (own && own->size() == value.size() && QStringView(*own).utf16() == value.utf16())
+            return *own;
+        return value.toString();
     }
 
     bool test(const CompiledPolicy &policy, int id, QString *scratch)
@@ -533,6 +580,7 @@ struct ThrottleEngine::Impl
             for (KeySignature &signature : policy.keys) {
                 signature.entries.clear();
                 signature.lastEntry = -1;
+                signature.byAddress.fill(-1);
             }
         }
         requestEvents = 0;
@@ -633,9 +681,25 @@ struct ThrottleEngine::Impl
             }
             return true;
         };
+        auto sameAddresses = [&](const KeyEntry &entry) {
+            for (size_t i = 0; i < n; ++i) {
+                const QString &part = entry.parts.at(qsizetype(i));
+                if (part.size() != parts[i].size() ||
+                    (part.size() > 0 && QStringView(part).utf16() != parts[i].utf16()))
+                    return false;
+            }
+            return true;
+        };
+        quintptr mixed = 0;
+        for (size_t i = 0; i < n; ++i)
+            mixed = (mixed ^ quintptr(parts[i].utf16())) * 0x9E3779B97F4A7C15ULL;
+        int &addressSlot = signature.byAddress[size_t(mixed >> 40) % kAddressSlots];
+
         int found = -1;
-        // Logs come in runs from the same caller: try the last entry before hashing.
-        if (signature.lastEntry >= 0 && sameKey(keyEntries[size_t(signature.lastEntry)])) {
+        if (addressSlot >= 0 && sameAddresses(keyEntries[size_t(addressSlot)])) {
+            found = addressSlot;
+        } else if (signature.lastEntry >= 0 && sameKey(keyEntries[size_t(signature.lastEntry)])) {
+            // Logs come in runs from the same caller: try the last entry before hashing.
             found = signature.lastEntry;
         } else {
             size_t hash = size_t(signatureIndex) * 0x9E3779B97F4A7C15ULL;
@@ -652,7 +716,7 @@ struct ThrottleEngine::Impl
             if (found < 0) {
                 KeyEntry entry;
                 for (size_t i = 0; i < n; ++i)
-                    entry.parts.append(parts[i].toString());
+                    entry.parts.append(ctx.shareable(signature.fields[i], parts[i]));
                 entry.key = entry.parts.join(u'+');
                 entry.buckets.assign(policy.limits.size(), -1);
                 found = int(keyEntries.size());
@@ -663,6 +727,9 @@ struct ThrottleEngine::Impl
                     signature.entries.insert(hash, found);
             }
         }
+        // Remembered by address only when the entry's strings are these very characters.
+        if (sameAddresses(keyEntries[size_t(found)]))
+            addressSlot = found;
         signature.lastEntry = found;
         ctx.keyEntries[size_t(signatureIndex)] = found;
         return found;
