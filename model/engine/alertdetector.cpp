@@ -145,7 +145,10 @@ private:
     std::optional<quint64> m_identity;
 };
 
-AlertDetector::AlertDetector(Parameters parameters) : m_parameters(parameters) {}
+AlertDetector::AlertDetector(Parameters parameters, CategoryClassifier quotaGroups)
+    : m_parameters(parameters), m_quotaGroups(std::move(quotaGroups))
+{
+}
 
 void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSignals &sig)
 {
@@ -350,20 +353,29 @@ QString adviceDetail(qint64 violations, const QString &label, qint64 firstMs, qi
 
 void AlertDetector::checkRetryAfter(const RequestEvent &event, AlertScopeKeys &keys)
 {
+    // A log with whole-second timestamps (vcrpy cassettes, many access logs) cannot show a
+    // request less than a second early: both instants may have been rounded down.
+    auto early = [this, &event](const Advice &advice) {
+        qint64 tolerance = m_parameters.retryAfterToleranceMs;
+        if (event.tsMs % 1000 == 0 && advice.knownAtMs % 1000 == 0)
+            tolerance = std::max<qint64>(tolerance, 1000);
+        return event.tsMs > advice.knownAtMs && event.tsMs < advice.retryAtMs - tolerance;
+    };
     // One violation per request, even when both its app and its own scope are blocked.
     if (!event.app.isEmpty()) {
         const auto it = m_appAdvice.find(keys.app());
-        if (it != m_appAdvice.end() && event.tsMs > it->knownAtMs &&
-            event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
+        if (it != m_appAdvice.end() && early(it.value())) {
             checkAdvice(it.value(), event);
             return;
         }
     }
-    const auto it = m_callerAdvice.find(keys.caller());
-    if (it != m_callerAdvice.end() && event.tsMs > it->knownAtMs &&
-        event.tsMs < it->retryAtMs - m_parameters.retryAfterToleranceMs) {
+    if (!m_callersWithAdvice.contains(keys.caller()))
+        return;
+    const quint64 groupKey =
+        combineHashes(keys.caller(), textHash(m_quotaGroups.categoryOf(event)));
+    const auto it = m_callerAdvice.find(groupKey);
+    if (it != m_callerAdvice.end() && early(it.value()))
         checkAdvice(it.value(), event);
-    }
 }
 
 void AlertDetector::checkAdvice(Advice &advice, const RequestEvent &event)
@@ -407,10 +419,16 @@ void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::Thro
             advice->key = app;
         }
     } else {
-        advice = &m_callerAdvice[keys.caller()];
+        const QString group = m_quotaGroups.categoryOf(event);
+        const quint64 groupKey = combineHashes(keys.caller(), textHash(group));
+        if (!m_callerAdvice.contains(groupKey))
+            ++m_callersWithAdvice[keys.caller()];
+        advice = &m_callerAdvice[groupKey];
         if (advice->label.isEmpty()) {
-            advice->label =
-                QStringLiteral("%1 on %2").arg(orUnknown(event.identity), orUnknown(event.service));
+            advice->label = QStringLiteral("%1 on %2")
+                                .arg(orUnknown(event.identity), orUnknown(serviceOf(event)));
+            if (!group.isEmpty())
+                advice->label += QStringLiteral(" (%1 API group)").arg(group);
             advice->key = orUnknown(event.identity);
         }
     }

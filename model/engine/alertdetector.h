@@ -58,6 +58,8 @@
 #include "core/requestevent.h"
 #include "engine/alertcommon.h"
 #include "engine/reportdata.h"
+#include "policy/categoryclassifier.h"
+#include "policy/policy.h"
 #include "signals/throttlesignals.h"
 
 #include <QHash>
@@ -120,7 +122,11 @@ class AlertDetector
 public:
     using Parameters = AlertParameters;
 
-    explicit AlertDetector(Parameters parameters = {});
+    // quotaGroups tells a Fabric API group from another: a block on one group (Retry-After,
+    // "blocked until") does not bind requests to the others.
+    explicit AlertDetector(
+        Parameters parameters = {},
+        CategoryClassifier quotaGroups = CategoryClassifier(PolicySet::builtin()));
 
     [[nodiscard]] const Parameters &parameters() const { return m_parameters; }
 
@@ -154,8 +160,8 @@ private:
     // and the batch as a hash.
     struct FailedOperation
     {
-        QString name;  // the operationId, else "METHOD url"
-        QString owner; // alert key: identity, else app
+        QString name;          // the operationId, else "METHOD url"
+        QString owner;         // alert key: identity, else app
         quint64 batchHash = 0; // batchHash() of the $batch it last failed in, 0 = none
         qint64 firstFailureMs = 0;
         qint64 lastFailureMs = 0;
@@ -275,8 +281,12 @@ private:
     int m_openStormWindows = 0;            // lets quiet traffic skip the storm bookkeeping
 
     QHash<quint64, Advice> m_appAdvice;    // hash of the app
-    QHash<quint64, Advice> m_callerAdvice; // hash of service + identity
-    qint64 m_latestRetryAtMs = kNever;     // no advice can be violated at or after this instant
+    QHash<quint64, Advice> m_callerAdvice; // hash of service + identity + quota group
+    // Callers with advice in some quota group: only their requests are classified into groups
+    // (the classification reads the URL path; most requests have no advice to check).
+    QHash<quint64, int> m_callersWithAdvice; // hash of service + identity -> groups
+    CategoryClassifier m_quotaGroups;
+    qint64 m_latestRetryAtMs = kNever; // no advice can be violated at or after this instant
 
     QHash<QString, Episode> m_capacity;  // service/tenant -> episode (rare: plain keys)
     QHash<quint64, Episode> m_nearLimit; // hash of the identity -> episode

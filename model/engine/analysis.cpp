@@ -47,7 +47,8 @@ public:
     using SharedBatch = std::shared_ptr<const Batch>;
     explicit Worker(std::function<void(const Batch &)> apply)
         : m_apply(std::move(apply)), m_thread([this] { run(); })
-    {}
+    {
+    }
     ~Worker()
     {
         {
@@ -122,9 +123,11 @@ ThrottleEngine::Options engineOptions(Analysis::Purpose purpose)
 } // namespace
 
 Analysis::Analysis(PolicySet policies, Purpose purpose)
-    : m_engine(std::make_unique<ThrottleEngine>(std::move(policies), engineOptions(purpose))),
-      m_breakers(std::make_unique<BreakerTracker>()), m_alerts(std::make_unique<AlertDetector>())
-{}
+    : m_breakers(std::make_unique<BreakerTracker>()),
+      m_alerts(std::make_unique<AlertDetector>(AlertParameters{}, CategoryClassifier(policies)))
+{
+    m_engine = std::make_unique<ThrottleEngine>(std::move(policies), engineOptions(purpose));
+}
 
 Analysis::~Analysis()
 {

@@ -384,6 +384,48 @@ void TestAlerts::retryAfterIgnored_data()
     later.tsMs = kT0 + 300000;
     twoEpisodes << later << graph(kT0 + 302000, QStringLiteral("alice"), 200);
     QTest::newRow("two blocks minutes apart are two episodes") << twoEpisodes << 2 << QString();
+
+    // Whole-second timestamps (vcrpy cassettes): "1 s early" is within their rounding.
+    RequestEvent roundedThrottle = graph(kT0 / 1000 * 1000, QStringLiteral("alice"), 429);
+    roundedThrottle.retryAfter = QStringLiteral("2");
+    roundedThrottle.durationMs = 0;
+    QTest::newRow("whole-second log, 1 s early: within rounding")
+        << QList<RequestEvent>{roundedThrottle,
+                               graph(kT0 / 1000 * 1000 + 1000, QStringLiteral("alice"), 200)}
+        << 0 << QString();
+    RequestEvent roundedLong = roundedThrottle;
+    roundedLong.retryAfter = QStringLiteral("10");
+    QTest::newRow("whole-second log, 8 s early: a violation")
+        << QList<RequestEvent>{roundedLong,
+                               graph(kT0 / 1000 * 1000 + 2000, QStringLiteral("alice"), 200)}
+        << 1 << QStringLiteral("1 request(s) by alice on graph");
+
+    // Fabric blocks one API group at a time: a jobScheduler block does not bind platform calls.
+    const auto fabric = [](qint64 t, const QString &path, int status) {
+        RequestEvent event;
+        event.tsMs = t;
+        event.service = QStringLiteral("fabric");
+        event.identity = QStringLiteral("sp-deployer");
+        event.method = QStringLiteral("POST");
+        event.url = QStringLiteral("https://api.fabric.microsoft.com") + path;
+        event.status = status;
+        if (status == 429) {
+            event.errorCode = QStringLiteral("RequestBlocked");
+            event.retryAfter = QStringLiteral("55");
+        }
+        return event;
+    };
+    const QString jobs =
+        QStringLiteral("/v1/workspaces/w1/items/i1/jobs/instances?jobType=Pipeline");
+    const QString items = QStringLiteral("/v1/workspaces/w1/items");
+    QTest::newRow("Fabric: a jobScheduler block does not bind platform calls")
+        << QList<RequestEvent>{fabric(kT0, jobs, 429), fabric(kT0 + 5000, items, 200),
+                               fabric(kT0 + 9000, items, 200)}
+        << 0 << QString();
+    QTest::newRow("Fabric: another jobScheduler call inside the block is a violation")
+        << QList<RequestEvent>{fabric(kT0, jobs, 429), fabric(kT0 + 5000, items, 200),
+                               fabric(kT0 + 9000, jobs, 200)}
+        << 1 << QStringLiteral("1 request(s) by sp-deployer on fabric (jobScheduler API group)");
 }
 
 void TestAlerts::retryAfterIgnored()
