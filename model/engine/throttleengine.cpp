@@ -308,6 +308,48 @@ private:
     qint64 m_skip = 0;
 };
 
+// (instant, value) samples kept for plotting, bounded like BoundedInstants but peak-preserving:
+// past the cap, neighbours merge into the higher one and each stored sample then stands for
+// twice as many raw ones (the highest of them), so a long log keeps its whole time span and
+// its peaks instead of only its first samples.
+class BoundedPeaks
+{
+public:
+    void push(qint64 t, double value, size_t cap)
+    {
+        if (m_inGroup == 0 || value > m_group.second)
+            m_group = {t, value};
+        if (++m_inGroup < m_stride)
+            return;
+        m_inGroup = 0;
+        m_items.push_back(m_group);
+        if (m_items.size() > cap) {
+            size_t out = 0;
+            for (size_t i = 0; i < m_items.size(); i += 2) {
+                const bool pair = i + 1 < m_items.size();
+                m_items[out++] =
+                    pair && m_items[i + 1].second > m_items[i].second ? m_items[i + 1] : m_items[i];
+            }
+            m_items.resize(out);
+            m_stride *= 2;
+        }
+    }
+    // The stored samples and the group being filled.
+    [[nodiscard]] std::vector<std::pair<qint64, double>> items() const
+    {
+        std::vector<std::pair<qint64, double>> all = m_items;
+        if (m_inGroup > 0)
+            all.push_back(m_group);
+        return all;
+    }
+
+private:
+    std::vector<std::pair<qint64, double>> m_items;
+    std::pair<qint64, double> m_group{0, 0};
+    qint64 m_stride = 1;
+    qint64 m_inGroup = 0;
+};
+
 // Points reserved when a series starts: a bucket that sees traffic for a minute fills this many
 // one-second bins, and growing from one point by doubling copies every point ~8 times.
 constexpr size_t kInitialSeriesPoints = 64;
@@ -400,8 +442,7 @@ struct Series
 // percentages only, so kept out of the bucket's hot lines.
 struct SeriesMarks
 {
-    std::vector<qint64> observedPctT;
-    std::vector<double> observedPct;
+    BoundedPeaks observedPct;
     BoundedInstants observedThrottles;
     BoundedInstants predictedThrottles;
     std::vector<std::pair<qint64, qint64>> retryAfter;
@@ -1024,10 +1065,7 @@ struct ThrottleEngine::Impl
             }
             if (observedPct) {
                 bucket.observedPctMax = std::max(bucket.observedPctMax.value_or(0), *observedPct);
-                if (bucket.marks.observedPctT.size() < size_t(options.maxSeriesPoints)) {
-                    bucket.marks.observedPctT.push_back(t);
-                    bucket.marks.observedPct.push_back(*observedPct);
-                }
+                bucket.marks.observedPct.push(t, *observedPct, size_t(options.maxSeriesPoints));
             }
 
             const double usage = usageAfter[size_t(i)]; // phase learning moves no charge
@@ -1165,8 +1203,10 @@ struct ThrottleEngine::Impl
             out.usage.push_back(point.usage);
             out.reconstructedPct.push_back(point.pct);
         }
-        out.observedPctT = marks.observedPctT;
-        out.observedPct = marks.observedPct;
+        for (const auto &[t, pct] : marks.observedPct.items()) {
+            out.observedPctT.push_back(t);
+            out.observedPct.push_back(pct);
+        }
         out.observedThrottleT = marks.observedThrottles.items();
         out.predictedThrottleT = marks.predictedThrottles.items();
         out.retryAfterIntervals = marks.retryAfter;

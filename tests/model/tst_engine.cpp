@@ -35,7 +35,8 @@ RequestEvent request(const QString &service, const QString &identity, const QStr
     return e;
 }
 
-RequestEvent fabric(qint64 tsMs, int status = 200, const QString &identity = QStringLiteral("sp-migrator"))
+RequestEvent fabric(qint64 tsMs, int status = 200,
+                    const QString &identity = QStringLiteral("sp-migrator"))
 {
     return request(QStringLiteral("fabric"), identity,
                    QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces"), tsMs, status);
@@ -44,9 +45,9 @@ RequestEvent fabric(qint64 tsMs, int status = 200, const QString &identity = QSt
 RequestEvent onenote(qint64 tsMs, double durationMs = 50, int status = 200,
                      const QString &identity = QStringLiteral("alice@contoso.com"))
 {
-    RequestEvent e = request(QStringLiteral("graph"), identity,
-                             QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages"),
-                             tsMs, status);
+    RequestEvent e =
+        request(QStringLiteral("graph"), identity,
+                QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages"), tsMs, status);
     e.app = QStringLiteral("note-bridge");
     e.durationMs = durationMs;
     if (status == 429)
@@ -142,7 +143,8 @@ struct Reference
             break;
         }
         case Algorithm::LeakyBucket:
-            leakyNext = node ? std::max<qint64>(0, excess - milliRate * (t - last) / 1000 + 1000) : 0;
+            leakyNext =
+                node ? std::max<qint64>(0, excess - milliRate * (t - last) / 1000 + 1000) : 0;
             room = leakyNext <= burstMilli;
             break;
         case Algorithm::Concurrency: {
@@ -344,8 +346,8 @@ void TestEngine::oneNoteDelegatedVersusApp()
     const auto scopes = engine.scopes();
     const ScopeSummary *delegated = findScope(scopes, QStringLiteral("onenote-per-minute"),
                                               QStringLiteral("note-bridge+alice@contoso.com"));
-    const ScopeSummary *app = findScope(scopes, QStringLiteral("onenote-per-minute"),
-                                        QStringLiteral("note-bridge"));
+    const ScopeSummary *app =
+        findScope(scopes, QStringLiteral("onenote-per-minute"), QStringLiteral("note-bridge"));
     QVERIFY(delegated && app);
     QCOMPARE(delegated->policy, QStringLiteral("graph-onenote-delegated"));
     QCOMPARE(delegated->capacity, 120.0);
@@ -448,7 +450,8 @@ void TestEngine::batchSubResponsesCountedOneByOne()
     engine.add(envelope);
     for (int i = 0; i < 20; ++i) {
         RequestEvent sub = onenote(kBase, 100, i >= 17 ? 429 : 200);
-        sub.url = QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/%1/content").arg(i);
+        sub.url =
+            QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/%1/content").arg(i);
         sub.batchId = QStringLiteral("b1");
         sub.batchIndex = i;
         engine.add(sub);
@@ -480,8 +483,10 @@ void TestEngine::observedVersusPredicted_data()
 
     // Documented 200 per minute.
     QTest::newRow("as documented") << 200 << 250 << qint64(50) << qint64(50) << 200.0 << 200.0;
-    QTest::newRow("stricter than documented") << 150 << 250 << qint64(50) << qint64(100) << 150.0 << 150.0;
-    QTest::newRow("more generous than documented") << 240 << 250 << qint64(50) << qint64(10) << 240.0 << 240.0;
+    QTest::newRow("stricter than documented")
+        << 150 << 250 << qint64(50) << qint64(100) << 150.0 << 150.0;
+    QTest::newRow("more generous than documented")
+        << 240 << 250 << qint64(50) << qint64(10) << 240.0 << 240.0;
 }
 
 void TestEngine::observedVersusPredicted()
@@ -581,8 +586,8 @@ void TestEngine::nearLimitEpisodeSpansShortWindows()
     // exhausts the namespace, the episode's alert turns critical instead of adding another.
     ThrottleEngine engine(only(builtin("servicebus-standard")));
     auto send = [&](qint64 tsMs, int credits) {
-        RequestEvent e = request(QStringLiteral("servicebus"), QStringLiteral("orders-app"),
-                                 QString(), tsMs);
+        RequestEvent e =
+            request(QStringLiteral("servicebus"), QStringLiteral("orders-app"), QString(), tsMs);
         e.serviceBusNamespace = QStringLiteral("sb-prod");
         e.entity = QStringLiteral("orders");
         e.method = QStringLiteral("Send");
@@ -647,7 +652,8 @@ void TestEngine::throttleTaxonomy()
     QCOMPARE(t.byIdentityAndErrorCode.value(QStringLiteral("sp-migrator"))
                  .value(QStringLiteral("CapacityLimitExceeded")),
              1);
-    QCOMPARE(t.byIdentityAndErrorCode.value(QStringLiteral("none")).value(QStringLiteral("50009")), 1);
+    QCOMPARE(t.byIdentityAndErrorCode.value(QStringLiteral("none")).value(QStringLiteral("50009")),
+             1);
     // Fed with signals extracted by the caller, the engine counts the same.
     ThrottleEngine reusing;
     for (const RequestEvent &e : {blocked, capacity, busy, graph, fabric(kBase + 4000, 200)})
@@ -692,14 +698,21 @@ void TestEngine::simulatedLogReconstructedExactly_data()
     QTest::addColumn<quint32>("seed");
 
     const QList<std::pair<const char *, QByteArray>> limits{
-        {"fixed-window clock", R"({"name":"l","algorithm":"fixed-window","capacity":8,"windowSeconds":2})"},
-        {"sliding-window", R"({"name":"l","algorithm":"sliding-window","capacity":15,"windowSeconds":3})"},
-        {"sliding-window free 429", R"({"name":"l","algorithm":"sliding-window","capacity":15,"windowSeconds":3,"chargeThrottled":false})"},
-        {"token-bucket", R"({"name":"l","algorithm":"token-bucket","capacity":10,"refillPerSecond":4.5})"},
-        {"token-bucket charged 429", R"({"name":"l","algorithm":"token-bucket","capacity":10,"refillPerSecond":4,"chargeThrottled":true})"},
+        {"fixed-window clock",
+         R"({"name":"l","algorithm":"fixed-window","capacity":8,"windowSeconds":2})"},
+        {"sliding-window",
+         R"({"name":"l","algorithm":"sliding-window","capacity":15,"windowSeconds":3})"},
+        {"sliding-window free 429",
+         R"({"name":"l","algorithm":"sliding-window","capacity":15,"windowSeconds":3,"chargeThrottled":false})"},
+        {"token-bucket",
+         R"({"name":"l","algorithm":"token-bucket","capacity":10,"refillPerSecond":4.5})"},
+        {"token-bucket charged 429",
+         R"({"name":"l","algorithm":"token-bucket","capacity":10,"refillPerSecond":4,"chargeThrottled":true})"},
         {"leaky-bucket", R"({"name":"l","algorithm":"leaky-bucket","rate":"7r/s","burst":3})"},
-        {"leaky-bucket r/m", R"({"name":"l","algorithm":"leaky-bucket","rate":"200r/m","burst":2})"},
-        {"credits", R"({"name":"l","algorithm":"credits","capacity":30,"windowSeconds":1,"cost":[{"match":{"method":"^Create"},"credits":10}],"defaultCost":1})"},
+        {"leaky-bucket r/m",
+         R"({"name":"l","algorithm":"leaky-bucket","rate":"200r/m","burst":2})"},
+        {"credits",
+         R"({"name":"l","algorithm":"credits","capacity":30,"windowSeconds":1,"cost":[{"match":{"method":"^Create"},"credits":10}],"defaultCost":1})"},
         {"concurrency", R"({"name":"l","algorithm":"concurrency","capacity":4})"},
     };
     for (const auto &[name, json] : limits) {
@@ -720,8 +733,8 @@ void TestEngine::simulatedLogReconstructedExactly()
     QFETCH(int, meanGapMs);
     QFETCH(quint32, seed);
 
-    const QByteArray policyJson = R"({"name":"sim","match":{"service":"^sim$"},"limits":[)"
-                                  + limitJson + "]}";
+    const QByteArray policyJson =
+        R"({"name":"sim","match":{"service":"^sim$"},"limits":[)" + limitJson + "]}";
     QString error;
     const auto policy = Policy::fromJsonBytes(policyJson, QStringLiteral("sim"), &error);
     QVERIFY2(policy, qPrintable(error));
@@ -748,7 +761,8 @@ void TestEngine::simulatedLogReconstructedExactly()
     for (int i = 0; i < 3000; ++i) {
         // Bursty traffic: mostly tight gaps, sometimes long pauses.
         const quint32 roll = rng.bounded(100u);
-        t += roll < 70 ? qint64(rng.bounded(meanGapMs / 4 + 1)) : qint64(rng.bounded(meanGapMs * 6 + 1));
+        t += roll < 70 ? qint64(rng.bounded(meanGapMs / 4 + 1))
+                       : qint64(rng.bounded(meanGapMs * 6 + 1));
         const int k = int(rng.bounded(quint32(keys.size())));
         RequestEvent e;
         e.service = QStringLiteral("sim");
@@ -756,7 +770,8 @@ void TestEngine::simulatedLogReconstructedExactly()
         e.tsMs = t;
         e.method = rng.bounded(10u) == 0 ? QStringLiteral("CreateQueue") : QStringLiteral("Send");
         e.durationMs = double(rng.bounded(400u));
-        const double cost = limit.algorithm == Algorithm::Credits && e.method.startsWith(u"Create") ? 10 : 1;
+        const double cost =
+            limit.algorithm == Algorithm::Credits && e.method.startsWith(u"Create") ? 10 : 1;
         const bool accepted = refs[size_t(k)].decide(t, cost, qint64(e.durationMs));
         e.status = accepted ? 200 : 429;
         if (!accepted)
@@ -772,8 +787,9 @@ void TestEngine::simulatedLogReconstructedExactly()
         QVERIFY(k >= 0);
         QCOMPARE(s.observedThrottled, expectedThrottles[size_t(k)]);
         QCOMPARE(s.predictedThrottled, s.observedThrottled);
-        QVERIFY2(s.peakUsage <= s.capacity + 1e-9,
-                 qPrintable(QStringLiteral("peak %1 > capacity %2").arg(s.peakUsage).arg(s.capacity)));
+        QVERIFY2(
+            s.peakUsage <= s.capacity + 1e-9,
+            qPrintable(QStringLiteral("peak %1 > capacity %2").arg(s.peakUsage).arg(s.capacity)));
         QCOMPARE(s.effectiveLimit.has_value(), s.observedThrottled > 0);
         const ScopeSeries series = engine.series(int(&s - scopes.data()));
         for (double usage : series.usage)
@@ -823,18 +839,33 @@ void TestEngine::seriesStayBounded()
     options.maxSeriesPoints = 1000;
     ThrottleEngine engine(only(builtin("nginx")), options);
     // A day of traffic at 20 requests per second from one client: 1.7 M events.
-    RequestEvent e = request(QStringLiteral("nginx"), QStringLiteral("10.0.0.1"),
-                             QStringLiteral("/api"), kBase);
+    RequestEvent e =
+        request(QStringLiteral("nginx"), QStringLiteral("10.0.0.1"), QStringLiteral("/api"), kBase);
+    // Every 10th answer carries the service's own percentage: 0.5, once 0.97 late in the day.
+    const QString usual = QStringLiteral("0.5");
+    const QString peak = QStringLiteral("0.97");
+    const qint64 peakAt = 80000000;
     for (qint64 t = 0; t < 86400000; t += 50) {
         e.tsMs = kBase + t;
         e.status = (t / 50) % 97 == 0 ? 429 : 200;
+        e.headers = {};
+        if ((t / 50) % 10 == 0) {
+            e.headers.set(QStringLiteral("x-ms-throttle-limit-percentage"),
+                          t == peakAt ? peak : usual);
+        }
         engine.add(e);
     }
     const ScopeSeries series = engine.series(0);
     QVERIFY(series.usageT.size() <= 1000);
     QVERIFY(series.usageT.size() >= 250);
     QVERIFY(series.observedThrottleT.size() <= 1000);
-    QVERIFY(series.observedPctT.size() <= 1000);
+    QVERIFY(series.observedPctT.size() <= 1001);
+    QCOMPARE(series.observedPctT.size(), series.observedPct.size());
+    // The whole day, not its first samples, and the one peak survives the thinning.
+    QVERIFY(series.observedPctT.back() > kBase + 23 * 3600 * 1000);
+    QCOMPARE(*std::max_element(series.observedPct.begin(), series.observedPct.end()), 0.97);
+    QVERIFY(std::count(series.observedPctT.begin(), series.observedPctT.end(), kBase + peakAt) ==
+            1);
     QCOMPARE(engine.scopes().first().requests, 86400000 / 50);
 }
 
@@ -890,18 +921,21 @@ void TestEngine::snapshotParallelToScopes()
         engine.add(fabric(kBase + i));
         engine.add(onenote(kBase + i, 10));
         RequestEvent arm = request(QString(), QStringLiteral("sp"),
-                                   QStringLiteral("https://management.azure.com/subscriptions/s1/resourceGroups?api-version=2021-04-01"),
+                                   QStringLiteral("https://management.azure.com/subscriptions/s1/"
+                                                  "resourceGroups?api-version=2021-04-01"),
                                    kBase + i);
         engine.add(arm);
     }
     DashboardSnapshot snapshot;
-    snapshot.report.alerts.append(Alert{QStringLiteral("retry-storm"), QStringLiteral("critical"), kBase, QStringLiteral("x"), QString()});
+    snapshot.report.alerts.append(Alert{QStringLiteral("retry-storm"), QStringLiteral("critical"),
+                                        kBase, QStringLiteral("x"), QString()});
     engine.fillSnapshot(&snapshot);
     QCOMPARE(snapshot.series.size(), size_t(snapshot.report.scopes.size()));
     QCOMPARE(snapshot.report.scopes.size(), 5); // platform, 3 x onenote, arm reads
     QCOMPARE(snapshot.report.alerts.first().kind, QStringLiteral("retry-storm")); // kept
     QCOMPARE(*snapshot.report.firstMs, kBase);
-    const ScopeSummary *arm = findScope(snapshot.report.scopes, QStringLiteral("subscription-reads"));
+    const ScopeSummary *arm =
+        findScope(snapshot.report.scopes, QStringLiteral("subscription-reads"));
     QVERIFY(arm);
     QCOMPARE(arm->key, QStringLiteral("s1"));
     QCOMPARE(arm->service, QStringLiteral("arm"));
