@@ -113,6 +113,7 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     connect(m_model, &QAbstractItemModel::rowsInserted, this, &EventsPage::updateStatus);
     connect(m_model, &QAbstractItemModel::modelReset, this, &EventsPage::updateStatus);
     connect(m_model, &models::EventsModel::matchingCountChanged, this, &EventsPage::updateStatus);
+    connect(m_model, &models::EventsModel::fetchingChanged, this, &EventsPage::updateStatus);
     connect(m_model, &QAbstractItemModel::modelReset, m_detail, &QPlainTextEdit::clear);
     connect(m_view->horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
             [this](const QPoint &pos) {
@@ -260,6 +261,8 @@ void EventsPage::updateStatus()
         text += tr("counting…, %1 loaded").arg(m_model->rowCount());
     else
         text += tr("%1 loaded (text search: not counted)").arg(m_model->rowCount());
+    if (m_model->isFetching())
+        text += tr(" · searching…");
     const models::EventQuery query = currentQuery();
     if (query.fromMs || query.toMs)
         text += tr(" · time-filtered");

@@ -50,6 +50,17 @@ public:
         Q_UNUSED(query);
         return {};
     }
+    // The same for fetchPage(): a function to run on a worker thread, or an empty function when
+    // fetchPage() is cheap enough for the GUI thread. Used for substring searches, which have
+    // no index and may scan many rows before a page of matches is found.
+    [[nodiscard]] virtual std::function<QList<EventRow>()>
+    backgroundPageFetcher(const EventQuery &query, qint64 afterRowId, int limit) const
+    {
+        Q_UNUSED(query);
+        Q_UNUSED(afterRowId);
+        Q_UNUSED(limit);
+        return {};
+    }
     // A line for the page header: "workspace /path/ws.db", "12 events in memory".
     [[nodiscard]] virtual QString description() const = 0;
     [[nodiscard]] virtual QString errorString() const { return {}; }

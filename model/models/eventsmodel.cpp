@@ -34,6 +34,12 @@ void EventsModel::reload()
         m_exhausted = !m_source;
         endResetModel();
     }
+    // A page still being fetched for the previous query is dropped when it arrives.
+    ++m_pageGeneration;
+    if (m_fetchInFlight) {
+        m_fetchInFlight = false;
+        Q_EMIT fetchingChanged(false);
+    }
     startCount();
     // The first page right away, so the view is not empty for an event-loop turn.
     if (canFetchMore({}))
@@ -94,7 +100,8 @@ bool EventsModel::reachedLoadLimit() const
 
 bool EventsModel::canFetchMore(const QModelIndex &parent) const
 {
-    return !parent.isValid() && !m_exhausted && !m_inChange && m_rows.size() < kMaxLoadedRows;
+    return !parent.isValid() && !m_exhausted && !m_inChange && !m_fetchInFlight &&
+           m_rows.size() < kMaxLoadedRows;
 }
 
 void EventsModel::fetchMore(const QModelIndex &parent)
@@ -104,9 +111,15 @@ void EventsModel::fetchMore(const QModelIndex &parent)
     // wait for the next one.
     if (!canFetchMore(parent))
         return;
-    const QScopedValueRollback guard(m_inChange, true);
+    if (startBackgroundFetch())
+        return;
     const qint64 after = m_rows.isEmpty() ? 0 : m_rows.constLast().rowId;
-    QList<EventRow> page = m_source->fetchPage(m_query, after, kPageSize);
+    appendPage(m_source->fetchPage(m_query, after, kPageSize));
+}
+
+void EventsModel::appendPage(QList<EventRow> page)
+{
+    const QScopedValueRollback guard(m_inChange, true);
     if (page.size() < kPageSize)
         m_exhausted = true;
     if (page.isEmpty())
@@ -115,6 +128,35 @@ void EventsModel::fetchMore(const QModelIndex &parent)
                     static_cast<int>(m_rows.size() + page.size() - 1));
     m_rows.append(std::move(page));
     endInsertRows();
+}
+
+bool EventsModel::startBackgroundFetch()
+{
+    const qint64 after = m_rows.isEmpty() ? 0 : m_rows.constLast().rowId;
+    std::function<QList<EventRow>()> fetcher =
+        m_source->backgroundPageFetcher(m_query, after, kPageSize);
+    if (!fetcher)
+        return false;
+    m_fetchInFlight = true;
+    Q_EMIT fetchingChanged(true);
+    const quint64 generation = m_pageGeneration;
+    const QPointer<EventsModel> model(this);
+    QThreadPool::globalInstance()->start([fetcher = std::move(fetcher), model, generation] {
+        QList<EventRow> page = fetcher();
+        // Delivered on the model's thread; the QPointer is only read there. A page for an
+        // older query (the filter changed meanwhile) is dropped.
+        QMetaObject::invokeMethod(
+            QCoreApplication::instance(),
+            [model, generation, page = std::move(page)]() mutable {
+                if (!model || model->m_pageGeneration != generation)
+                    return;
+                model->m_fetchInFlight = false;
+                model->appendPage(std::move(page));
+                Q_EMIT model->fetchingChanged(false);
+            },
+            Qt::QueuedConnection);
+    });
+    return true;
 }
 
 int EventsModel::rowCount(const QModelIndex &parent) const

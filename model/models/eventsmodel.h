@@ -49,6 +49,9 @@ public:
     // changes; matchingCountChanged() tells when a background count arrives.
     [[nodiscard]] qint64 matchingCount() const { return m_matching; }
     [[nodiscard]] bool isCounting() const { return m_counting; }
+    // A page is being fetched on a worker thread (substring searches); rows arrive with
+    // rowsInserted and fetchingChanged(false).
+    [[nodiscard]] bool isFetching() const { return m_fetchInFlight; }
     [[nodiscard]] bool reachedLoadLimit() const;
     [[nodiscard]] const RequestEvent &eventAt(int row) const { return m_rows.at(row).event; }
 
@@ -62,10 +65,14 @@ public:
 
 Q_SIGNALS:
     void matchingCountChanged(qint64 count);
+    void fetchingChanged(bool fetching);
 
 private:
     void reload();
     void startCount(bool keepShownCount = false);
+    // Starts a background page fetch when the source offers one; false when it does not.
+    bool startBackgroundFetch();
+    void appendPage(QList<EventRow> page);
 
     std::shared_ptr<EventPageSource> m_source;
     EventQuery m_query;
@@ -74,6 +81,8 @@ private:
     bool m_inChange = false; // inside a reset or an insertion: no nested fetchMore
     qint64 m_matching = 0;
     bool m_counting = false;
+    bool m_fetchInFlight = false;  // a background page fetch for m_pageGeneration is running
+    quint64 m_pageGeneration = 0;  // a page fetched for an older query or source is dropped
     quint64 m_queryGeneration = 0; // a background count for an older query is dropped
 };
 

@@ -74,6 +74,25 @@ std::function<qint64()> WorkspaceEventSource::backgroundCounter(const EventQuery
     };
 }
 
+std::function<QList<EventRow>()>
+WorkspaceEventSource::backgroundPageFetcher(const EventQuery &query, qint64 afterRowId,
+                                            int limit) const
+{
+    if (query.text.isEmpty())
+        return {}; // indexed filters answer a page in milliseconds on the GUI thread
+    return [path = m_path, filter = toFilter(query), afterRowId, limit] {
+        QList<EventRow> rows;
+        WorkspaceReader reader;
+        if (!reader.open(path))
+            return rows;
+        const QList<StoredEvent> stored = reader.fetchPage(filter, afterRowId, limit);
+        rows.reserve(stored.size());
+        for (const StoredEvent &event : stored)
+            rows.append({event.rowId, event.event});
+        return rows;
+    };
+}
+
 QString WorkspaceEventSource::description() const
 {
     return QObject::tr("workspace %1").arg(QFileInfo(m_path).fileName());

@@ -26,6 +26,9 @@ public:
     // Counts with its own read-only connection on the calling (worker) thread: a count over a
     // million rows takes hundreds of ms and must not block the GUI.
     [[nodiscard]] std::function<qint64()> backgroundCounter(const EventQuery &query) const override;
+    // Substring searches fetch their pages with their own connection on a worker thread.
+    [[nodiscard]] std::function<QList<EventRow>()>
+    backgroundPageFetcher(const EventQuery &query, qint64 afterRowId, int limit) const override;
     [[nodiscard]] QString description() const override;
     [[nodiscard]] QString errorString() const override;
 

@@ -399,12 +399,32 @@ private Q_SLOTS:
 
         EventQuery text;
         text.text = QStringLiteral("ITEMS/999"); // case-insensitive substring
+        // Nor is its first page fetched there: it arrives from a worker thread.
+        QSignalSpy fetching(&model, &EventsModel::fetchingChanged);
         model.setQuery(text);
         QVERIFY(!model.isCounting());
         QCOMPARE(model.matchingCount(), qint64(-1));
+        QVERIFY(model.isFetching());
+        QCOMPARE(model.rowCount(), 0);
+        QTRY_VERIFY_WITH_TIMEOUT(!model.isFetching(), 5000);
         QCOMPARE(model.rowCount(), 1);
         QCOMPARE(model.eventAt(0).url,
                  QStringLiteral("https://api.fabric.microsoft.com/v1/items/999"));
+        QCOMPARE(fetching.count(), 2);    // started, finished
+        QVERIFY(!model.canFetchMore({})); // one match: the search is exhausted
+
+        // A query changed while a page is on its way: the old page is dropped, not shown.
+        EventQuery first;
+        first.text = QStringLiteral("items/1");
+        EventQuery second;
+        second.text = QStringLiteral("items/2");
+        model.setQuery(first);
+        model.setQuery(second);
+        QTRY_VERIFY_WITH_TIMEOUT(!model.isFetching(), 5000);
+        QTest::qWait(50); // let a stale page arrive, if it were going to be shown
+        QVERIFY(model.rowCount() > 0);
+        for (int row = 0; row < model.rowCount(); ++row)
+            QVERIFY(second.matches(model.eventAt(row)));
 
         QVERIFY(!WorkspaceEventSource::open(dir.filePath(QStringLiteral("missing.db")), &error));
         QVERIFY(!error.isEmpty());
