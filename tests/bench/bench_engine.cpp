@@ -3,7 +3,7 @@
 // calls), Service Bus (sends, receives, management operations, explicit credits), ARM reads and
 // writes; 100 identities; ~2 % throttled answers with error codes, Retry-After and bodies.
 //
-// Usage: bench_engine [events, default 5000000]
+// Usage: bench_engine [events, default 5000000] [pool of distinct events, default 500000]
 // Prints events/s and the ratio to the 2,000,000 events/s goal.
 
 #include "engine/throttleengine.h"
