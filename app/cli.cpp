@@ -39,7 +39,10 @@ class MalformedPrinter final : public IngestSink
 public:
     explicit MalformedPrinter(IngestSink &next) : m_next(next) {}
     void onEvent(RequestEvent &&event) override { m_next.onEvent(std::move(event)); }
-    void onEvents(std::vector<RequestEvent> &&events) override { m_next.onEvents(std::move(events)); }
+    void onEvents(std::vector<RequestEvent> &&events) override
+    {
+        m_next.onEvents(std::move(events));
+    }
     void onMalformed(MalformedRecord &&record) override
     {
         if (++m_count <= kPrinted)
@@ -172,11 +175,12 @@ int runWorkspaceReport(const ReportArguments &parsed)
         return kExitNothingRead;
     }
     Analysis analysis(*policies, Analysis::Purpose::ReportOnly);
-    const bool ok = reader.forEachEventInTimeOrder(8192, [&analysis](const QList<RequestEvent> &chunk) {
-        for (const RequestEvent &event : chunk)
-            analysis.add(event);
-        return true;
-    });
+    const bool ok =
+        reader.forEachEventInTimeOrder(8192, [&analysis](const QList<RequestEvent> &chunk) {
+            for (const RequestEvent &event : chunk)
+                analysis.add(event);
+            return true;
+        });
     if (!ok) {
         err() << parsed.workspace << ": " << reader.errorString() << Qt::endl;
         return kExitNothingRead;
@@ -216,7 +220,8 @@ int runImport(const QStringList &args)
         const QString name = sourceDisplayName(path);
         // Detection needs the first bytes; importFile opens the file itself (and seeks to resume).
         QFile probe;
-        const bool opened = path == u"-" ? true : (probe.setFileName(path), probe.open(QIODevice::ReadOnly));
+        const bool opened =
+            path == u"-" ? true : (probe.setFileName(path), probe.open(QIODevice::ReadOnly));
         if (!opened) {
             err() << name << ": cannot open: " << probe.errorString() << Qt::endl;
             continue;
@@ -243,7 +248,8 @@ int runImport(const QStringList &args)
         };
         const ImportResult result = importFile(workspace, writer, path, *logReader, options);
         if (!result.ok()) {
-            err() << name << ": " << importStatusName(result.status) << ": " << result.error << Qt::endl;
+            err() << name << ": " << importStatusName(result.status) << ": " << result.error
+                  << Qt::endl;
             continue;
         }
         ++imported;
@@ -258,6 +264,12 @@ int runImport(const QStringList &args)
         if (result.resumed)
             err() << " (resumed after line " << c.toString(result.resumedFromLine) << ")";
         err() << Qt::endl;
+        if (result.heldBytes > 0) {
+            err() << name << ": the last line (" << c.toString(result.heldBytes)
+                  << " bytes, no newline) is incomplete, probably still being written: left for "
+                     "the next import"
+                  << Qt::endl;
+        }
     }
     if (!writer.finish()) {
         err() << parsed.workspace << ": " << writer.errorString() << Qt::endl;
@@ -289,7 +301,8 @@ int runReport(const QStringList &args)
     if (!parsed.workspace.isEmpty())
         return runWorkspaceReport(parsed);
     if (parsed.files.isEmpty()) {
-        err() << "throttlescope report: give at least one FILE (or - for standard input), or --workspace WS"
+        err() << "throttlescope report: give at least one FILE (or - for standard input), or "
+                 "--workspace WS"
               << Qt::endl;
         return kExitUsage;
     }
@@ -325,8 +338,8 @@ bool isHeadlessInvocation(int argc, char *argv[])
 {
     if (argc < 2)
         return false;
-    for (const char *command : {"report", "import", "tail", "serve", "simulate", "--version", "-v",
-                                "--help", "-h"}) {
+    for (const char *command :
+         {"report", "import", "tail", "serve", "simulate", "--version", "-v", "--help", "-h"}) {
         if (std::strcmp(argv[1], command) == 0)
             return true;
     }

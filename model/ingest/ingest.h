@@ -42,6 +42,11 @@ struct ReadControl
     // Called after every complete record with the offset just past it and its line number,
     // so a ledger can remember where to resume. May be null.
     std::function<void(qint64 offsetAfter, qint64 line)> checkpoint;
+    // The source may still be being written (an import of a live log): a last line without its
+    // newline that does not parse is a record cut mid-write, not a malformed one. It is left
+    // unread (endOffset stops before it, ReadResult::heldBytes says how much) for the next read
+    // to take whole. A last line that parses is complete, newline or not.
+    bool holdUnterminatedTail = false;
 };
 
 struct ReadResult
@@ -52,7 +57,8 @@ struct ReadResult
     qint64 endOffset = 0; // offset just past the last complete record
     qint64 endLine = 0;
     bool cancelled = false;
-    QString fatalError; // non-empty: the source could not be read at all ("FILE: reason")
+    QString fatalError;   // non-empty: the source could not be read at all ("FILE: reason")
+    qint64 heldBytes = 0; // an unterminated last line left for the next read (see ReadControl)
 };
 
 class LogReader

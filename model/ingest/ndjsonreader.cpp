@@ -67,9 +67,35 @@ private:
 };
 
 enum class Field : quint8 {
-    Unknown, Ts, Type, Identity, App, Tenant, Service, Category, Method, Url, Status, ErrorCode,
-    RetryAfter, Headers, Body, DurationMs, RequestId, BatchId, Batch, BatchIndex, Attempt,
-    OperationId, Lane, Credits, Namespace, Entity, Scope, State, Text
+    Unknown,
+    Ts,
+    Type,
+    Identity,
+    App,
+    Tenant,
+    Service,
+    Category,
+    Method,
+    Url,
+    Status,
+    ErrorCode,
+    RetryAfter,
+    Headers,
+    Body,
+    DurationMs,
+    RequestId,
+    BatchId,
+    Batch,
+    BatchIndex,
+    Attempt,
+    OperationId,
+    Lane,
+    Credits,
+    Namespace,
+    Entity,
+    Scope,
+    State,
+    Text
 };
 
 Field fieldOf(std::string_view key)
@@ -77,52 +103,80 @@ Field fieldOf(std::string_view key)
     // A switch on length keeps this to one or two comparisons per key.
     switch (key.size()) {
     case 2:
-        if (key == "ts") return Field::Ts;
+        if (key == "ts")
+            return Field::Ts;
         break;
     case 3:
-        if (key == "app") return Field::App;
-        if (key == "url") return Field::Url;
+        if (key == "app")
+            return Field::App;
+        if (key == "url")
+            return Field::Url;
         break;
     case 4:
-        if (key == "type") return Field::Type;
-        if (key == "body") return Field::Body;
-        if (key == "lane") return Field::Lane;
-        if (key == "text") return Field::Text;
+        if (key == "type")
+            return Field::Type;
+        if (key == "body")
+            return Field::Body;
+        if (key == "lane")
+            return Field::Lane;
+        if (key == "text")
+            return Field::Text;
         break;
     case 5:
-        if (key == "batch") return Field::Batch;
-        if (key == "scope") return Field::Scope;
-        if (key == "state") return Field::State;
+        if (key == "batch")
+            return Field::Batch;
+        if (key == "scope")
+            return Field::Scope;
+        if (key == "state")
+            return Field::State;
         break;
     case 6:
-        if (key == "tenant") return Field::Tenant;
-        if (key == "method") return Field::Method;
-        if (key == "status") return Field::Status;
-        if (key == "entity") return Field::Entity;
+        if (key == "tenant")
+            return Field::Tenant;
+        if (key == "method")
+            return Field::Method;
+        if (key == "status")
+            return Field::Status;
+        if (key == "entity")
+            return Field::Entity;
         break;
     case 7:
-        if (key == "service") return Field::Service;
-        if (key == "headers") return Field::Headers;
-        if (key == "batchId") return Field::BatchId;
-        if (key == "attempt") return Field::Attempt;
-        if (key == "credits") return Field::Credits;
+        if (key == "service")
+            return Field::Service;
+        if (key == "headers")
+            return Field::Headers;
+        if (key == "batchId")
+            return Field::BatchId;
+        if (key == "attempt")
+            return Field::Attempt;
+        if (key == "credits")
+            return Field::Credits;
         break;
     case 8:
-        if (key == "identity") return Field::Identity;
-        if (key == "category") return Field::Category;
+        if (key == "identity")
+            return Field::Identity;
+        if (key == "category")
+            return Field::Category;
         break;
     case 9:
-        if (key == "errorCode") return Field::ErrorCode;
-        if (key == "requestId") return Field::RequestId;
-        if (key == "namespace") return Field::Namespace;
+        if (key == "errorCode")
+            return Field::ErrorCode;
+        if (key == "requestId")
+            return Field::RequestId;
+        if (key == "namespace")
+            return Field::Namespace;
         break;
     case 10:
-        if (key == "retryAfter") return Field::RetryAfter;
-        if (key == "durationMs") return Field::DurationMs;
-        if (key == "batchIndex") return Field::BatchIndex;
+        if (key == "retryAfter")
+            return Field::RetryAfter;
+        if (key == "durationMs")
+            return Field::DurationMs;
+        if (key == "batchIndex")
+            return Field::BatchIndex;
         break;
     case 11:
-        if (key == "operationId") return Field::OperationId;
+        if (key == "operationId")
+            return Field::OperationId;
         break;
     default:
         break;
@@ -224,8 +278,8 @@ bool NdjsonReader::Impl::parsePadded(const char *data, size_t size, RequestEvent
             } else if (value.get_string().get(text) == SUCCESS) {
                 const auto ms = parseRfc3339Ms(text);
                 if (!ms)
-                    return fail(QStringLiteral("\"ts\" is not an RFC 3339 time: ")
-                                + toQString(text.substr(0, 64)));
+                    return fail(QStringLiteral("\"ts\" is not an RFC 3339 time: ") +
+                                toQString(text.substr(0, 64)));
                 event.tsMs = *ms;
             } else {
                 return fail(QStringLiteral("\"ts\" must be a string or a number"));
@@ -246,7 +300,8 @@ bool NdjsonReader::Impl::parsePadded(const char *data, size_t size, RequestEvent
             if (value.is_null())
                 break;
             if (!numberOf(value, number))
-                return fail(QStringLiteral("\"") + toQString(key) + QStringLiteral("\" is not a number"));
+                return fail(QStringLiteral("\"") + toQString(key) +
+                            QStringLiteral("\" is not a number"));
             (which == Field::DurationMs ? event.durationMs : event.credits) = number;
             break;
         }
@@ -256,8 +311,10 @@ bool NdjsonReader::Impl::parsePadded(const char *data, size_t size, RequestEvent
             if (value.is_null())
                 break;
             if (!numberOf(value, number))
-                return fail(QStringLiteral("\"") + toQString(key) + QStringLiteral("\" is not an integer"));
-            (which == Field::BatchIndex ? event.batchIndex : event.attempt) = static_cast<int>(number);
+                return fail(QStringLiteral("\"") + toQString(key) +
+                            QStringLiteral("\" is not an integer"));
+            (which == Field::BatchIndex ? event.batchIndex : event.attempt) =
+                static_cast<int>(number);
             break;
         }
         case Field::Batch: {
@@ -301,35 +358,76 @@ bool NdjsonReader::Impl::parsePadded(const char *data, size_t size, RequestEvent
         }
         default: {
             if (!scalarText(value, text, storage))
-                return fail(QStringLiteral("\"") + toQString(key) + QStringLiteral("\" must be a string"));
+                return fail(QStringLiteral("\"") + toQString(key) +
+                            QStringLiteral("\" must be a string"));
             switch (which) {
             case Field::Type: {
                 const auto type = eventTypeFromName(typeName.intern(text));
                 if (!type)
-                    return fail(QStringLiteral("unknown \"type\": ") + toQString(text.substr(0, 32)));
+                    return fail(QStringLiteral("unknown \"type\": ") +
+                                toQString(text.substr(0, 32)));
                 event.type = *type;
                 break;
             }
-            case Field::Identity: event.identity = identity.intern(text); break;
-            case Field::App: event.app = app.intern(text); break;
-            case Field::Tenant: event.tenant = tenant.intern(text); break;
-            case Field::Service: event.service = service.intern(text); break;
-            case Field::Category: event.category = category.intern(text); break;
-            case Field::Method: event.method = method.intern(text); break;
-            case Field::Url: event.url = toQString(text); break;
-            case Field::ErrorCode: event.errorCode = errorCode.intern(text); break;
-            case Field::RetryAfter: event.retryAfter = retryAfter.intern(text); break;
-            case Field::Body: event.body = toQString(text); break;
-            case Field::RequestId: event.requestId = toQString(text); break;
-            case Field::BatchId: event.batchId = toQString(text); break;
-            case Field::OperationId: event.operationId = toQString(text); break;
-            case Field::Lane: event.lane = lane.intern(text); break;
-            case Field::Namespace: event.serviceBusNamespace = ns.intern(text); break;
-            case Field::Entity: event.entity = entity.intern(text); break;
-            case Field::Scope: event.breakerScope = scope.intern(text); break;
-            case Field::State: event.breakerState = state.intern(text); break;
-            case Field::Text: event.text = toQString(text); break;
-            default: break;
+            case Field::Identity:
+                event.identity = identity.intern(text);
+                break;
+            case Field::App:
+                event.app = app.intern(text);
+                break;
+            case Field::Tenant:
+                event.tenant = tenant.intern(text);
+                break;
+            case Field::Service:
+                event.service = service.intern(text);
+                break;
+            case Field::Category:
+                event.category = category.intern(text);
+                break;
+            case Field::Method:
+                event.method = method.intern(text);
+                break;
+            case Field::Url:
+                event.url = toQString(text);
+                break;
+            case Field::ErrorCode:
+                event.errorCode = errorCode.intern(text);
+                break;
+            case Field::RetryAfter:
+                event.retryAfter = retryAfter.intern(text);
+                break;
+            case Field::Body:
+                event.body = toQString(text);
+                break;
+            case Field::RequestId:
+                event.requestId = toQString(text);
+                break;
+            case Field::BatchId:
+                event.batchId = toQString(text);
+                break;
+            case Field::OperationId:
+                event.operationId = toQString(text);
+                break;
+            case Field::Lane:
+                event.lane = lane.intern(text);
+                break;
+            case Field::Namespace:
+                event.serviceBusNamespace = ns.intern(text);
+                break;
+            case Field::Entity:
+                event.entity = entity.intern(text);
+                break;
+            case Field::Scope:
+                event.breakerScope = scope.intern(text);
+                break;
+            case Field::State:
+                event.breakerState = state.intern(text);
+                break;
+            case Field::Text:
+                event.text = toQString(text);
+                break;
+            default:
+                break;
             }
             break;
         }
@@ -365,6 +463,7 @@ struct Chunk
     qint64 baseLine = 0;   // line number before the first line of the chunk
     qint64 lines = 0;      // lines in the chunk (the last may lack its newline)
     bool atFileStart = false;
+    bool holdUnterminated = false; // the file's last chunk, read with holdUnterminatedTail
 };
 
 struct ParsedChunk
@@ -373,12 +472,14 @@ struct ParsedChunk
     std::vector<MalformedRecord> malformed;
     qint64 endOffset = 0;
     qint64 endLine = 0;
+    qint64 heldBytes = 0;
 };
 
 } // namespace
 
 // Parses every line of a chunk. Runs on a worker thread with an Impl no one else uses.
-static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk, const QString &sourceName)
+static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk,
+                              const QString &sourceName)
 {
     ParsedChunk parsed;
     // Exactly one slot per line: an event is ~0.5 KB, so a guess from the byte count would
@@ -410,7 +511,8 @@ static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk, cons
         if (length > 0 && begin[length - 1] == '\r')
             --length;
         size_t firstNonSpace = 0;
-        while (firstNonSpace < length && (begin[firstNonSpace] == ' ' || begin[firstNonSpace] == '\t'))
+        while (firstNonSpace < length &&
+               (begin[firstNonSpace] == ' ' || begin[firstNonSpace] == '\t'))
             ++firstNonSpace;
         if (firstNonSpace < length) { // a blank line is not an event, not an error
             // Parsed in place in its slot: moving a ~0.5 KB event of 20 strings into the
@@ -422,6 +524,13 @@ static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk, cons
                 event.source = source;
                 event.line = line;
                 event.offset = lineOffset;
+            } else if (!nl && chunk.holdUnterminated) {
+                // Cut mid-write: left whole for the next read, not counted as malformed.
+                parsed.events.pop_back();
+                parsed.endOffset = chunk.baseOffset + qint64(pos);
+                parsed.endLine = line - 1;
+                parsed.heldBytes = qint64(chunk.size - pos);
+                return parsed;
             } else {
                 parsed.events.pop_back();
                 parsed.malformed.push_back(MalformedRecord{sourceName, line, reason});
@@ -477,6 +586,7 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
         result.malformed += qint64(parsed.malformed.size());
         result.endOffset = parsed.endOffset;
         result.endLine = parsed.endLine;
+        result.heldBytes = parsed.heldBytes;
         if (control.checkpoint)
             control.checkpoint(result.endOffset, result.endLine);
     };
@@ -507,9 +617,8 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
         }
         // A file (or a pipe opened as QFile, e.g. stdin) blocks in read() until data or end of
         // file, so 0 means the end; other sequential devices may just be waiting for data.
-        if (got == 0
-            && (!input.isSequential() || qobject_cast<QFileDevice *>(&input)
-                || !input.waitForReadyRead(30000)))
+        if (got == 0 && (!input.isSequential() || qobject_cast<QFileDevice *>(&input) ||
+                         !input.waitForReadyRead(30000)))
             eof = true;
         result.bytesRead += got;
         filled += size_t(got);
@@ -530,6 +639,7 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
         chunk.baseOffset = offset;
         chunk.baseLine = lineBase;
         chunk.atFileStart = atFileStart;
+        chunk.holdUnterminated = eof && control.holdUnterminatedTail;
         atFileStart = false;
         const qint64 newlines = countLines(chunk.bytes.data(), cut);
         chunk.lines = newlines + ((cut > 0 && chunk.bytes[cut - 1] != '\n') ? 1 : 0);

@@ -225,6 +225,9 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
     control.cancel = &stop;
     control.startOffset = startOffset;
     control.startLine = startLine;
+    // A file may be imported while its writer is still appending: a cut last line waits for
+    // the next import instead of becoming a malformed record (and the rest of it another one).
+    control.holdUnterminatedTail = resumable;
     control.progress = [&](qint64 done, qint64 total) {
         checkStop();
         if (options.progress)
@@ -241,7 +244,8 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
     // resume at the end) may report less than where we started.
     const qint64 endOffset = resumable ? qMax(sink.lastOffset(), read.endOffset) : read.endOffset;
     const qint64 endLine = resumable ? qMax(sink.lastLine(), read.endLine) : read.endLine;
-    const bool complete = !cancelled && read.fatalError.isEmpty() && !sink.writerFailed();
+    const bool complete =
+        !cancelled && read.fatalError.isEmpty() && !sink.writerFailed() && read.heldBytes == 0;
     // The last batch: for a resumable source it always ends at a record boundary; for the
     // others only a complete read is worth a ledger entry (a partial one is restarted).
     std::optional<LedgerCheckpoint> last;
@@ -255,6 +259,7 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
     result.malformedAdded = sink.malformed();
     result.endOffset = endOffset;
     result.endLine = endLine;
+    result.heldBytes = read.heldBytes;
     if (!flushed || sink.writerFailed())
         return failed(result, writer.errorString());
     if (!read.fatalError.isEmpty())

@@ -56,6 +56,9 @@ struct ImportResult
     qint64 endOffset = 0;   // ledger offset after this import
     qint64 endLine = 0;
     qint64 totalBytes = -1;
+    // An unterminated last line that did not parse, left for the next import (the log is
+    // probably still being written): bytes held back.
+    qint64 heldBytes = 0;
     QString error;
 
     [[nodiscard]] bool ok() const

@@ -910,6 +910,69 @@ private Q_SLOTS:
                  QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/3499"));
     }
 
+    // A log imported while its writer is still appending: the last line, cut mid-write, is
+    // neither an event nor a malformed record; the next import takes it whole. A last line that
+    // parses is complete even without its newline.
+    void lineCutMidWriteWaitsForTheNextImport_data()
+    {
+        QTest::addColumn<bool>("withBom");
+        QTest::newRow("plain") << false;
+        QTest::newRow("BOM, the cut line is the first") << true;
+    }
+
+    void lineCutMidWriteWaitsForTheNextImport()
+    {
+        QFETCH(bool, withBom);
+        const QString workspacePath = freshPath(QStringLiteral("cut"));
+        const QString logPath = freshPath(QStringLiteral("cut-log")) + u".ndjson";
+        auto line = [](qint64 i) -> QByteArray {
+            return "{\"ts\":" + QByteArray::number(1771454650000 + i * 10) +
+                   ",\"identity\":\"sp-1\",\"url\":\"https://api.fabric.microsoft.com/v1/items/" +
+                   QByteArray::number(i) + "\",\"status\":200}\n";
+        };
+        const qint64 complete = withBom ? 0 : 3;
+        QByteArray written = withBom ? QByteArray("\xEF\xBB\xBF") : QByteArray();
+        for (qint64 i = 0; i < complete; ++i)
+            written += line(i);
+        const QByteArray cutLine = line(complete);
+        const qsizetype cutAt = cutLine.size() / 2;
+        {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(written + cutLine.left(cutAt));
+        }
+        NdjsonReader reader;
+        const ImportResult first = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(first.ok(), qPrintable(first.error));
+        QCOMPARE(first.eventsAdded, complete);
+        QCOMPARE(first.malformedAdded, 0);
+        // The resume point is the start of the cut line (the file's start, BOM included, when
+        // it is the first line); everything after it is held.
+        const qint64 resumeAt = withBom ? 0 : qint64(written.size());
+        QCOMPARE(first.endOffset, resumeAt);
+        QCOMPARE(first.heldBytes, qint64(written.size() + cutAt) - resumeAt);
+        // The writer finishes the line and adds another, still without a final newline (but
+        // whole: it parses, so it is imported).
+        {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::Append));
+            file.write(cutLine.mid(cutAt) + line(complete + 1).chopped(1));
+        }
+        const ImportResult second = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(second.ok(), qPrintable(second.error));
+        QVERIFY(second.resumed);
+        QCOMPARE(second.eventsAdded, 2);
+        QCOMPARE(second.malformedAdded, 0);
+        QCOMPARE(second.heldBytes, 0);
+        QCOMPARE(eventRows(workspacePath), complete + 2);
+        QCOMPARE(duplicateLines(workspacePath), 0);
+        QCOMPARE(
+            scalar(workspacePath, QStringLiteral("SELECT count(*) FROM malformed")).toLongLong(),
+            0);
+        QCOMPARE(importOnce(workspacePath, logPath, reader).status,
+                 ImportResult::Status::AlreadyImported);
+    }
+
     // stdin cannot be fingerprinted: every read is a new source, never resumed or skipped.
     void stdinIsAlwaysANewSource()
     {
