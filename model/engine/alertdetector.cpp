@@ -130,7 +130,12 @@ public:
         return *m_identity;
     }
     // identity + service: the scope of a throttle that is not application-wide
-    quint64 caller() { return combineHashes(textHash(m_event.service), identity()); }
+    quint64 caller()
+    {
+        if (!m_caller)
+            m_caller = combineHashes(textHash(m_event.service), identity());
+        return *m_caller;
+    }
     // clientOf(): the app, else the identity
     quint64 client() { return m_event.app.isEmpty() ? identity() : app(); }
     // ownerOf(): the identity, else the app
@@ -143,6 +148,7 @@ private:
     const RequestEvent &m_event;
     std::optional<quint64> m_app;
     std::optional<quint64> m_identity;
+    std::optional<quint64> m_caller;
 };
 
 AlertDetector::AlertDetector(Parameters parameters, CategoryClassifier quotaGroups)
