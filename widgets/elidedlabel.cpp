@@ -3,6 +3,8 @@
 #include <QPainter>
 #include <QStyle>
 
+#include <algorithm>
+
 namespace ts::widgets {
 
 ElidedLabel::ElidedLabel(const QString &text, QWidget *parent) : QLabel(text, parent)
@@ -25,7 +27,11 @@ void ElidedLabel::paintEvent(QPaintEvent *event)
         return;
     }
     QPainter painter(this);
-    const QString shown = fontMetrics().elidedText(text(), Qt::ElideMiddle, area.width());
+    const QString prefix = text().left(m_keptPrefix);
+    const int prefixWidth = fontMetrics().horizontalAdvance(prefix);
+    const QString shown =
+        prefix + fontMetrics().elidedText(text().mid(m_keptPrefix), Qt::ElideLeft,
+                                          std::max(0, area.width() - prefixWidth));
     style()->drawItemText(&painter, area, int(alignment()), palette(), isEnabled(), shown,
                           foregroundRole());
 }

@@ -21,8 +21,11 @@
 namespace ts::widgets {
 
 namespace {
-// A headline "card": a small caption over a large figure.
-QLabel *addCard(QHBoxLayout *row, const QString &caption, const QString &objectName)
+// A headline "card": a small caption over a large figure. An elided card (the worst bucket,
+// whose key can be long) takes a larger share of the row and never widens the window; the
+// others show their short figures whole.
+QLabel *addCard(QHBoxLayout *row, const QString &caption, const QString &objectName,
+                bool elided = false)
 {
     auto *frame = new QFrame;
     frame->setFrameShape(QFrame::StyledPanel);
@@ -33,8 +36,7 @@ QLabel *addCard(QHBoxLayout *row, const QString &caption, const QString &objectN
     captionFont.setPointSizeF(captionFont.pointSizeF() * 0.9);
     captionLabel->setFont(captionFont);
     captionLabel->setForegroundRole(QPalette::PlaceholderText);
-    // Elided, never wider than its share of the row: a long key must not widen the window.
-    auto *value = new ElidedLabel(QStringLiteral("–"));
+    QLabel *value = elided ? new ElidedLabel(QStringLiteral("–")) : new QLabel(QStringLiteral("–"));
     value->setObjectName(objectName);
     QFont valueFont = value->font();
     valueFont.setPointSizeF(valueFont.pointSizeF() * 1.6);
@@ -43,7 +45,7 @@ QLabel *addCard(QHBoxLayout *row, const QString &caption, const QString &objectN
     value->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(captionLabel);
     layout->addWidget(value);
-    row->addWidget(frame, 1);
+    row->addWidget(frame, elided ? 3 : 1);
     return value;
 }
 } // namespace
@@ -57,7 +59,7 @@ OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
     auto *cards = new QHBoxLayout;
     m_events = addCard(cards, tr("Events"), QStringLiteral("events"));
     m_throttles = addCard(cards, tr("Throttles"), QStringLiteral("throttles"));
-    m_worst = addCard(cards, tr("Worst bucket now"), QStringLiteral("worst"));
+    m_worst = addCard(cards, tr("Worst bucket now"), QStringLiteral("worst"), /*elided=*/true);
     m_breakers = addCard(cards, tr("Breakers open"), QStringLiteral("breakers"));
     m_alerts = addCard(cards, tr("Alerts"), QStringLiteral("alerts"));
     layout->addLayout(cards);
@@ -180,8 +182,11 @@ void OverviewPage::updateHeadline()
         m_worst->setToolTip({});
         m_worst->setStyleSheet({});
     } else {
-        m_worst->setText(QString::number(worstFill * 100.0, 'f', 0) + QStringLiteral(" % ") +
-                         report.scopes.at(worst).key);
+        const QString percent = QString::number(worstFill * 100.0, 'f', 0) + QStringLiteral(" % ");
+        m_worst->setText(percent + report.scopes.at(worst).key);
+        // Too long for the card: keep the figure and the end of the key (the user, after the
+        // app id), eliding in between.
+        static_cast<ElidedLabel *>(m_worst)->setKeptPrefix(int(percent.size()));
         m_worst->setToolTip(models::scopeLabel(report.scopes.at(worst)));
         m_worst->setStyleSheet(QStringLiteral("color: %1")
                                    .arg(worstFill >= 0.8 ? fillColor(worstFill).name()
