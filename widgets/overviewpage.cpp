@@ -18,6 +18,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace ts::widgets {
 
 namespace {
@@ -113,8 +115,19 @@ OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
         if (scope >= 0)
             Q_EMIT bucketActivated(scope);
     });
-    connect(m_model, &QAbstractItemModel::modelReset, this,
-            [this] { m_view->resizeColumnToContents(0); });
+    connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+        m_view->resizeColumnToContents(0);
+        // Limit columns as wide as their label ("graph/onenote-per-minute"), never narrower
+        // than the default: a clipped label hides which limit the column is.
+        const QFontMetrics metrics = m_view->horizontalHeader()->fontMetrics();
+        const int defaultWidth = m_view->horizontalHeader()->defaultSectionSize();
+        for (int column = 1; column < m_model->columnCount(); ++column) {
+            const QString label =
+                m_model->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString();
+            m_view->setColumnWidth(column,
+                                   std::max(defaultWidth, metrics.horizontalAdvance(label) + 24));
+        }
+    });
 }
 
 QAbstractItemModel *OverviewPage::tableModel() const
