@@ -176,7 +176,7 @@ inline size_t keyHash(QStringView text, size_t seed)
 inline bool sameText(QStringView a, QStringView b)
 {
     return a.size() == b.size() &&
-           (a.utf16() == b.utf16() ||
+           (a.utf16() == b.utf16() || a.isEmpty() ||
             std::memcmp(a.utf16(), b.utf16(), size_t(a.size()) * sizeof(char16_t)) == 0);
 }
 

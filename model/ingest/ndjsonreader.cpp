@@ -608,7 +608,8 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
         }
         Chunk chunk;
         chunk.bytes.resize(carry.size() + size_t(kChunkSize) + SIMDJSON_PADDING);
-        std::memcpy(chunk.bytes.data(), carry.data(), carry.size());
+        if (!carry.empty()) // (memcpy from an empty vector's null data is undefined)
+            std::memcpy(chunk.bytes.data(), carry.data(), carry.size());
         size_t filled = carry.size();
         const qint64 got = input.read(chunk.bytes.data() + filled, kChunkSize);
         if (got < 0) {

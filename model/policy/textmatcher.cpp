@@ -51,6 +51,8 @@ bool equalText(QStringView text, QStringView literal, Qt::CaseSensitivity cs)
 {
     if (text.size() != literal.size())
         return false;
+    if (text.isEmpty()) // (an empty string's data may be null: no memcmp on it)
+        return true;
     const char16_t *a = text.utf16();
     const char16_t *b = literal.utf16();
     if (cs == Qt::CaseSensitive)
