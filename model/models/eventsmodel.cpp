@@ -9,6 +9,27 @@
 
 namespace ts::models {
 
+namespace {
+// Runs work on the global thread pool and hands its result to deliver on the model's (GUI)
+// thread, unless the model is gone by then.
+template <typename Result, typename Deliver>
+void runOnWorker(std::function<Result()> work, Deliver deliver, QObject *model)
+{
+    const QPointer<QObject> guard(model);
+    QThreadPool::globalInstance()->start(
+        [work = std::move(work), deliver = std::move(deliver), guard]() mutable {
+            Result result = work();
+            QMetaObject::invokeMethod(
+                QCoreApplication::instance(),
+                [deliver = std::move(deliver), guard, result = std::move(result)]() mutable {
+                    if (guard) // read on the GUI thread only
+                        deliver(std::move(result));
+                },
+                Qt::QueuedConnection);
+        });
+}
+} // namespace
+
 EventsModel::EventsModel(QObject *parent) : QAbstractTableModel(parent) {}
 
 void EventsModel::setSource(std::shared_ptr<EventPageSource> source)
@@ -56,21 +77,16 @@ void EventsModel::startCount(bool keepShownCount)
             m_matching = -1;
         m_counting = true;
         const quint64 generation = m_queryGeneration;
-        const QPointer<EventsModel> model(this);
-        QThreadPool::globalInstance()->start([counter = std::move(counter), model, generation] {
-            const qint64 count = counter();
-            // Delivered on the model's thread; the QPointer is only read there.
-            QMetaObject::invokeMethod(
-                QCoreApplication::instance(),
-                [model, generation, count] {
-                    if (model && model->m_queryGeneration == generation) {
-                        model->m_matching = count;
-                        model->m_counting = false;
-                        Q_EMIT model->matchingCountChanged(count);
-                    }
-                },
-                Qt::QueuedConnection);
-        });
+        runOnWorker(
+            std::move(counter),
+            [this, generation](qint64 count) {
+                if (m_queryGeneration != generation)
+                    return; // a count for an older query
+                m_matching = count;
+                m_counting = false;
+                Q_EMIT matchingCountChanged(count);
+            },
+            this);
     } else {
         m_counting = false;
         m_matching = m_source ? m_source->count(m_query) : 0;
@@ -140,22 +156,16 @@ bool EventsModel::startBackgroundFetch()
     m_fetchInFlight = true;
     Q_EMIT fetchingChanged(true);
     const quint64 generation = m_pageGeneration;
-    const QPointer<EventsModel> model(this);
-    QThreadPool::globalInstance()->start([fetcher = std::move(fetcher), model, generation] {
-        QList<EventRow> page = fetcher();
-        // Delivered on the model's thread; the QPointer is only read there. A page for an
-        // older query (the filter changed meanwhile) is dropped.
-        QMetaObject::invokeMethod(
-            QCoreApplication::instance(),
-            [model, generation, page = std::move(page)]() mutable {
-                if (!model || model->m_pageGeneration != generation)
-                    return;
-                model->m_fetchInFlight = false;
-                model->appendPage(std::move(page));
-                Q_EMIT model->fetchingChanged(false);
-            },
-            Qt::QueuedConnection);
-    });
+    runOnWorker(
+        std::move(fetcher),
+        [this, generation](QList<EventRow> page) {
+            if (m_pageGeneration != generation)
+                return; // a page for an older query or source
+            m_fetchInFlight = false;
+            appendPage(std::move(page));
+            Q_EMIT fetchingChanged(false);
+        },
+        this);
     return true;
 }
 

@@ -8,6 +8,15 @@
 namespace ts::models {
 
 namespace {
+QList<EventRow> toRows(const QList<StoredEvent> &stored)
+{
+    QList<EventRow> rows;
+    rows.reserve(stored.size());
+    for (const StoredEvent &event : stored)
+        rows.append({event.rowId, event.event});
+    return rows;
+}
+
 EventFilter toFilter(const EventQuery &query)
 {
     EventFilter filter;
@@ -44,12 +53,7 @@ WorkspaceEventSource::~WorkspaceEventSource() = default;
 QList<EventRow> WorkspaceEventSource::fetchPage(const EventQuery &query, qint64 afterRowId,
                                                 int limit)
 {
-    const QList<StoredEvent> stored = m_reader->fetchPage(toFilter(query), afterRowId, limit);
-    QList<EventRow> rows;
-    rows.reserve(stored.size());
-    for (const StoredEvent &event : stored)
-        rows.append({event.rowId, event.event});
-    return rows;
+    return toRows(m_reader->fetchPage(toFilter(query), afterRowId, limit));
 }
 
 qint64 WorkspaceEventSource::count(const EventQuery &query)
@@ -81,15 +85,10 @@ WorkspaceEventSource::backgroundPageFetcher(const EventQuery &query, qint64 afte
     if (query.text.isEmpty())
         return {}; // indexed filters answer a page in milliseconds on the GUI thread
     return [path = m_path, filter = toFilter(query), afterRowId, limit] {
-        QList<EventRow> rows;
         WorkspaceReader reader;
         if (!reader.open(path))
-            return rows;
-        const QList<StoredEvent> stored = reader.fetchPage(filter, afterRowId, limit);
-        rows.reserve(stored.size());
-        for (const StoredEvent &event : stored)
-            rows.append({event.rowId, event.event});
-        return rows;
+            return QList<EventRow>();
+        return toRows(reader.fetchPage(filter, afterRowId, limit));
     };
 }
 
