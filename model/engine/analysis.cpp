@@ -38,6 +38,10 @@ struct Analysis::Batch
     // (index into events, extract() of it) for every request event that hasSignalsToRead(),
     // in index order. For the others extract() is trivial and each consumer does it itself.
     std::vector<std::pair<size_t, throttle::ThrottleSignals>> extracted;
+    // (index into events, the engine's fill) for every event whose reconstructed fill reaches
+    // the breakers' soft-open threshold. Written by the engine's worker alone, before it hands
+    // the batch to the detectors' worker (the hand-over through the worker's mutex orders it).
+    mutable std::vector<std::pair<size_t, ThrottleEngine::Verdict>> fills;
 };
 
 // One consumer thread applying a function to shared, read-only batches in arrival order.
@@ -45,7 +49,7 @@ class Analysis::Worker
 {
 public:
     using SharedBatch = std::shared_ptr<const Batch>;
-    explicit Worker(std::function<void(const Batch &)> apply)
+    explicit Worker(std::function<void(const SharedBatch &)> apply)
         : m_apply(std::move(apply)), m_thread([this] { run(); })
     {
     }
@@ -87,7 +91,7 @@ private:
                 m_busy = true;
             }
             m_changed.notify_all();
-            m_apply(*batch);
+            m_apply(batch);
             {
                 std::lock_guard lock(m_mutex);
                 m_busy = false;
@@ -96,7 +100,7 @@ private:
         }
     }
 
-    std::function<void(const Batch &)> m_apply;
+    std::function<void(const SharedBatch &)> m_apply;
     // Protects m_queue, m_busy and m_stopping; m_changed signals any change of them.
     std::mutex m_mutex;
     std::condition_variable m_changed;
@@ -163,8 +167,12 @@ void Analysis::onEvents(std::vector<RequestEvent> &&events)
         return;
     }
     if (!m_engineWorker) {
-        m_engineWorker = std::make_unique<Worker>([this](const Batch &b) { feedEngine(b); });
-        m_detectorWorker = std::make_unique<Worker>([this](const Batch &b) { feedDetectors(b); });
+        // A pipeline, not two independent readers: the detectors read the engine's fills, so a
+        // batch reaches them once the engine is through it (each works on its own batch).
+        m_detectorWorker =
+            std::make_unique<Worker>([this](const Worker::SharedBatch &b) { feedDetectors(*b); });
+        m_engineWorker =
+            std::make_unique<Worker>([this](const Worker::SharedBatch &b) { feedEngine(b); });
     }
     auto batch = std::make_shared<Batch>();
     batch->events = std::move(events);
@@ -174,8 +182,7 @@ void Analysis::onEvents(std::vector<RequestEvent> &&events)
         if (event.type == EventType::Request && throttle::hasSignalsToRead(event))
             batch->extracted.emplace_back(i, throttle::extract(event));
     }
-    m_engineWorker->push(batch);
-    m_detectorWorker->push(std::move(batch));
+    m_engineWorker->push(std::move(batch));
     releaseFreedMemory();
 }
 
@@ -201,8 +208,15 @@ void Analysis::add(const RequestEvent &event)
     // only request events carry throttle signals.
     const throttle::ThrottleSignals sig =
         event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
-    m_engine->add(event, sig);
+    const ThrottleEngine::Verdict verdict = m_engine->add(event, sig);
+    noteFill(event, verdict);
     feedDetectors(event, sig);
+}
+
+void Analysis::noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict)
+{
+    if (verdict.matched && verdict.fill >= m_breakers->parameters().softOpenAt)
+        m_breakers->observeFill(event, verdict.fill, verdict.fillApplicationWide);
 }
 
 void Analysis::count(const RequestEvent &event)
@@ -219,25 +233,38 @@ void Analysis::count(const RequestEvent &event)
         ++m_byStatus[size_t(event.status)];
 }
 
-void Analysis::feedEngine(const Batch &batch)
+void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
 {
+    const Batch &batch = *shared;
+    const double softOpenAt = m_breakers->parameters().softOpenAt;
     auto next = batch.extracted.cbegin();
     for (size_t i = 0; i < batch.events.size(); ++i) {
+        ThrottleEngine::Verdict verdict;
         if (next != batch.extracted.cend() && next->first == i) {
-            m_engine->add(batch.events[i], next->second);
+            verdict = m_engine->add(batch.events[i], next->second);
             ++next;
         } else {
             // Nothing to read: the engine's own check is a status comparison.
-            m_engine->add(batch.events[i]);
+            verdict = m_engine->add(batch.events[i]);
         }
+        if (verdict.matched && verdict.fill >= softOpenAt)
+            batch.fills.emplace_back(i, verdict);
     }
+    m_detectorWorker->push(shared); // the detectors' turn, while the engine takes the next
 }
 
 void Analysis::feedDetectors(const Batch &batch)
 {
     auto next = batch.extracted.cbegin();
+    auto nextFill = batch.fills.cbegin();
     for (size_t i = 0; i < batch.events.size(); ++i) {
         const RequestEvent &event = batch.events[i];
+        // The same order as add(): the engine's fill softens the breaker before the breaker
+        // sees the event's answer.
+        if (nextFill != batch.fills.cend() && nextFill->first == i) {
+            noteFill(event, nextFill->second);
+            ++nextFill;
+        }
         if (next != batch.extracted.cend() && next->first == i) {
             feedDetectors(event, next->second);
             ++next;

@@ -5,6 +5,7 @@
 // live commands all run events through one Analysis, so they cannot disagree.
 
 #include "engine/reportdata.h"
+#include "engine/throttleengine.h"
 #include "ingest/ingest.h"
 #include "policy/policy.h"
 
@@ -16,7 +17,6 @@ namespace ts {
 namespace throttle {
 struct ThrottleSignals;
 }
-class ThrottleEngine;
 class BreakerTracker;
 class AlertDetector;
 
@@ -58,7 +58,11 @@ private:
     void count(const RequestEvent &event);
     struct Batch;
     // The engine's and the detectors' share of a batch, each on its own worker thread.
-    void feedEngine(const Batch &batch);
+    // Runs the engine over a batch, notes the fills that soften breakers, then hands the batch
+    // to the detectors' worker.
+    void feedEngine(const std::shared_ptr<const Batch> &batch);
+    // The engine's verdict on an event, as the breakers see it (soft-open from the fill).
+    void noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict);
     void feedDetectors(const Batch &batch);
     void feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig);
     // Returns freed heap pages to the system now and then (see the definition).
@@ -76,7 +80,7 @@ private:
     std::unique_ptr<ThrottleEngine> m_engine;
     std::unique_ptr<BreakerTracker> m_breakers;
     std::unique_ptr<AlertDetector> m_alerts;
-    std::unique_ptr<Worker> m_engineWorker;    // started on the first large batch
+    std::unique_ptr<Worker> m_engineWorker; // started on the first large batch
     std::unique_ptr<Worker> m_detectorWorker;
     int m_batchesSinceTrim = 0;
 };

@@ -51,6 +51,7 @@ struct CompiledLimit
     int keySignature = -1;  // index into the policy's key signatures
     std::vector<CompiledCost> cost;
     bool chargeThrottled = true;
+    bool keyedByAppOnly = false; // one bucket for all users of an app
     qint64 resolutionMs = 1000;
 };
 
@@ -603,6 +604,8 @@ struct ThrottleEngine::Impl
                 for (const CostRule &rule : spec.cost)
                     limit.cost.push_back({compiled.conditionIds(rule.match), rule.credits});
                 limit.chargeThrottled = policy.chargesThrottled(spec);
+                limit.keyedByAppOnly =
+                    keyFields.size() == 1 && keyFields.front() == EventField::App;
                 limit.resolutionMs = defaultResolutionMs(spec);
                 compiled.limits.push_back(int(limits.size()));
                 limits.push_back(std::move(limit));
@@ -1021,9 +1024,12 @@ struct ThrottleEngine::Impl
             const double usage = bucket.state.usageAt(limit.params, bucket.lastT);
             usageAfter[size_t(i)] = usage;
             const double cap = limit.params.capacity;
-            if (cap > 0)
-                maxFill = std::max(maxFill, usage / cap);
+            if (cap > 0 && usage / cap > maxFill) {
+                maxFill = usage / cap;
+                verdict.fillApplicationWide = limit.keyedByAppOnly;
+            }
         }
+        verdict.fill = maxFill;
 
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];

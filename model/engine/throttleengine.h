@@ -65,6 +65,11 @@ public:
         bool matched = false;            // at least one limit of its policy applied
         bool predictedThrottled = false; // some applicable limit was exhausted when it was sent
         bool observedThrottled = false;  // the service answered with a throttle
+        // The highest usage / capacity among the limits it charged, after the charge, and
+        // whether that limit is shared by every user of an app (keyed by the app alone): what
+        // softens the reconstructed breaker of the caller, or of the whole app.
+        double fill = 0;
+        bool fillApplicationWide = false;
     };
 
     Verdict add(const RequestEvent &event);

@@ -32,7 +32,8 @@ std::vector<RequestEvent> syntheticTraffic(int count)
             e.identity = QStringLiteral("sp-%1").arg(i % 7);
             e.service = QStringLiteral("fabric");
             e.method = QStringLiteral("GET");
-            e.url = QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/%1/items").arg(i % 50);
+            e.url = QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/%1/items")
+                        .arg(i % 50);
             e.status = (i / 2) % 300 < 200 ? 200 : 429;
             if (e.status == 429) {
                 e.errorCode = QStringLiteral("RequestBlocked");
@@ -43,7 +44,8 @@ std::vector<RequestEvent> syntheticTraffic(int count)
             e.app = QStringLiteral("note-bridge");
             e.service = QStringLiteral("graph");
             e.method = QStringLiteral("GET");
-            e.url = QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/%1/content").arg(i % 400);
+            e.url = QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages/%1/content")
+                        .arg(i % 400);
             e.status = i % 11 == 0 ? 429 : 200;
             e.operationId = QStringLiteral("page-%1").arg(i % 400);
             e.attempt = i % 11 == 0 ? 1 : 0;
@@ -69,6 +71,52 @@ private slots:
         QTest::newRow("large-batches-threaded") << 20000 << 4096;
         QTest::newRow("one-huge-batch") << 20000 << 20000;
     }
+    // A Fabric client passes 80 % of its 200-per-minute window and the service has not said a
+    // word (no percentage headers): the engine's reconstructed fill soft-opens the client's
+    // breaker, the same on the inline and the threaded path.
+    void reconstructedFillSoftensBreakers_data()
+    {
+        QTest::addColumn<int>("batch");
+        QTest::newRow("inline") << 100;
+        QTest::newRow("threaded") << 4096;
+    }
+    void reconstructedFillSoftensBreakers()
+    {
+        QFETCH(int, batch);
+        std::vector<RequestEvent> traffic;
+        const qint64 t0 = 1771454640000; // a minute boundary
+        for (int i = 0; i < 3000; ++i) {
+            RequestEvent e;
+            e.tsMs = t0 + i * 20;
+            e.service = QStringLiteral("fabric");
+            e.method = QStringLiteral("GET");
+            e.url = QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/w/items");
+            e.status = 200;
+            // Every 10th request is the busy client's (170 in its first minute); the rest come
+            // from 90 quiet ones.
+            e.identity = i % 10 == 0 && i < 1700 ? QStringLiteral("sp-busy")
+                                                 : QStringLiteral("sp-quiet-%1").arg(i % 90);
+            traffic.push_back(e);
+        }
+        Analysis analysis;
+        for (size_t start = 0; start < traffic.size(); start += size_t(batch)) {
+            const size_t end = std::min(traffic.size(), start + size_t(batch));
+            analysis.onEvents(std::vector<RequestEvent>(traffic.begin() + qsizetype(start),
+                                                        traffic.begin() + qsizetype(end)));
+        }
+        const ReportData report = analysis.report();
+        QList<BreakerTransition> softened;
+        for (const BreakerTransition &t : report.breakerTransitions) {
+            if (t.to == u"soft-open")
+                softened.append(t);
+        }
+        QCOMPARE(softened.size(), 1);
+        QCOMPARE(softened.first().scope, QStringLiteral("fabric:sp-busy"));
+        QVERIFY2(softened.first().reason.startsWith(u"reconstructed fill 0.8"),
+                 qPrintable(softened.first().reason));
+        QCOMPARE(softened.first().tsMs, t0 + 1590 * 20); // its 160th request: 160 / 200
+    }
+
     void parallelBatchesEqualInline()
     {
         QFETCH(int, events);
@@ -92,6 +140,12 @@ private slots:
         QVERIFY(report.scopes.size() >= 4);
         QVERIFY(!report.breakers.isEmpty());
         QVERIFY(!report.alerts.isEmpty());
+        const auto softened = std::count_if(
+            report.breakerTransitions.cbegin(), report.breakerTransitions.cend(),
+            [](const BreakerTransition &t) {
+                return t.to == u"soft-open" && t.reason.startsWith(u"reconstructed fill");
+            });
+        QVERIFY(softened == 0); // (this traffic is throttled long before any bucket fills)
     }
 
     void sessionPublishesSnapshotsStatusAndWorkspace()
@@ -111,12 +165,14 @@ private slots:
         QSignalSpy finished(session, &AnalysisSession::filesFinished);
         QSignalSpy workspace(session, &AnalysisSession::workspaceReady);
         const QString file = dataFile(u"canonical/mixed-crlf-malformed.ndjson"_qs);
-        QMetaObject::invokeMethod(session, [session, file] { session->openFiles({file}, SourceOptions{}); });
+        QMetaObject::invokeMethod(session,
+                                  [session, file] { session->openFiles({file}, SourceOptions{}); });
         // Not QSignalSpy::wait(): the worker thread may emit before wait() counts what is
         // already there, and then wait() misses it.
         QTRY_VERIFY_WITH_TIMEOUT(!finished.isEmpty(), 20000);
         QVERIFY(!snapshots.isEmpty());
-        const auto snapshot = snapshots.last().at(0).value<std::shared_ptr<const DashboardSnapshot>>();
+        const auto snapshot =
+            snapshots.last().at(0).value<std::shared_ptr<const DashboardSnapshot>>();
         QCOMPARE(snapshot->report.events, 6);
         QCOMPARE(snapshot->report.malformed, 2);
         QCOMPARE(snapshot->report.throttles.total, 4);
@@ -142,7 +198,8 @@ private slots:
         const qsizetype before = snapshots.size();
         QMetaObject::invokeMethod(session, [session] { session->setPolicies(u"fabric"_qs); });
         QTRY_VERIFY_WITH_TIMEOUT(snapshots.size() > before, 20000);
-        const auto replayed = snapshots.last().at(0).value<std::shared_ptr<const DashboardSnapshot>>();
+        const auto replayed =
+            snapshots.last().at(0).value<std::shared_ptr<const DashboardSnapshot>>();
         QCOMPARE(replayed->report.events, 6);
 
         // A bad policy is refused with a reason, and the analysis stays.
@@ -162,13 +219,14 @@ private slots:
         }
         QMetaObject::invokeMethod(session, [session, live] { session->ingestBatch(live); });
         QTRY_VERIFY_WITH_TIMEOUT(
-            !status.isEmpty() && [&] {
-                const IngestStatus s = status.last().at(0).value<IngestStatus>();
-                for (const IngestSourceStatus &source : s.sources)
-                    if (source.path == u"demo" && source.events == 10 && source.live)
-                        return true;
-                return false;
-            }(),
+            !status.isEmpty() &&
+                [&] {
+                    const IngestStatus s = status.last().at(0).value<IngestStatus>();
+                    for (const IngestSourceStatus &source : s.sources)
+                        if (source.path == u"demo" && source.events == 10 && source.live)
+                            return true;
+                    return false;
+                }(),
             30000);
     }
 };
