@@ -9,6 +9,8 @@
 #include <QString>
 #include <QStringView>
 
+#include <cstddef>
+
 #include <optional>
 
 namespace ts {
@@ -35,32 +37,36 @@ enum class EventType : quint8 { Request, Breaker, Annotation };
 
 struct RequestEvent
 {
+    // Laid out by how often the engine reads a field: the scalars and the strings every policy
+    // match or key reads come first, so an event costs the engine four or five cache lines of
+    // this struct instead of nine (it is ~600 bytes, and a stream of them goes through the cache
+    // once). prefetchForEngine() below names the same lines.
     EventType type = EventType::Request;
-    qint64 tsMs = 0; // when the request was sent, ms since the Unix epoch (UTC)
+    bool batchEnvelope = false;
+    int status = 0;         // 0 = no response (failed request, not a throttle)
+    int batchIndex = -1;    // position inside its batch, -1 = none
+    int attempt = -1;       // 0 first try, 1.. retries, -1 unknown
+    qint64 tsMs = 0;        // when the request was sent, ms since the Unix epoch (UTC)
+    double durationMs = -1; // < 0 = unknown
+    double credits = -1;    // explicit cost, < 0 = none
 
     QString identity; // empty = unknown
     QString app;
-    QString tenant;
     QString service;  // empty = infer from URL host
     QString category; // empty = classify by policy URL rules
     QString method;
     QString url;
-    int status = 0; // 0 = no response (failed request, not a throttle)
-    QString errorCode;
-    QString retryAfter; // exactly as received
-    HttpHeaders headers;
-    QString body;
-    double durationMs = -1; // < 0 = unknown
-    QString requestId;
-    QString batchId;     // set on each sub-response of a $batch
-    int batchIndex = -1; // position inside its batch, -1 = none
-    bool batchEnvelope = false;
-    int attempt = -1; // 0 first try, 1.. retries, -1 unknown
-    QString operationId;
-    QString lane;        // "foreground" / "background" / empty
-    double credits = -1; // explicit cost, < 0 = none
     QString serviceBusNamespace;
     QString entity;
+    HttpHeaders headers;
+    QString lane; // "foreground" / "background" / empty
+    QString errorCode;
+    QString retryAfter; // exactly as received
+    QString tenant;
+    QString body;
+    QString requestId;
+    QString batchId; // set on each sub-response of a $batch
+    QString operationId;
 
     // type == Breaker
     QString breakerScope;
@@ -79,6 +85,26 @@ struct RequestEvent
 
     [[nodiscard]] bool isRequest() const { return type == EventType::Request && !batchEnvelope; }
 };
+
+// Ask the cache for what the engine is about to read of an event, a few events ahead while
+// processing a batch, so the engine's loads find it in cache instead of waiting on memory.
+// Two steps, because the text lives behind pointers in the struct: first the struct's hot
+// lines (prefetchEventFields, two events ahead), then, once those have arrived, the text of
+// the strings that route and key the event (prefetchEventText, one event ahead).
+inline void prefetchEventFields(const RequestEvent &event)
+{
+    const char *base = reinterpret_cast<const char *>(&event);
+    for (size_t line = 0; line < offsetof(RequestEvent, lane); line += 64)
+        __builtin_prefetch(base + line);
+}
+
+inline void prefetchEventText(const RequestEvent &event)
+{
+    __builtin_prefetch(event.identity.constData());
+    __builtin_prefetch(event.service.constData());
+    __builtin_prefetch(event.url.constData());
+    __builtin_prefetch(event.method.constData());
+}
 
 // A record that could not be read. Reported as "FILE:LINE: reason".
 struct MalformedRecord

@@ -36,6 +36,34 @@ inline qsizetype findEither(const char16_t *units, qsizetype size, char16_t a, c
     return -1;
 }
 
+// Index of the first unit equal to any of a, b, c, d in [0, size), or -1 (the end of a URL's
+// host: '/', '?', '#' or ':').
+inline qsizetype findAnyOf4(const char16_t *units, qsizetype size, char16_t a, char16_t b,
+                            char16_t c, char16_t d)
+{
+    qsizetype i = 0;
+#if defined(__SSE2__)
+    const __m128i va = _mm_set1_epi16(short(a));
+    const __m128i vb = _mm_set1_epi16(short(b));
+    const __m128i vc = _mm_set1_epi16(short(c));
+    const __m128i vd = _mm_set1_epi16(short(d));
+    for (; i + 8 <= size; i += 8) {
+        const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i *>(units + i));
+        const __m128i hit =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(chunk, va), _mm_cmpeq_epi16(chunk, vb)),
+                         _mm_or_si128(_mm_cmpeq_epi16(chunk, vc), _mm_cmpeq_epi16(chunk, vd)));
+        const int mask = _mm_movemask_epi8(hit);
+        if (mask != 0)
+            return i + qsizetype(__builtin_ctz(unsigned(mask)) / 2);
+    }
+#endif
+    for (; i < size; ++i) {
+        if (units[i] == a || units[i] == b || units[i] == c || units[i] == d)
+            return i;
+    }
+    return -1;
+}
+
 // Index of the first occurrence of needle (needleSize > 0) in haystack at or after from, or -1.
 // Candidates are positions where both the first and the last unit of the needle match (eight
 // positions per step), confirmed with memcmp: few false candidates on URL-like text.

@@ -7,6 +7,7 @@
 #include "signals/throttlesignals.h"
 
 #include <QHash>
+#include <QVarLengthArray>
 
 #include <algorithm>
 #include <array>
@@ -29,10 +30,16 @@ constexpr size_t kMaxRetryIntervals = 5000;
 // same episode: one alert.
 constexpr qint64 kNearLimitEpisodeGapMs = 60'000;
 
+// Conditions a policy can memoise per event (bits of a quint64).
+constexpr int kMaxMemoConditions = 64;
+
 struct CompiledCondition
 {
     EventField field;
     TextMatcher matcher;
+    // Another condition on the same field that matches exactly where this one does not
+    // ("^(?!.*/onenote/)" and "/onenote/"): this one is answered by negating it (-1: none).
+    int complementOf = -1;
 };
 
 struct CompiledCost
@@ -56,6 +63,19 @@ struct CompiledLimit
 };
 
 constexpr size_t kAddressSlots = 512;
+// Keys of up to this many parts are found by address (most keys are an identity, or an app and
+// an identity); longer ones go through the hash.
+constexpr size_t kAddressParts = 2;
+
+// A key entry remembered by the addresses and lengths of its parts' characters. The addresses
+// live in the slot itself: comparing them touches one cache line, where going through the
+// entry's QStringList touched three.
+struct AddressSlot
+{
+    std::array<const char16_t *, kAddressParts> text{};
+    std::array<qsizetype, kAddressParts> size{};
+    int entry = -1;
+};
 
 // The distinct `key` field lists of a policy. Limits with the same key (OneNote's minute, hour
 // and concurrency all key by app+identity) share one lookup per event.
@@ -68,15 +88,9 @@ struct KeySignature
     // Entries by the addresses of their parts' characters. Readers intern identities, apps and
     // namespaces, and an entry keeps the event's own string (shared), so the next event with
     // the same interned value finds its entry by address: no hash of the text, no comparison
-    // of characters. Sound because equal addresses mean the entry's string holds that memory.
-    std::array<int, kAddressSlots> byAddress = makeEmptySlots();
-
-    static std::array<int, kAddressSlots> makeEmptySlots()
-    {
-        std::array<int, kAddressSlots> empty;
-        empty.fill(-1);
-        return empty;
-    }
+    // of characters. Sound because a slot is only filled with addresses of characters the
+    // entry's own strings hold (so they stay alive and unchanged while the entry exists).
+    std::vector<AddressSlot> byAddress = std::vector<AddressSlot>(kAddressSlots);
 };
 
 // One key value of one signature, and its bucket in each limit of the policy (-1 = none yet).
@@ -85,7 +99,8 @@ struct KeyEntry
     QStringList parts;
     QString key; // parts joined with '+'
     int nextSameHash = -1;
-    std::vector<int> buckets;
+    // Inline for the usual handful of limits: one fewer pointer to follow per event.
+    QVarLengthArray<int, 8> buckets;
 };
 
 struct CompiledPolicy
@@ -100,6 +115,11 @@ struct CompiledPolicy
     int exactServiceCondition = -1;
     QString exactService;
     std::vector<std::pair<QString, TextMatcher>> categories;
+    // The memoised conditions on the category field, and which of them hold for each category
+    // the URL rules can give (one more entry at the end: no rule matched). A classified event
+    // starts its limit pass with these answers instead of running the matchers again.
+    quint64 categoryConditionBits = 0;
+    std::vector<quint64> categoryConditionHits;
     std::vector<int> limits; // indices into Impl::limits
     std::vector<KeySignature> keys;
     // Which limits have charged the same event: nextSafeSend of a key is the maximum over them.
@@ -131,6 +151,35 @@ struct CompiledPolicy
         for (const FieldCondition &condition : list)
             ids.push_back(conditionId(condition));
         return ids;
+    }
+
+    // Once every condition is compiled: the shortcuts the per-event pass takes.
+    void linkConditions()
+    {
+        for (size_t i = 0; i < conditions.size(); ++i) {
+            for (size_t j = 0; j < conditions.size(); ++j) {
+                if (i != j && conditions[i].field == conditions[j].field &&
+                    conditions[j].complementOf < 0 &&
+                    conditions[i].matcher.isComplementOf(conditions[j].matcher)) {
+                    conditions[i].complementOf = int(j);
+                    break;
+                }
+            }
+        }
+        categoryConditionBits = 0;
+        categoryConditionHits.assign(categories.size() + 1, 0);
+        for (size_t id = 0; id < conditions.size() && id < size_t(kMaxMemoConditions); ++id) {
+            if (conditions[id].field != EventField::Category)
+                continue;
+            const quint64 bit = quint64(1) << id;
+            categoryConditionBits |= bit;
+            for (size_t k = 0; k <= categories.size(); ++k) {
+                const QStringView name =
+                    k < categories.size() ? QStringView(categories[k].first) : QStringView();
+                if (conditions[id].matcher.matches(name))
+                    categoryConditionHits[k] |= bit;
+            }
+        }
     }
 };
 
@@ -181,7 +230,6 @@ inline bool sameText(QStringView a, QStringView b)
             std::memcmp(a.utf16(), b.utf16(), size_t(a.size()) * sizeof(char16_t)) == 0);
 }
 
-constexpr int kMaxMemoConditions = 64;
 constexpr int kMaxKeySignatures = 16;
 
 // What one event looks like to one policy, computed lazily and at most once.
@@ -227,6 +275,14 @@ struct EventContext
     // copy otherwise.
     [[nodiscard]] QString shareable(EventField field, QStringView value) const
     {
+        const QString *own = ownString(field, value);
+        return own ? *own : value.toString();
+    }
+
+    // The event's own string that `value` (the field's value) is, or null when the value is a
+    // part of one (a URL path) or computed.
+    [[nodiscard]] const QString *ownString(EventField field, QStringView value) const
+    {
         const QString *own = nullptr;
         switch (field) {
         case EventField::Identity:
@@ -251,8 +307,8 @@ struct EventContext
             break;
         }
         if (own && own->size() == value.size() && QStringView(*own).utf16() == value.utf16())
-            return *own;
-        return value.toString();
+            return own;
+        return nullptr;
     }
 
     bool test(const CompiledPolicy &policy, int id, QString *scratch)
@@ -262,7 +318,8 @@ struct EventContext
             if (evaluated & bit)
                 return results & bit;
             const CompiledCondition &c = policy.conditions[size_t(id)];
-            const bool hit = c.matcher.matches(value(c.field, scratch));
+            const bool hit = c.complementOf >= 0 ? !test(policy, c.complementOf, scratch)
+                                                 : c.matcher.matches(value(c.field, scratch));
             evaluated |= bit;
             if (hit)
                 results |= bit;
@@ -373,6 +430,9 @@ struct Series
     qint64 currentBin = kNoTime;
     double currentUsage = 0;
     double currentPct = 0;
+    // points.back().t, kept here: reading the tail of the vector costs a cache miss per bin
+    // (hundreds of buckets each append to their own vector), and the append only writes it.
+    qint64 lastPointT = kNoTime;
     std::vector<Point> points;
 
     void record(qint64 at, double value, double fill, size_t cap)
@@ -397,13 +457,20 @@ struct Series
         if (currentBin == kNoTime)
             return;
         // currentBin is already a bin start at this resolution: no re-alignment needed.
-        if (!points.empty() && points.back().t == currentBin) {
+        if (lastPointT == currentBin) {
             points.back().usage = std::max(points.back().usage, currentUsage);
             points.back().pct = std::max(points.back().pct, currentPct);
         } else {
             if (points.empty())
                 points.reserve(kInitialSeriesPoints);
-            points.push_back({currentBin, currentUsage, currentPct});
+            // Field by field into the vector: GCC builds a braced Point on the stack with
+            // mismatched store and load widths, and the store-forwarding stalls were most of
+            // this function's time.
+            Point &point = points.emplace_back();
+            point.t = currentBin;
+            point.usage = currentUsage;
+            point.pct = currentPct;
+            lastPointT = currentBin;
         }
         currentBin = kNoTime;
         if (points.size() > cap)
@@ -425,7 +492,7 @@ struct Series
     {
         if (currentBin != kNoTime)
             return currentBin + resolutionMs;
-        return points.empty() ? kNoTime : points.back().t + resolutionMs;
+        return lastPointT == kNoTime ? kNoTime : lastPointT + resolutionMs;
     }
 
     void coarsen()
@@ -436,6 +503,7 @@ struct Series
         for (const Point &point : points)
             append(merged, point, resolutionMs);
         points = std::move(merged);
+        lastPointT = points.empty() ? kNoTime : points.back().t;
     }
 };
 
@@ -610,6 +678,7 @@ struct ThrottleEngine::Impl
                 compiled.limits.push_back(int(limits.size()));
                 limits.push_back(std::move(limit));
             }
+            compiled.linkConditions();
             policies.push_back(std::move(compiled));
         }
     }
@@ -624,7 +693,7 @@ struct ThrottleEngine::Impl
             for (KeySignature &signature : policy.keys) {
                 signature.entries.clear();
                 signature.lastEntry = -1;
-                signature.byAddress.fill(-1);
+                signature.byAddress.assign(kAddressSlots, AddressSlot{});
             }
         }
         requestEvents = 0;
@@ -696,15 +765,21 @@ struct ThrottleEngine::Impl
         return -1;
     }
 
-    QStringView classify(const CompiledPolicy &policy, EventContext &ctx)
+    // The event's category: its own, or the first of the policy's URL rules that matches
+    // (*rule = that rule's index, categories.size() when none matched, -1 for the event's own).
+    QStringView classify(const CompiledPolicy &policy, EventContext &ctx, int *rule)
     {
+        *rule = -1;
         if (!ctx.event->category.isEmpty() || policy.categories.empty())
             return ctx.event->category;
         const QStringView path = ctx.value(EventField::Path, &scratch);
-        for (const auto &[name, matcher] : policy.categories) {
-            if (matcher.matches(path))
-                return name;
+        for (size_t k = 0; k < policy.categories.size(); ++k) {
+            if (policy.categories[k].second.matches(path)) {
+                *rule = int(k);
+                return policy.categories[k].first;
+            }
         }
+        *rule = int(policy.categories.size());
         return {};
     }
 
@@ -725,23 +800,26 @@ struct ThrottleEngine::Impl
             }
             return true;
         };
-        auto sameAddresses = [&](const KeyEntry &entry) {
+        const bool byAddress = n <= kAddressParts;
+        quintptr mixed = 0;
+        for (size_t i = 0; i < n; ++i)
+            mixed = (mixed ^ quintptr(parts[i].utf16())) * 0x9E3779B97F4A7C15ULL;
+        AddressSlot &addressSlot = signature.byAddress[size_t(mixed >> 40) % kAddressSlots];
+        auto slotHoldsParts = [&] {
+            if (!byAddress || addressSlot.entry < 0)
+                return false;
             for (size_t i = 0; i < n; ++i) {
-                const QString &part = entry.parts.at(qsizetype(i));
-                if (part.size() != parts[i].size() ||
-                    (part.size() > 0 && QStringView(part).utf16() != parts[i].utf16()))
+                if (addressSlot.size[i] != parts[i].size() ||
+                    addressSlot.text[i] != parts[i].utf16())
                     return false;
             }
             return true;
         };
-        quintptr mixed = 0;
-        for (size_t i = 0; i < n; ++i)
-            mixed = (mixed ^ quintptr(parts[i].utf16())) * 0x9E3779B97F4A7C15ULL;
-        int &addressSlot = signature.byAddress[size_t(mixed >> 40) % kAddressSlots];
 
         int found = -1;
-        if (addressSlot >= 0 && sameAddresses(keyEntries[size_t(addressSlot)])) {
-            found = addressSlot;
+        const bool slotHit = slotHoldsParts();
+        if (slotHit) {
+            found = addressSlot.entry;
         } else if (signature.lastEntry >= 0 && sameKey(keyEntries[size_t(signature.lastEntry)])) {
             // Logs come in runs from the same caller: try the last entry before hashing.
             found = signature.lastEntry;
@@ -762,7 +840,8 @@ struct ThrottleEngine::Impl
                 for (size_t i = 0; i < n; ++i)
                     entry.parts.append(ctx.shareable(signature.fields[i], parts[i]));
                 entry.key = entry.parts.join(u'+');
-                entry.buckets.assign(policy.limits.size(), -1);
+                entry.buckets.resize(qsizetype(policy.limits.size()));
+                std::fill(entry.buckets.begin(), entry.buckets.end(), -1);
                 found = int(keyEntries.size());
                 keyEntries.push_back(std::move(entry));
                 if (previous >= 0)
@@ -771,9 +850,24 @@ struct ThrottleEngine::Impl
                     signature.entries.insert(hash, found);
             }
         }
-        // Remembered by address only when the entry's strings are these very characters.
-        if (sameAddresses(keyEntries[size_t(found)]))
-            addressSlot = found;
+        if (!slotHit && byAddress) {
+            // Remembered by address only when the entry's strings are these very characters.
+            const KeyEntry &entry = keyEntries[size_t(found)];
+            bool sameCharacters = true;
+            for (size_t i = 0; sameCharacters && i < n; ++i) {
+                const QString &part = entry.parts.at(qsizetype(i));
+                sameCharacters = part.size() == parts[i].size() &&
+                                 (part.isEmpty() || QStringView(part).utf16() == parts[i].utf16());
+            }
+            if (sameCharacters) {
+                addressSlot = AddressSlot{};
+                for (size_t i = 0; i < n; ++i) {
+                    addressSlot.text[i] = parts[i].utf16();
+                    addressSlot.size[i] = parts[i].size();
+                }
+                addressSlot.entry = found;
+            }
+        }
         signature.lastEntry = found;
         ctx.keyEntries[size_t(signatureIndex)] = found;
         return found;
@@ -783,7 +877,7 @@ struct ThrottleEngine::Impl
     {
         const CompiledLimit &limit = limits[size_t(limitIndex)];
         const int entryIndex = keyEntryFor(policy, limit.keySignature, ctx);
-        int &slot = keyEntries[size_t(entryIndex)].buckets[size_t(limit.indexInPolicy)];
+        int &slot = keyEntries[size_t(entryIndex)].buckets[qsizetype(limit.indexInPolicy)];
         if (slot >= 0)
             return slot;
         Bucket bucket;
@@ -949,10 +1043,12 @@ struct ThrottleEngine::Impl
             return verdict;
         }
         CompiledPolicy &policy = policies[size_t(policyIndex)];
-        ctx.category = classify(policy, ctx);
-        // The memo of the selection pass saw the event's own category; limits see the classified.
-        ctx.evaluated = 0;
-        ctx.results = 0;
+        int rule = -1;
+        ctx.category = classify(policy, ctx, &rule);
+        // The memo of the selection pass saw the event's own category; limits see the
+        // classified one, whose category conditions were answered when the policy compiled.
+        ctx.evaluated = rule >= 0 ? policy.categoryConditionBits : 0;
+        ctx.results = rule >= 0 ? policy.categoryConditionHits[size_t(rule)] : 0;
         ctx.keyEntries.fill(-1);
 
         // Which limits charge this event, and did each have room?
@@ -1256,14 +1352,19 @@ ThrottleEngine::Verdict ThrottleEngine::add(const RequestEvent &event,
 
 void ThrottleEngine::addBatch(std::span<const RequestEvent> events)
 {
-    for (const RequestEvent &event : events)
-        d->process(event, nullptr);
+    const size_t n = events.size();
+    for (size_t i = 0; i < n; ++i) {
+        if (i + 2 < n)
+            prefetchEventFields(events[i + 2]);
+        if (i + 1 < n)
+            prefetchEventText(events[i + 1]);
+        d->process(events[i], nullptr);
+    }
 }
 
 void ThrottleEngine::addBatch(const QList<RequestEvent> &events)
 {
-    for (const RequestEvent &event : events)
-        d->process(event, nullptr);
+    addBatch(std::span<const RequestEvent>(events.constData(), size_t(events.size())));
 }
 
 qint64 ThrottleEngine::requestEvents() const

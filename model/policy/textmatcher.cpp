@@ -301,6 +301,19 @@ bool TextMatcher::compileLookahead(QStringView body)
     return true;
 }
 
+bool TextMatcher::sameLiteralAs(const TextMatcher &other) const
+{
+    return m_strategy == Strategy::Literal && other.m_strategy == Strategy::Literal &&
+           m_anchorStart == other.m_anchorStart && m_anchorEnd == other.m_anchorEnd &&
+           m_case == other.m_case && m_literal == other.m_literal;
+}
+
+bool TextMatcher::isComplementOf(const TextMatcher &other) const
+{
+    return m_strategy == Strategy::NegativeLookahead && m_lookaheadRestAlways &&
+           m_lookaheadInner->sameLiteralAs(other);
+}
+
 bool TextMatcher::matches(QStringView text) const
 {
     switch (m_strategy) {

@@ -45,7 +45,14 @@ public:
         return std::nullopt;
     }
 
+    // True when this pattern matches exactly the texts `other` does not: "^(?!.*/onenote/)"
+    // against "/onenote/". A caller that has the answer of one has the other's for free.
+    [[nodiscard]] bool isComplementOf(const TextMatcher &other) const;
+
 private:
+    // Same strategy and literal: the two match the same texts (a conservative test).
+    [[nodiscard]] bool sameLiteralAs(const TextMatcher &other) const;
+
     enum class TokenKind : quint8 { Literal, AnyChar, SegmentPlus, SegmentStar, AnyPlus, AnyStar };
     struct Token
     {

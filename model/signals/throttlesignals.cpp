@@ -1357,8 +1357,14 @@ QString throttleKindName(ThrottleKind kind)
 qint64 responseTimeMs(const RequestEvent &event)
 {
     if (event.durationMs > 0 && std::isfinite(event.durationMs) &&
-        event.durationMs < double(kMaxAdviceMs))
-        return event.tsMs + qint64(std::llround(event.durationMs));
+        event.durationMs < double(kMaxAdviceMs)) {
+        // Half away from zero like llround (the value is positive), without its library call:
+        // this runs for every event.
+        qint64 whole = qint64(event.durationMs);
+        if (event.durationMs - double(whole) >= 0.5)
+            ++whole;
+        return event.tsMs + whole;
+    }
     return event.tsMs;
 }
 

@@ -185,6 +185,9 @@ private slots:
     void oneNoteMaximumWait_data();
     void oneNoteMaximumWait();
     void oneNoteDelegatedVersusApp();
+    void fabricApiGroupsChargeTheirOwnLimit_data();
+    void fabricApiGroupsChargeTheirOwnLimit();
+    void oneNoteAndOtherGraphCallsApart();
     void serviceBusCredits_data();
     void serviceBusCredits();
     void batchSubResponsesCountedOneByOne();
@@ -356,6 +359,69 @@ void TestEngine::oneNoteDelegatedVersusApp()
     QCOMPARE(app->capacity, 240.0);
     QCOMPARE(app->predictedThrottled, 0);
     QCOMPARE(app->peakUsage, 200.0);
+}
+
+void TestEngine::fabricApiGroupsChargeTheirOwnLimit_data()
+{
+    // The category comes from the URL rules (first match wins) or from the event itself; the
+    // engine answers the limits' category conditions from a table built when the policy
+    // compiled, so each way must land in the same limit as a plain evaluation would.
+    QTest::addColumn<QString>("url");
+    QTest::addColumn<QString>("category");
+    QTest::addColumn<QString>("expectedLimit");
+
+    const QString api = QStringLiteral("https://api.fabric.microsoft.com");
+    QTest::newRow("job instances") << api + QStringLiteral("/v1/workspaces/w1/items/i1/jobs/instances?jobType=Pipeline") << QString() << "jobScheduler";
+    QTest::newRow("operation state") << api + QStringLiteral("/v1/operations/op-1") << QString() << "longRunningOperations";
+    QTest::newRow("items") << api + QStringLiteral("/v1/workspaces/w1/items") << QString() << "platform";
+    QTest::newRow("jobs not under an item") << api + QStringLiteral("/v1/workspaces/w1/jobs/x") << QString() << "platform";
+    QTest::newRow("own category wins") << api + QStringLiteral("/v1/workspaces/w1/items") << "jobScheduler" << "jobScheduler";
+    QTest::newRow("own unknown category") << api + QStringLiteral("/v1/operations/op-1") << "reports" << "";
+}
+
+void TestEngine::fabricApiGroupsChargeTheirOwnLimit()
+{
+    QFETCH(QString, url);
+    QFETCH(QString, category);
+    QFETCH(QString, expectedLimit);
+    ThrottleEngine engine;
+    RequestEvent e = request(QStringLiteral("fabric"), QStringLiteral("sp-ci"), url, kBase);
+    e.category = category;
+    for (int i = 0; i < 3; ++i) {
+        e.tsMs = kBase + i;
+        engine.add(e);
+    }
+    QStringList charged;
+    for (const ScopeSummary &scope : engine.scopes()) {
+        if (scope.requests > 0)
+            charged.append(scope.limit);
+    }
+    QCOMPARE(charged, expectedLimit.isEmpty() ? QStringList() : QStringList{expectedLimit});
+}
+
+void TestEngine::oneNoteAndOtherGraphCallsApart()
+{
+    // "/onenote/" and "^(?!.*/onenote/)" are answered by one search and its negation: every
+    // Graph call lands in exactly one of the two families.
+    ThrottleEngine engine;
+    const QStringList urls{
+        QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/pages"),
+        QStringLiteral("https://graph.microsoft.com/v1.0/users/u1/drive/root"),
+        QStringLiteral("https://graph.microsoft.com/v1.0/me/onenote/sections/1-a/pages?top=5"),
+        QStringLiteral("https://graph.microsoft.com/v1.0/me/events?filter=onenote"),
+    };
+    for (int i = 0; i < 40; ++i) {
+        RequestEvent e = onenote(kBase + i);
+        e.url = urls[i % urls.size()];
+        engine.add(e);
+    }
+    const auto scopes = engine.scopes();
+    const QString key = QStringLiteral("note-bridge+alice@contoso.com");
+    const ScopeSummary *onenoteMinute = findScope(scopes, QStringLiteral("onenote-per-minute"), key);
+    const ScopeSummary *graph = findScope(scopes, QStringLiteral("graph"), key);
+    QVERIFY(onenoteMinute && graph);
+    QCOMPARE(onenoteMinute->requests, 20);
+    QCOMPARE(graph->requests, 20);
 }
 
 void TestEngine::serviceBusCredits_data()

@@ -34,6 +34,8 @@ private slots:
     void textMatcherAgreesWithRegex();
     void textMatcherStrategy_data();
     void textMatcherStrategy();
+    void textMatcherComplement_data();
+    void textMatcherComplement();
 };
 
 void TestPolicy::builtinNumbers_data()
@@ -279,6 +281,11 @@ void TestPolicy::eventFields_data()
     QTest::newRow("schemeless host") << "graph.microsoft.com/v1.0/me?x" << "path" << "/v1.0/me";
     QTest::newRow("empty") << "" << "path" << "";
     QTest::newRow("host with port") << "http://127.0.0.1:8080/a" << "host" << "127.0.0.1";
+    QTest::newRow("upper-case scheme") << "HTTPS://h.example/a?q" << "path" << "/a";
+    QTest::newRow("other scheme") << "sb://ns.servicebus.windows.net/q" << "host" << "ns.servicebus.windows.net";
+    QTest::newRow("host before query") << "https://h.example?x=1" << "host" << "h.example";
+    QTest::newRow("host before fragment") << "https://h.example#top" << "host" << "h.example";
+    QTest::newRow("long host") << "https://a-very-long-name.with.many.labels.example.com/p" << "host" << "a-very-long-name.with.many.labels.example.com";
     QTest::newRow("subscription") << "https://management.azure.com/subscriptions/abc-123/resourceGroups/rg?api-version=1" << "subscription" << "abc-123";
     QTest::newRow("no subscription") << "https://management.azure.com/providers" << "subscription" << "unknown";
     QTest::newRow("namespace from host") << "https://sb-prod.servicebus.windows.net/orders" << "namespace" << "sb-prod";
@@ -369,6 +376,40 @@ void TestPolicy::textMatcherStrategy()
     TextMatcher matcher;
     QVERIFY(matcher.compile(pattern));
     QCOMPARE(int(matcher.strategy()), strategy);
+}
+
+void TestPolicy::textMatcherComplement_data()
+{
+    QTest::addColumn<QString>("pattern");
+    QTest::addColumn<QString>("other");
+    QTest::addColumn<bool>("complement");
+    QTest::newRow("not onenote") << "^(?!.*/onenote/)" << "/onenote/" << true;
+    QTest::newRow("other literal") << "^(?!.*/onenote/)" << "/drive/" << false;
+    QTest::newRow("anchored inner") << "^(?!/onenote/)" << "/onenote/" << false;
+    QTest::newRow("lookahead with rest") << "^(?!.*/onenote/)/v1" << "/onenote/" << false;
+    QTest::newRow("case-insensitive other") << "^(?!.*/onenote/)" << "(?i)/onenote/" << false;
+    QTest::newRow("not a lookahead") << "/onenote/" << "/onenote/" << false;
+}
+
+void TestPolicy::textMatcherComplement()
+{
+    // When the engine answers one condition by negating the other, the two must disagree on
+    // every text.
+    QFETCH(QString, pattern);
+    QFETCH(QString, other);
+    QFETCH(bool, complement);
+    TextMatcher a;
+    TextMatcher b;
+    QVERIFY(a.compile(pattern));
+    QVERIFY(b.compile(other));
+    QCOMPARE(a.isComplementOf(b), complement);
+    if (!complement)
+        return;
+    const QStringList texts{QStringLiteral("/v1.0/me/onenote/pages"), QStringLiteral("/onenote/"),
+                            QStringLiteral("/v1.0/users/u/drive"), QStringLiteral(""),
+                            QStringLiteral("/onenote"), QStringLiteral("x/onenote/y/onenote/")};
+    for (const QString &text : texts)
+        QVERIFY2(a.matches(text) != b.matches(text), qPrintable(text));
 }
 
 QTEST_GUILESS_MAIN(TestPolicy)

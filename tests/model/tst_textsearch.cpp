@@ -17,6 +17,7 @@ private slots:
     void findSubstringAgreesWithQt();
     void findEitherAgreesWithQt_data();
     void findEitherAgreesWithQt();
+    void findAnyOf4AgreesWithQt();
     void randomTextAgreesWithQt();
 };
 
@@ -81,6 +82,27 @@ void TestTextSearch::findEitherAgreesWithQt()
         const qsizetype h = rest.indexOf(u'#');
         const qsizetype expected = q < 0 ? h : (h < 0 ? q : std::min(q, h));
         QCOMPARE(text::findEither(rest.utf16(), rest.size(), u'?', u'#'), expected);
+    }
+}
+
+void TestTextSearch::findAnyOf4AgreesWithQt()
+{
+    // Every start offset of URL-like texts longer and shorter than one 8-unit step.
+    const QStringList texts{QStringLiteral("api.fabric.microsoft.com/v1/items?x=1#f"),
+                            QStringLiteral("127.0.0.1:8080/a"),
+                            QStringLiteral("a-very-long-host-name-without-any-stop"),
+                            QStringLiteral("h#"), QString()};
+    for (const QString &text : texts) {
+        for (qsizetype from = 0; from <= text.size(); ++from) {
+            const QStringView rest = QStringView(text).mid(from);
+            qsizetype expected = -1;
+            for (qsizetype i = 0; i < rest.size() && expected < 0; ++i) {
+                if (QStringView(u"/?#:").contains(rest[i]))
+                    expected = i;
+            }
+            QCOMPARE(text::findAnyOf4(rest.utf16(), rest.size(), u'/', u'?', u'#', u':'),
+                     expected);
+        }
     }
 }
 
