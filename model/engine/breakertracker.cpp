@@ -336,8 +336,11 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
                        .arg(*fraction, 0, 'g', 3)
                        .arg(m_parameters.softOpenAt, 0, 'g', 3));
         }
-    } else if (m_breakers[size_t(targetIndex)].state == BreakerState::SoftOpen) {
-        // The service says usage fell below the threshold again.
+    } else if (const Reconstructed &target = m_breakers[size_t(targetIndex)];
+               target.state == BreakerState::SoftOpen &&
+               event.tsMs - target.lastFillNearLimitMs >= m_parameters.softOpenHoldMs) {
+        // The service says usage fell below the threshold again, and the reconstruction has
+        // not said otherwise for a hold period.
         change(targetIndex, BreakerState::Closed, event.tsMs,
                QStringLiteral("service reports %1 of the limit used").arg(*fraction, 0, 'g', 3));
     }
@@ -353,6 +356,8 @@ void BreakerTracker::observeFill(const RequestEvent &event, double fill, bool ap
         key = makeKey(Kind::App, nullptr, event.app);
     const int index = findOrCreate(key);
     advanceLive(index, event.tsMs);
+    Reconstructed &breaker = m_breakers[size_t(index)];
+    breaker.lastFillNearLimitMs = std::max(breaker.lastFillNearLimitMs, event.tsMs);
     if (noteNearLimit(index, event.tsMs)) {
         change(index, BreakerState::SoftOpen, event.tsMs,
                QStringLiteral("reconstructed fill %1 >= %2")

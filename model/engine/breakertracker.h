@@ -45,6 +45,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <limits>
 #include <vector>
 
 namespace ts {
@@ -60,7 +61,7 @@ struct BreakerParameters
     double softOpenAt = 0.8;
     // A soft-open breaker closes again when no near-limit report arrived for this long
     // (one Graph minute window), or at once when the service reports a percentage below
-    // softOpenAt.
+    // softOpenAt and the engine's reconstructed fill has not been near the limit for as long.
     qint64 softOpenHoldMs = 60000;
     // Cooldown of an open breaker: max(Retry-After, baseCooldownMs).
     qint64 baseCooldownMs = 30000;
@@ -130,6 +131,10 @@ private:
         qint64 sinceMs = 0;     // when the current state began
         qint64 openUntilMs = 0; // Open: when the cooldown ends
         qint64 lastNearLimitMs = 0;
+        // The last near-limit fill the engine reconstructed for this breaker's traffic. A low
+        // percentage in one response does not close a soft-open the model still sees near
+        // its limit: the two would otherwise toggle the breaker on every other request.
+        qint64 lastFillNearLimitMs = std::numeric_limits<qint64>::min() / 2;
         int transitions = 0;
         int trips = 0;
         qint64 openMs = 0; // finished open intervals

@@ -87,6 +87,7 @@ private Q_SLOTS:
     void softOpensBeforeTheFirst429_data();
     void softOpensBeforeTheFirst429();
     void softOpenFromReconstructedFill();
+    void lowPercentageDoesNotCloseWhileFillIsNear();
     void cooldownIsMaxOfRetryAfterAndBase_data();
     void cooldownIsMaxOfRetryAfterAndBase();
     void halfOpenProbeDecides_data();
@@ -267,6 +268,36 @@ void TestBreakers::softOpenFromReconstructedFill()
     QCOMPARE(later.size(), 1);
     QCOMPARE(later.first().finalState, QStringLiteral("closed"));
     QCOMPARE(later.first().transitions, 2);
+}
+
+void TestBreakers::lowPercentageDoesNotCloseWhileFillIsNear()
+{
+    // The service reports 70 % of one limit while the engine reconstructs 90 % of another for
+    // the same caller: the breaker soft-opens once and stays so, instead of toggling on every
+    // request (which it did, tens of thousands of transitions on a bench log).
+    BreakerTracker::Parameters parameters;
+    parameters.softOpenHoldMs = 10000;
+    BreakerTracker tracker(parameters);
+    const QString alice = QStringLiteral("alice@contoso.com");
+    for (int i = 0; i < 100; ++i) {
+        RequestEvent event = graphRequest(kT0 + i * 100, alice, 200);
+        event.headers.set(QStringLiteral("x-ms-throttle-limit-percentage"), QStringLiteral("0.70"));
+        tracker.add(event, throttle::extract(event));
+        tracker.observeFill(event, 0.9);
+    }
+    const QString scope = QStringLiteral("user:") + alice;
+    QCOMPARE(tracker.state(scope), BreakerState::SoftOpen);
+    const auto summary =
+        summaryOf(tracker.summaries(kT0 + 10000), scope, QStringLiteral("reconstructed"));
+    QVERIFY(summary);
+    QCOMPARE(summary->transitions, 1);
+
+    // Once the reconstruction has been below the threshold for a hold period, a low
+    // percentage closes it at once again.
+    RequestEvent later = graphRequest(kT0 + 9900 + 10000, alice, 200);
+    later.headers.set(QStringLiteral("x-ms-throttle-limit-percentage"), QStringLiteral("0.70"));
+    tracker.add(later, throttle::extract(later));
+    QCOMPARE(tracker.state(scope), BreakerState::Closed);
 }
 
 void TestBreakers::cooldownIsMaxOfRetryAfterAndBase_data()
