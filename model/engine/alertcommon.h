@@ -8,6 +8,7 @@
 #include <QStringView>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 
@@ -64,6 +65,45 @@ inline size_t fastTextHash(QStringView text, size_t seed) noexcept
     hash ^= hash >> 33;
     return size_t(hash);
 }
+
+// fastTextHash of the strings events carry, remembered by the address of their characters.
+// Readers intern identities, apps, services and namespaces, so the same few hundred strings
+// come back on every event and the detectors hash each several times; a hit costs a few
+// compares instead of a pass over the text. Sound because a slot holds (shares) the string it
+// remembers: its characters stay alive and unchanged while the slot exists, so no other text
+// can be found at that address. (Not for QString::fromRawData strings, whose memory the
+// QString does not own; events never carry those.) One per detector, on its own thread.
+class TextHashCache
+{
+public:
+    size_t hash(const QString &text, size_t seed)
+    {
+        if (text.isEmpty())
+            return fastTextHash(text, seed);
+        const char16_t *characters = QStringView(text).utf16();
+        Slot &slot = m_slots[((quintptr(characters) >> 4) ^ seed) % kSlots];
+        if (slot.characters != characters || slot.size != text.size() || slot.seed != seed) {
+            slot.text = text;
+            slot.characters = characters;
+            slot.size = text.size();
+            slot.seed = seed;
+            slot.hash = fastTextHash(text, seed);
+        }
+        return slot.hash;
+    }
+
+private:
+    static constexpr size_t kSlots = 256;
+    struct Slot
+    {
+        const char16_t *characters = nullptr;
+        qsizetype size = 0;
+        size_t seed = 0;
+        size_t hash = 0;
+        QString text; // keeps `characters` alive
+    };
+    std::array<Slot, kSlots> m_slots;
+};
 
 // Combines two 64-bit hashes (order matters).
 inline quint64 combineHashes(quint64 first, quint64 second) noexcept

@@ -97,9 +97,11 @@ QString namesText(const QSet<QString> &names, qsizetype total)
     return text;
 }
 
+constexpr size_t kTextHashSeed = 0x7e;
+
 quint64 textHash(const QString &text)
 {
-    return fastTextHash(text, 0x7e);
+    return fastTextHash(text, kTextHashSeed);
 }
 
 void sortDistinct(std::vector<quint64> &keys)
@@ -115,25 +117,41 @@ void sortDistinct(std::vector<quint64> &keys)
 class AlertScopeKeys
 {
 public:
-    explicit AlertScopeKeys(const RequestEvent &event) : m_event(event) {}
+    // quotaGroup: the event's API group when the caller already knows it (the engine
+    // classified the event with the same policy rules), null to classify here if needed.
+    AlertScopeKeys(const RequestEvent &event, TextHashCache &hashes,
+                   const CategoryClassifier &classifier, const QString *quotaGroup)
+        : m_event(event), m_hashes(hashes), m_classifier(classifier), m_quotaGroupHint(quotaGroup)
+    {
+    }
+
+    // The event's quota group (Fabric's API group), classified at most once.
+    const QString &quotaGroup()
+    {
+        if (m_quotaGroupHint)
+            return *m_quotaGroupHint;
+        if (!m_quotaGroup)
+            m_quotaGroup = m_classifier.categoryOf(m_event);
+        return *m_quotaGroup;
+    }
 
     quint64 app()
     {
         if (!m_app)
-            m_app = textHash(m_event.app);
+            m_app = m_hashes.hash(m_event.app, kTextHashSeed);
         return *m_app;
     }
     quint64 identity()
     {
         if (!m_identity)
-            m_identity = textHash(orUnknown(m_event.identity));
+            m_identity = m_hashes.hash(orUnknown(m_event.identity), kTextHashSeed);
         return *m_identity;
     }
     // identity + service: the scope of a throttle that is not application-wide
     quint64 caller()
     {
         if (!m_caller)
-            m_caller = combineHashes(textHash(m_event.service), identity());
+            m_caller = combineHashes(m_hashes.hash(m_event.service, kTextHashSeed), identity());
         return *m_caller;
     }
     // clientOf(): the app, else the identity
@@ -146,6 +164,10 @@ public:
 
 private:
     const RequestEvent &m_event;
+    TextHashCache &m_hashes;
+    const CategoryClassifier &m_classifier;
+    const QString *m_quotaGroupHint;
+    std::optional<QString> m_quotaGroup;
     std::optional<quint64> m_app;
     std::optional<quint64> m_identity;
     std::optional<quint64> m_caller;
@@ -156,7 +178,8 @@ AlertDetector::AlertDetector(Parameters parameters, CategoryClassifier quotaGrou
 {
 }
 
-void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                        const QString *quotaGroup)
 {
     if (event.type != EventType::Request)
         return;
@@ -164,7 +187,7 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         recordEnvelope(event);
         // A throttled envelope (the whole batch refused) still tells the client when to retry.
         if (sig.throttled && sig.retryAtMs) {
-            AlertScopeKeys keys(event);
+            AlertScopeKeys keys(event, m_hashes, m_quotaGroups, quotaGroup);
             recordAdvice(event, sig, keys);
         }
         return;
@@ -192,7 +215,7 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         }
     }
 
-    AlertScopeKeys keys(event);
+    AlertScopeKeys keys(event, m_hashes, m_quotaGroups, quotaGroup);
     if (now < m_latestRetryAtMs)
         checkRetryAfter(event, keys);
 
@@ -375,10 +398,10 @@ void AlertDetector::checkRetryAfter(const RequestEvent &event, AlertScopeKeys &k
             return;
         }
     }
-    if (!m_callersWithAdvice.contains(keys.caller()))
+    const auto until = m_callerAdviceUntil.constFind(keys.caller());
+    if (until == m_callerAdviceUntil.constEnd() || event.tsMs >= until.value())
         return;
-    const quint64 groupKey =
-        combineHashes(keys.caller(), textHash(m_quotaGroups.categoryOf(event)));
+    const quint64 groupKey = combineHashes(keys.caller(), textHash(keys.quotaGroup()));
     const auto it = m_callerAdvice.find(groupKey);
     if (it != m_callerAdvice.end() && early(it.value()))
         checkAdvice(it.value(), event);
@@ -418,17 +441,16 @@ void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::Thro
         return;
     const QString &app = (event.app.isEmpty() && sig.scope) ? sig.scope->appId : event.app;
     Advice *advice = nullptr;
-    if (sig.scope && sig.scope->isApplicationWide() && !app.isEmpty()) {
+    const bool perCaller = !(sig.scope && sig.scope->isApplicationWide() && !app.isEmpty());
+    if (!perCaller) {
         advice = &m_appAdvice[app == event.app ? keys.app() : textHash(app)];
         if (advice->label.isEmpty()) {
             advice->label = QStringLiteral("app %1 (application-wide throttle)").arg(app);
             advice->key = app;
         }
     } else {
-        const QString group = m_quotaGroups.categoryOf(event);
+        const QString group = keys.quotaGroup();
         const quint64 groupKey = combineHashes(keys.caller(), textHash(group));
-        if (!m_callerAdvice.contains(groupKey))
-            ++m_callersWithAdvice[keys.caller()];
         advice = &m_callerAdvice[groupKey];
         if (advice->label.isEmpty()) {
             advice->label = QStringLiteral("%1 on %2")
@@ -442,6 +464,10 @@ void AlertDetector::recordAdvice(const RequestEvent &event, const throttle::Thro
         advice->knownAtMs = knownAtMs;
     advice->retryAtMs = std::max(advice->retryAtMs, retryAtMs);
     m_latestRetryAtMs = std::max(m_latestRetryAtMs, advice->retryAtMs);
+    if (perCaller) {
+        qint64 &until = m_callerAdviceUntil[keys.caller()];
+        until = std::max(until, advice->retryAtMs);
+    }
 }
 
 // ---- capacity and near-limit episodes ------------------------------------------------------

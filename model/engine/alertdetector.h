@@ -131,7 +131,10 @@ public:
     [[nodiscard]] const Parameters &parameters() const { return m_parameters; }
 
     // Every event in time order (requests, batch envelopes; other types are ignored).
-    void add(const RequestEvent &event, const throttle::ThrottleSignals &sig);
+    // quotaGroup: the event's API group when the caller has it already (the engine's
+    // classification with the same policy rules); null to classify here when needed.
+    void add(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+             const QString *quotaGroup = nullptr);
     // The data ends (or, live, "now") at endMs: windows still open are judged as of then.
     // Nothing is discarded, so add() may continue afterwards.
     void finish(qint64 endMs);
@@ -284,7 +287,10 @@ private:
     QHash<quint64, Advice> m_callerAdvice; // hash of service + identity + quota group
     // Callers with advice in some quota group: only their requests are classified into groups
     // (the classification reads the URL path; most requests have no advice to check).
-    QHash<quint64, int> m_callersWithAdvice; // hash of service + identity -> groups
+    // hash of service + identity -> the latest retryAt over its API groups: a request after it
+    // cannot be early for any group, and needs no classification into one.
+    QHash<quint64, qint64> m_callerAdviceUntil;
+    TextHashCache m_hashes; // identities, apps and services of the events, by address
     CategoryClassifier m_quotaGroups;
     qint64 m_latestRetryAtMs = kNever; // no advice can be violated at or after this instant
 

@@ -42,6 +42,9 @@ struct Analysis::Batch
     // the breakers' soft-open threshold. Written by the engine's worker alone, before it hands
     // the batch to the detectors' worker (the hand-over through the worker's mutex orders it).
     mutable std::vector<std::pair<size_t, ThrottleEngine::Verdict>> fills;
+    // (index into events, the category the engine's policy rules gave it), written the same
+    // way: the detectors' quota groups without classifying the event a second time.
+    mutable std::vector<std::pair<size_t, QString>> categories;
 };
 
 // One consumer thread applying a function to shared, read-only batches in arrival order.
@@ -210,7 +213,7 @@ void Analysis::add(const RequestEvent &event)
         event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
     const ThrottleEngine::Verdict verdict = m_engine->add(event, sig);
     noteFill(event, verdict);
-    feedDetectors(event, sig);
+    feedDetectors(event, sig, verdict.category.isNull() ? nullptr : &verdict.category);
 }
 
 void Analysis::noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict)
@@ -253,8 +256,10 @@ void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
             // Nothing to read: the engine's own check is a status comparison.
             verdict = m_engine->add(batch.events[i]);
         }
+        if (!verdict.category.isNull())
+            batch.categories.emplace_back(i, verdict.category);
         if (verdict.matched && verdict.fill >= softOpenAt)
-            batch.fills.emplace_back(i, verdict);
+            batch.fills.emplace_back(i, std::move(verdict));
     }
     m_detectorWorker->push(shared); // the detectors' turn, while the engine takes the next
 }
@@ -263,6 +268,7 @@ void Analysis::feedDetectors(const Batch &batch)
 {
     auto next = batch.extracted.cbegin();
     auto nextFill = batch.fills.cbegin();
+    auto nextCategory = batch.categories.cbegin();
     for (size_t i = 0; i < batch.events.size(); ++i) {
         const RequestEvent &event = batch.events[i];
         // The same order as add(): the engine's fill softens the breaker before the breaker
@@ -271,20 +277,28 @@ void Analysis::feedDetectors(const Batch &batch)
             noteFill(event, nextFill->second);
             ++nextFill;
         }
+        const QString *category = nullptr;
+        if (nextCategory != batch.categories.cend() && nextCategory->first == i) {
+            category = &nextCategory->second;
+            ++nextCategory;
+        }
         if (next != batch.extracted.cend() && next->first == i) {
-            feedDetectors(event, next->second);
+            feedDetectors(event, next->second, category);
             ++next;
         } else {
-            feedDetectors(event, event.type == EventType::Request ? throttle::extract(event)
-                                                                  : throttle::ThrottleSignals{});
+            feedDetectors(event,
+                          event.type == EventType::Request ? throttle::extract(event)
+                                                           : throttle::ThrottleSignals{},
+                          category);
         }
     }
 }
 
-void Analysis::feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+void Analysis::feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                             const QString *quotaGroup)
 {
     m_breakers->add(event, sig);
-    m_alerts->add(event, sig);
+    m_alerts->add(event, sig, quotaGroup);
 }
 
 void Analysis::onMalformed(MalformedRecord &&record)

@@ -64,7 +64,9 @@ private:
     // The engine's verdict on an event, as the breakers see it (soft-open from the fill).
     void noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict);
     void feedDetectors(const Batch &batch);
-    void feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig);
+    // quotaGroup: the engine's category for the event, null when it had none to give.
+    void feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                       const QString *quotaGroup);
     // Returns freed heap pages to the system now and then (see the definition).
     void releaseFreedMemory();
     // Blocks until both workers have processed every batch handed to them.

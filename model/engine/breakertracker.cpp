@@ -32,6 +32,13 @@ bool isGraphFamily(const QString &service)
            equalsIgnoringCase(service, QLatin1StringView("sharepoint"));
 }
 
+bool isServiceBus(const QString &service)
+{
+    // Length first, then the usual spelling, then any other case.
+    return service.size() == 10 && (service == u"servicebus" ||
+                                    equalsIgnoringCase(service, QLatin1StringView("servicebus")));
+}
+
 // The app an event belongs to: its own field, else the app id inside x-ms-throttle-scope.
 const QString &appOf(const RequestEvent &event, const throttle::ThrottleSignals &sig)
 {
@@ -71,34 +78,39 @@ QString breakerStateName(BreakerState state)
 
 BreakerTracker::BreakerTracker(Parameters parameters) : m_parameters(parameters) {}
 
-BreakerTracker::Key BreakerTracker::makeKey(Kind kind, const QString *service, const QString &id)
+BreakerTracker::Key BreakerTracker::makeKey(Kind kind, const QString *service, const QString &id,
+                                            TextHashCache *hashes)
 {
-    quint64 hash = fastTextHash(id, quint64(kind) + 1);
+    auto hashOf = [hashes](const QString &text, size_t seed) {
+        return hashes ? hashes->hash(text, seed) : fastTextHash(text, seed);
+    };
+    quint64 hash = hashOf(id, quint64(kind) + 1);
     if (service)
-        hash = combineHashes(hash, fastTextHash(*service, 0x5e));
+        hash = combineHashes(hash, hashOf(*service, 0x5e));
     return Key{kind, service, &id, hash};
 }
 
 BreakerTracker::Key BreakerTracker::callerKey(const RequestEvent &event,
-                                              const throttle::ThrottleSignals &sig)
+                                              const throttle::ThrottleSignals &sig,
+                                              TextHashCache *hashes)
 {
     if (sig.scope || isGraphFamily(event.service))
-        return makeKey(Kind::User, nullptr, orUnknown(event.identity));
-    if (equalsIgnoringCase(event.service, QLatin1StringView("servicebus")) &&
-        !event.serviceBusNamespace.isEmpty())
-        return makeKey(Kind::Namespace, nullptr, event.serviceBusNamespace);
-    return makeKey(Kind::Caller, &orUnknown(event.service), orUnknown(event.identity));
+        return makeKey(Kind::User, nullptr, orUnknown(event.identity), hashes);
+    if (isServiceBus(event.service) && !event.serviceBusNamespace.isEmpty())
+        return makeKey(Kind::Namespace, nullptr, event.serviceBusNamespace, hashes);
+    return makeKey(Kind::Caller, &orUnknown(event.service), orUnknown(event.identity), hashes);
 }
 
 BreakerTracker::Key BreakerTracker::tripKey(const RequestEvent &event,
-                                            const throttle::ThrottleSignals &sig)
+                                            const throttle::ThrottleSignals &sig,
+                                            TextHashCache *hashes)
 {
     if (sig.scope && sig.scope->isApplicationWide()) {
         const QString &app = appOf(event, sig);
         if (!app.isEmpty())
-            return makeKey(Kind::App, nullptr, app);
+            return makeKey(Kind::App, nullptr, app, hashes);
     }
-    return callerKey(event, sig);
+    return callerKey(event, sig, hashes);
 }
 
 QString BreakerTracker::nameOf(const Key &key)
@@ -119,7 +131,7 @@ QString BreakerTracker::nameOf(const Key &key)
 QString BreakerTracker::tripScopeName(const RequestEvent &event,
                                       const throttle::ThrottleSignals &sig)
 {
-    return nameOf(tripKey(event, sig));
+    return nameOf(tripKey(event, sig, nullptr));
 }
 
 int BreakerTracker::findOrCreate(const Key &key)
@@ -296,9 +308,9 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     if (m_notClosed == 0 && !sig.throttled && !nearLimit)
         return;
 
-    const Key caller = callerKey(event, sig);
+    const Key caller = callerKey(event, sig, &m_hashes);
     const QString &app = appOf(event, sig);
-    const Key appKey = app.isEmpty() ? Key{} : makeKey(Kind::App, nullptr, app);
+    const Key appKey = app.isEmpty() ? Key{} : makeKey(Kind::App, nullptr, app, &m_hashes);
     int callerIndex = find(caller);
     int appIndex = app.isEmpty() ? -1 : find(appKey);
     int targetIndex = -1;
@@ -351,9 +363,9 @@ void BreakerTracker::observeFill(const RequestEvent &event, double fill, bool ap
     if (fill < m_parameters.softOpenAt || !event.isRequest())
         return;
     const throttle::ThrottleSignals none;
-    Key key = callerKey(event, none);
-    if (applicationWide && !event.app.isEmpty())
-        key = makeKey(Kind::App, nullptr, event.app);
+    Key key = applicationWide && !event.app.isEmpty()
+                  ? makeKey(Kind::App, nullptr, event.app, &m_hashes)
+                  : callerKey(event, none, &m_hashes);
     const int index = findOrCreate(key);
     advanceLive(index, event.tsMs);
     Reconstructed &breaker = m_breakers[size_t(index)];

@@ -122,7 +122,9 @@ private:
         const QString *id = nullptr;      // app, identity or namespace
         quint64 hash = 0;
     };
-    [[nodiscard]] static Key makeKey(Kind kind, const QString *service, const QString &id);
+    // hashes: remembers the hashes of interned strings (null: hash every time).
+    [[nodiscard]] static Key makeKey(Kind kind, const QString *service, const QString &id,
+                                     TextHashCache *hashes);
     struct Reconstructed
     {
         QString name;
@@ -153,9 +155,9 @@ private:
 
     void addLogged(const RequestEvent &event);
     [[nodiscard]] static Key callerKey(const RequestEvent &event,
-                                       const throttle::ThrottleSignals &sig);
+                                       const throttle::ThrottleSignals &sig, TextHashCache *hashes);
     [[nodiscard]] static Key tripKey(const RequestEvent &event,
-                                     const throttle::ThrottleSignals &sig);
+                                     const throttle::ThrottleSignals &sig, TextHashCache *hashes);
     [[nodiscard]] static QString nameOf(const Key &key);
     [[nodiscard]] int find(const Key &key) const { return m_index.value(key.hash, -1); }
     int findOrCreate(const Key &key);
@@ -179,6 +181,7 @@ private:
     Parameters m_parameters;
     std::vector<Reconstructed> m_breakers;
     QHash<quint64, int> m_index;     // Key::hash -> m_breakers index
+    TextHashCache m_hashes;          // identities, apps, services of the events, by address
     QHash<QString, Logged> m_logged; // logged scope name -> its state
     int m_notClosed = 0; // reconstructed breakers not Closed: lets quiet traffic skip all work
     QList<BreakerTransition> m_transitions;

@@ -70,6 +70,9 @@ public:
         // softens the reconstructed breaker of the caller, or of the whole app.
         double fill = 0;
         bool fillApplicationWide = false;
+        // The category the policy's URL rules gave the event (Fabric's API group); null when
+        // the event carried its own or its policy has no rules.
+        QString category;
     };
 
     Verdict add(const RequestEvent &event);

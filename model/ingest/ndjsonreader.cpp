@@ -10,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <future>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -457,7 +458,9 @@ namespace {
 // A run of complete lines cut from the input, parsed on a worker and delivered in order.
 struct Chunk
 {
-    std::vector<char> bytes; // the lines, followed by SIMDJSON_PADDING bytes
+    // The lines, followed by SIMDJSON_PADDING bytes. Not a std::vector: resizing one zeroes
+    // every byte, megabytes per chunk that the read overwrites at once.
+    std::unique_ptr<char[]> bytes;
     size_t size = 0;
     qint64 baseOffset = 0; // source offset of bytes[0]
     qint64 baseLine = 0;   // line number before the first line of the chunk
@@ -489,7 +492,7 @@ static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk,
     // chunks would have its reference count written by both parser threads and by the
     // analysis threads that free older batches, all at once (a contended cache line).
     const QString source(sourceName.constData(), sourceName.size());
-    const char *data = chunk.bytes.data();
+    const char *data = chunk.bytes.get();
     size_t pos = 0;
     qint64 line = chunk.baseLine;
     bool atStart = chunk.atFileStart;
@@ -607,11 +610,12 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
             break;
         }
         Chunk chunk;
-        chunk.bytes.resize(carry.size() + size_t(kChunkSize) + SIMDJSON_PADDING);
+        chunk.bytes = std::make_unique_for_overwrite<char[]>(carry.size() + size_t(kChunkSize) +
+                                                             SIMDJSON_PADDING);
         if (!carry.empty()) // (memcpy from an empty vector's null data is undefined)
-            std::memcpy(chunk.bytes.data(), carry.data(), carry.size());
+            std::memcpy(chunk.bytes.get(), carry.data(), carry.size());
         size_t filled = carry.size();
-        const qint64 got = input.read(chunk.bytes.data() + filled, kChunkSize);
+        const qint64 got = input.read(chunk.bytes.get() + filled, kChunkSize);
         if (got < 0) {
             result.fatalError = sourceName + QStringLiteral(": read error: ") + input.errorString();
             break;
@@ -626,23 +630,23 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
         // Cut at the last newline; at end of file the unterminated last line is complete too.
         size_t cut = filled;
         if (!eof) {
-            const char *data = chunk.bytes.data();
+            const char *data = chunk.bytes.get();
             size_t lastNl = filled;
             while (lastNl > 0 && data[lastNl - 1] != '\n')
                 --lastNl;
             cut = lastNl;
         }
-        carry.assign(chunk.bytes.begin() + qsizetype(cut), chunk.bytes.begin() + qsizetype(filled));
+        carry.assign(chunk.bytes.get() + cut, chunk.bytes.get() + filled);
         if (cut == 0)
             continue; // no complete line yet (a line longer than a read): keep reading
         chunk.size = cut;
-        std::memset(chunk.bytes.data() + cut, 0, SIMDJSON_PADDING);
+        std::memset(chunk.bytes.get() + cut, 0, SIMDJSON_PADDING);
         chunk.baseOffset = offset;
         chunk.baseLine = lineBase;
         chunk.atFileStart = atFileStart;
         chunk.holdUnterminated = eof && control.holdUnterminatedTail;
         atFileStart = false;
-        const qint64 newlines = countLines(chunk.bytes.data(), cut);
+        const qint64 newlines = countLines(chunk.bytes.get(), cut);
         chunk.lines = newlines + ((cut > 0 && chunk.bytes[cut - 1] != '\n') ? 1 : 0);
         lineBase += chunk.lines;
         offset += qint64(cut);

@@ -1,5 +1,6 @@
 #include "throttlesignals.h"
 
+#include "core/textsearch.h"
 #include "core/timeparse.h"
 
 #include <QLatin1StringView>
@@ -106,9 +107,14 @@ qsizetype indexOfCi(QStringView s, QLatin1StringView needle, qsizetype from = 0)
     const char16_t *d = s.utf16();
     const char16_t first = asciiLower(char16_t(needle[0].unicode()));
     const char16_t firstUpper = (first >= u'a' && first <= u'z') ? char16_t(first - 32) : first;
-    for (qsizetype i = from < 0 ? 0 : from; i + m <= s.size(); ++i) {
-        if (d[i] != first && d[i] != firstUpper)
-            continue;
+    const qsizetype last = s.size() - m; // the last start where the needle fits
+    for (qsizetype i = from < 0 ? 0 : from; i <= last; ++i) {
+        // Candidates by the first character, either case, eight units at a time: bodies are
+        // a few hundred characters and are searched for several words.
+        const qsizetype skip = text::findEither(d + i, last + 1 - i, first, firstUpper);
+        if (skip < 0)
+            return -1;
+        i += skip;
         qsizetype k = 1;
         while (k < m && asciiLower(d[i + k]) == asciiLower(char16_t(needle[k].unicode())))
             ++k;

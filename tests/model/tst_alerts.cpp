@@ -3,8 +3,10 @@
 // bounded-memory promises. Events go through the real signal extraction.
 
 #include "engine/alertdetector.h"
+#include "engine/analysis.h"
 #include "signals/throttlesignals.h"
 
+#include <QRandomGenerator>
 #include <QTest>
 
 #include <algorithm>
@@ -170,6 +172,7 @@ class TestAlerts : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void textHashCacheAgreesWithTheHash();
     void retryStorm_data();
     void retryStorm();
     void retriesRecognisedWithoutAttemptField_data();
@@ -436,6 +439,18 @@ void TestAlerts::retryAfterIgnored()
 
     const QList<Alert> ignored = ofKind(run(events), QStringLiteral("retry-after-ignored"));
     QCOMPARE(ignored.size(), expectedAlerts);
+    // The same through the whole analysis, where the detector takes each event's API group
+    // from the engine's classification instead of classifying it again.
+    {
+        Analysis analysis;
+        for (const RequestEvent &event : events)
+            analysis.add(event);
+        const QList<Alert> viaEngine =
+            ofKind(analysis.report().alerts, QStringLiteral("retry-after-ignored"));
+        QCOMPARE(viaEngine.size(), expectedAlerts);
+        for (qsizetype i = 0; i < viaEngine.size(); ++i)
+            QCOMPARE(viaEngine[i].detail, ignored[i].detail);
+    }
     for (const Alert &alert : ignored) {
         QCOMPARE(alert.severity, QStringLiteral("warning"));
         QVERIFY2(alert.detail.contains(expectedInDetail), qPrintable(alert.detail));
@@ -444,6 +459,30 @@ void TestAlerts::retryAfterIgnored()
         QVERIFY2(
             ignored.first().detail.contains(QStringLiteral("up to 9.2 s early (median 5.2 s)")),
             qPrintable(ignored.first().detail));
+    }
+}
+
+void TestAlerts::textHashCacheAgreesWithTheHash()
+{
+    // Strings come and go (the allocator reuses their addresses once a slot lets go of one);
+    // the remembered hash must always be the hash of the text at hand.
+    TextHashCache cache;
+    QRandomGenerator rng(11);
+    std::vector<QString> alive;
+    for (int round = 0; round < 20000; ++round) {
+        QString text;
+        const int size = int(rng.bounded(12u));
+        for (int i = 0; i < size; ++i)
+            text.append(QChar(u'a' + char16_t(rng.bounded(4u))));
+        const size_t seed = rng.bounded(3u);
+        QCOMPARE(cache.hash(text, seed), fastTextHash(text, seed));
+        QCOMPARE(cache.hash(text, seed), fastTextHash(text, seed)); // the remembered one
+        if (rng.bounded(8u) == 0)
+            alive.push_back(text);
+        if (!alive.empty() && rng.bounded(4u) == 0) {
+            const QString &old = alive[rng.bounded(quint32(alive.size()))];
+            QCOMPARE(cache.hash(old, seed), fastTextHash(old, seed));
+        }
     }
 }
 
