@@ -297,6 +297,8 @@ bool TextMatcher::compileLookahead(QStringView body)
     m_lookaheadInner = std::move(innerMatcher);
     // "^(?!inner)" alone: the rest is the empty pattern at the start, which always matches.
     m_lookaheadRestAlways = rest.isEmpty() && !m_anchorEnd;
+    // "^(?!unknown$)." : the rest only asks for one character, whatever it is.
+    m_lookaheadRestNonEmpty = rest == u"." && !m_anchorEnd;
     m_lookaheadRest = std::move(restMatcher);
     return true;
 }
@@ -361,8 +363,10 @@ bool TextMatcher::matches(QStringView text) const
         return false;
     }
     case Strategy::NegativeLookahead:
+        if (m_lookaheadRestNonEmpty && text.isEmpty())
+            return false;
         return !m_lookaheadInner->matches(text) &&
-               (m_lookaheadRestAlways || m_lookaheadRest->matches(text));
+               (m_lookaheadRestAlways || m_lookaheadRestNonEmpty || m_lookaheadRest->matches(text));
     case Strategy::Regex:
         return matchRegex(text);
     }

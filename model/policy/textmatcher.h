@@ -78,7 +78,8 @@ private:
     std::shared_ptr<const TextMatcher> m_lookaheadInner;
     std::shared_ptr<const TextMatcher> m_lookaheadRest;
     bool m_lookaheadRestAlways = false;
-    QRegularExpression m_regex; // Regex
+    bool m_lookaheadRestNonEmpty = false; // the rest is "." alone
+    QRegularExpression m_regex;           // Regex
     // Regex results by input. Mutable: a cache does not change what matches() answers. Not
     // thread-safe; each engine compiles its own matchers.
     mutable QHash<size_t, std::pair<QString, bool>> m_regexCache;
