@@ -52,7 +52,7 @@ public:
     }
     // The same for fetchPage(): a function to run on a worker thread, or an empty function when
     // fetchPage() is cheap enough for the GUI thread. Used for substring searches, which have
-    // no index and may scan many rows before a page of matches is found.
+    // no index, and combined filters: both may scan many rows before a page of matches is found.
     [[nodiscard]] virtual std::function<QList<EventRow>()>
     backgroundPageFetcher(const EventQuery &query, qint64 afterRowId, int limit) const
     {

@@ -413,6 +413,22 @@ private Q_SLOTS:
         QCOMPARE(fetching.count(), 2);    // started, finished
         QVERIFY(!model.canFetchMore({})); // one match: the search is exhausted
 
+        // Two exact values combined: their pages come from the worker too (each value is
+        // common, the combination may be rare), and every row has both.
+        EventQuery combined;
+        combined.identity = kMigrator;
+        combined.lane = QStringLiteral("background");
+        model.setQuery(combined);
+        QVERIFY(model.isFetching());
+        QTRY_VERIFY_WITH_TIMEOUT(!model.isFetching(), 5000);
+        while (model.canFetchMore({})) {
+            model.fetchMore({});
+            QTRY_VERIFY_WITH_TIMEOUT(!model.isFetching(), 5000);
+        }
+        QCOMPARE(model.rowCount(), 167); // i % 6 == 0 for i < 1000
+        for (int row = 0; row < model.rowCount(); ++row)
+            QVERIFY(combined.matches(model.eventAt(row)));
+
         // A query changed while a page is on its way: the old page is dropped, not shown.
         EventQuery first;
         first.text = QStringLiteral("items/1");
