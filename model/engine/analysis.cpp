@@ -244,10 +244,10 @@ void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
     const size_t n = batch.events.size();
     for (size_t i = 0; i < n; ++i) {
         // The batch was parsed on another core: ask for the next events' hot lines now.
+        if (i + 4 < n)
+            prefetchEventFields(batch.events[i + 4]);
         if (i + 2 < n)
-            prefetchEventFields(batch.events[i + 2]);
-        if (i + 1 < n)
-            prefetchEventText(batch.events[i + 1]);
+            prefetchEventText(batch.events[i + 2]);
         ThrottleEngine::Verdict verdict;
         if (next != batch.extracted.cend() && next->first == i) {
             verdict = m_engine->add(batch.events[i], next->second);

@@ -1356,10 +1356,10 @@ void ThrottleEngine::addBatch(std::span<const RequestEvent> events)
 {
     const size_t n = events.size();
     for (size_t i = 0; i < n; ++i) {
+        if (i + 4 < n)
+            prefetchEventFields(events[i + 4]);
         if (i + 2 < n)
-            prefetchEventFields(events[i + 2]);
-        if (i + 1 < n)
-            prefetchEventText(events[i + 1]);
+            prefetchEventText(events[i + 2]);
         d->process(events[i], nullptr);
     }
 }
