@@ -7,6 +7,10 @@
 
 #include <simdjson.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <cstring>
 #include <deque>
 #include <future>
@@ -31,7 +35,36 @@ constexpr int kWorkers = 2;
 
 QString toQString(std::string_view sv)
 {
-    return QString::fromUtf8(sv.data(), static_cast<qsizetype>(sv.size()));
+    // URLs, ids and most bodies are ASCII: widen them 16 bytes at a time straight into the
+    // string, and leave anything else to Qt's UTF-8 decoder (which validates and replaces).
+    const auto size = static_cast<qsizetype>(sv.size());
+    const auto *bytes = reinterpret_cast<const unsigned char *>(sv.data());
+    qsizetype ascii = 0;
+#if defined(__SSE2__)
+    for (; ascii + 16 <= size; ascii += 16) {
+        const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i *>(bytes + ascii));
+        if (_mm_movemask_epi8(chunk) != 0)
+            break;
+    }
+#endif
+    while (ascii < size && bytes[ascii] < 0x80)
+        ++ascii;
+    if (ascii < size || size == 0)
+        return QString::fromUtf8(sv.data(), size);
+    QString text(size, Qt::Uninitialized);
+    char16_t *out = reinterpret_cast<char16_t *>(text.data());
+    qsizetype i = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    for (; i + 16 <= size; i += 16) {
+        const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i *>(bytes + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i), _mm_unpacklo_epi8(chunk, zero));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i + 8), _mm_unpackhi_epi8(chunk, zero));
+    }
+#endif
+    for (; i < size; ++i)
+        out[i] = bytes[i];
+    return text;
 }
 
 // Low-cardinality fields (identity, service, method, errorCode ...) repeat on almost every line.
@@ -61,7 +94,27 @@ private:
     struct Hash
     {
         using is_transparent = void;
-        size_t operator()(std::string_view sv) const { return std::hash<std::string_view>{}(sv); }
+        // Values are short (a method, an identity): 8 bytes per step, not libstdc++'s murmur.
+        size_t operator()(std::string_view sv) const
+        {
+            constexpr quint64 kMultiplier = 0x9E3779B97F4A7C15ull;
+            quint64 hash = quint64(sv.size()) * kMultiplier;
+            size_t i = 0;
+            for (; i + 8 <= sv.size(); i += 8) {
+                quint64 chunk;
+                std::memcpy(&chunk, sv.data() + i, 8);
+                hash = (hash ^ chunk) * kMultiplier;
+                hash ^= hash >> 29;
+            }
+            if (i < sv.size()) {
+                quint64 chunk = 0;
+                std::memcpy(&chunk, sv.data() + i, sv.size() - i);
+                hash = (hash ^ chunk) * kMultiplier;
+                hash ^= hash >> 29;
+            }
+            hash ^= hash >> 32;
+            return size_t(hash * kMultiplier);
+        }
     };
     std::unordered_map<std::string, QString, Hash, std::equal_to<>> m_map;
     const std::pair<const std::string, QString> *m_last = nullptr;

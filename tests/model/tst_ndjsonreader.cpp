@@ -37,11 +37,28 @@ private slots:
     {
         // The example lines of shared/spec/request-log.md, verbatim.
         const QByteArray log =
-            "{\"ts\":\"2026-02-18T22:44:09.512Z\",\"identity\":\"sp-migrator\",\"service\":\"fabric\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com/v1/workspaces\",\"status\":200,\"durationMs\":84}\n"
-            "{\"ts\":\"2026-02-18T22:44:10.020Z\",\"identity\":\"sp-migrator\",\"service\":\"fabric\",\"method\":\"POST\",\"url\":\"https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/9a8b/jobs/instances?jobType=Pipeline\",\"status\":429,\"errorCode\":\"RequestBlocked\",\"retryAfter\":\"55\",\"body\":\"{\\\"errorCode\\\":\\\"RequestBlocked\\\",\\\"message\\\":\\\"Request is blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)\\\"}\"}\n"
-            "{\"ts\":1771454650100,\"identity\":\"alice@contoso.com\",\"app\":\"note-bridge\",\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/me/onenote/pages/1-abc/content\",\"status\":429,\"headers\":{\"x-ms-throttle-scope\":\"Application\"},\"lane\":\"background\",\"attempt\":1,\"operationId\":\"page-1-abc\"}\n"
-            "{\"ts\":\"2026-02-18T22:44:11Z\",\"identity\":\"orders-app\",\"service\":\"servicebus\",\"namespace\":\"sb-prod\",\"entity\":\"orders\",\"method\":\"Send\",\"credits\":10,\"status\":429,\"errorCode\":\"50009\",\"body\":\"The request was terminated because the entity is being throttled. Error code: 50009. Please wait 2 seconds and try again.\"}\n"
-            "{\"ts\":\"2026-02-18T22:44:12Z\",\"type\":\"breaker\",\"scope\":\"app\",\"state\":\"open\"}\n";
+            "{\"ts\":\"2026-02-18T22:44:09.512Z\",\"identity\":\"sp-migrator\",\"service\":"
+            "\"fabric\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com/v1/"
+            "workspaces\",\"status\":200,\"durationMs\":84}\n"
+            "{\"ts\":\"2026-02-18T22:44:10.020Z\",\"identity\":\"sp-migrator\",\"service\":"
+            "\"fabric\",\"method\":\"POST\",\"url\":\"https://api.fabric.microsoft.com/v1/"
+            "workspaces/1f2e/items/9a8b/jobs/"
+            "instances?jobType=Pipeline\",\"status\":429,\"errorCode\":\"RequestBlocked\","
+            "\"retryAfter\":\"55\",\"body\":\"{\\\"errorCode\\\":\\\"RequestBlocked\\\","
+            "\\\"message\\\":\\\"Request is blocked by the upstream service until: 2/18/2026 "
+            "10:45:04 PM (UTC)\\\"}\"}\n"
+            "{\"ts\":1771454650100,\"identity\":\"alice@contoso.com\",\"app\":\"note-bridge\","
+            "\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/"
+            "me/onenote/pages/1-abc/"
+            "content\",\"status\":429,\"headers\":{\"x-ms-throttle-scope\":\"Application\"},"
+            "\"lane\":\"background\",\"attempt\":1,\"operationId\":\"page-1-abc\"}\n"
+            "{\"ts\":\"2026-02-18T22:44:11Z\",\"identity\":\"orders-app\",\"service\":"
+            "\"servicebus\",\"namespace\":\"sb-prod\",\"entity\":\"orders\",\"method\":\"Send\","
+            "\"credits\":10,\"status\":429,\"errorCode\":\"50009\",\"body\":\"The request was "
+            "terminated because the entity is being throttled. Error code: 50009. Please wait 2 "
+            "seconds and try again.\"}\n"
+            "{\"ts\":\"2026-02-18T22:44:12Z\",\"type\":\"breaker\",\"scope\":\"app\",\"state\":"
+            "\"open\"}\n";
         CollectingSink sink;
         const ReadResult result = readAll(log, sink);
         QCOMPARE(result.events, 5);
@@ -60,7 +77,8 @@ private slots:
         const RequestEvent &blocked = sink.events[1];
         QCOMPARE(blocked.errorCode, u"RequestBlocked"_qs);
         QCOMPARE(blocked.retryAfter, u"55"_qs);
-        QVERIFY(blocked.body.contains(u"blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)"));
+        QVERIFY(blocked.body.contains(
+            u"blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)"));
         QCOMPARE(blocked.offset, qint64(log.indexOf('\n') + 1));
         const RequestEvent &graph = sink.events[2];
         QCOMPARE(graph.tsMs, Q_INT64_C(1771454650100));
@@ -90,22 +108,35 @@ private slots:
         const QByteArray ok = R"({"ts":"2026-02-18T22:44:09Z","status":200})";
         QTest::newRow("lf") << (ok + '\n' + ok + '\n') << 2 << 0 << QList<qint64>{};
         QTest::newRow("crlf") << (ok + "\r\n" + ok + "\r\n") << 2 << 0 << QList<qint64>{};
-        QTest::newRow("bom") << (QByteArray("\xEF\xBB\xBF") + ok + '\n' + ok) << 2 << 0 << QList<qint64>{};
+        QTest::newRow("bom") << (QByteArray("\xEF\xBB\xBF") + ok + '\n' + ok) << 2 << 0
+                             << QList<qint64>{};
         QTest::newRow("no-final-newline") << (ok + '\n' + ok) << 2 << 0 << QList<qint64>{};
-        QTest::newRow("blank-lines") << (QByteArray("\n\n") + ok + "\n   \n\t\n" + ok + "\n\n") << 2 << 0 << QList<qint64>{};
+        QTest::newRow("blank-lines")
+            << (QByteArray("\n\n") + ok + "\n   \n\t\n" + ok + "\n\n") << 2 << 0 << QList<qint64>{};
         QTest::newRow("empty") << QByteArray() << 0 << 0 << QList<qint64>{};
-        QTest::newRow("not-json") << (ok + "\nhello world\n" + ok + '\n') << 2 << 1 << QList<qint64>{2};
+        QTest::newRow("not-json") << (ok + "\nhello world\n" + ok + '\n') << 2 << 1
+                                  << QList<qint64>{2};
         QTest::newRow("array") << (QByteArray("[1,2]\n") + ok) << 1 << 1 << QList<qint64>{1};
-        QTest::newRow("missing-ts") << (QByteArray(R"({"status":200})") + '\n' + ok) << 1 << 1 << QList<qint64>{1};
-        QTest::newRow("bad-ts") << (QByteArray(R"({"ts":"tomorrow"})") + '\n' + ok) << 1 << 1 << QList<qint64>{1};
-        QTest::newRow("ts-object") << (QByteArray(R"({"ts":{}})") + '\n') << 0 << 1 << QList<qint64>{1};
-        QTest::newRow("truncated") << (ok + '\n' + "{\"ts\":\"2026-02-18T22:44:09Z\",\"sta" + '\n' + ok) << 2 << 1 << QList<qint64>{2};
+        QTest::newRow("missing-ts")
+            << (QByteArray(R"({"status":200})") + '\n' + ok) << 1 << 1 << QList<qint64>{1};
+        QTest::newRow("bad-ts") << (QByteArray(R"({"ts":"tomorrow"})") + '\n' + ok) << 1 << 1
+                                << QList<qint64>{1};
+        QTest::newRow("ts-object")
+            << (QByteArray(R"({"ts":{}})") + '\n') << 0 << 1 << QList<qint64>{1};
+        QTest::newRow("truncated")
+            << (ok + '\n' + "{\"ts\":\"2026-02-18T22:44:09Z\",\"sta" + '\n' + ok) << 2 << 1
+            << QList<qint64>{2};
         QTest::newRow("two-objects-one-line") << (ok + ok + '\n') << 0 << 1 << QList<qint64>{1};
-        QTest::newRow("bad-status") << (QByteArray(R"({"ts":1,"status":"abc"})") + '\n') << 0 << 1 << QList<qint64>{1};
-        QTest::newRow("unknown-type") << (QByteArray(R"({"ts":1,"type":"weird"})") + '\n') << 0 << 1 << QList<qint64>{1};
-        QTest::newRow("invalid-utf8") << (QByteArray("{\"ts\":1,\"identity\":\"\xff\xfe\"}\n") + ok) << 1 << 1 << QList<qint64>{1};
-        QTest::newRow("nul-byte") << (QByteArray("{\"ts\":1,\0}\n", 11) + ok) << 1 << 1 << QList<qint64>{1};
-        QTest::newRow("status-as-string") << (QByteArray(R"({"ts":1,"status":"429"})") + '\n') << 1 << 0 << QList<qint64>{};
+        QTest::newRow("bad-status")
+            << (QByteArray(R"({"ts":1,"status":"abc"})") + '\n') << 0 << 1 << QList<qint64>{1};
+        QTest::newRow("unknown-type")
+            << (QByteArray(R"({"ts":1,"type":"weird"})") + '\n') << 0 << 1 << QList<qint64>{1};
+        QTest::newRow("invalid-utf8") << (QByteArray("{\"ts\":1,\"identity\":\"\xff\xfe\"}\n") + ok)
+                                      << 1 << 1 << QList<qint64>{1};
+        QTest::newRow("nul-byte") << (QByteArray("{\"ts\":1,\0}\n", 11) + ok) << 1 << 1
+                                  << QList<qint64>{1};
+        QTest::newRow("status-as-string")
+            << (QByteArray(R"({"ts":1,"status":"429"})") + '\n') << 1 << 0 << QList<qint64>{};
     }
     void lineShapes()
     {
@@ -120,7 +151,8 @@ private slots:
         QCOMPARE(int(sink.malformed.size()), malformed);
         for (int i = 0; i < malformedLines.size(); ++i) {
             QCOMPARE(sink.malformed[size_t(i)].line, malformedLines[i]);
-            QVERIFY(sink.malformed[size_t(i)].toString().startsWith(u"test.ndjson:" + QString::number(malformedLines[i]) + u": "));
+            QVERIFY(sink.malformed[size_t(i)].toString().startsWith(
+                u"test.ndjson:" + QString::number(malformedLines[i]) + u": "));
         }
         QCOMPARE(result.endOffset, qint64(bytes.size()));
     }
@@ -129,12 +161,40 @@ private slots:
     {
         QTest::addColumn<QByteArray>("line");
         QTest::addColumn<qint64>("ms");
-        QTest::newRow("rfc3339") << QByteArray(R"({"ts":"2026-02-18T22:44:09.512Z"})") << Q_INT64_C(1771454649512);
-        QTest::newRow("offset") << QByteArray(R"({"ts":"2026-02-18T23:44:09.512+01:00"})") << Q_INT64_C(1771454649512);
-        QTest::newRow("millis") << QByteArray(R"({"ts":1771454649512})") << Q_INT64_C(1771454649512);
-        QTest::newRow("nginx-msec") << QByteArray(R"({"ts":1771454649.512})") << Q_INT64_C(1771454649512);
-        QTest::newRow("seconds-int") << QByteArray(R"({"ts":1771454649})") << Q_INT64_C(1771454649000);
+        QTest::newRow("rfc3339") << QByteArray(R"({"ts":"2026-02-18T22:44:09.512Z"})")
+                                 << Q_INT64_C(1771454649512);
+        QTest::newRow("offset") << QByteArray(R"({"ts":"2026-02-18T23:44:09.512+01:00"})")
+                                << Q_INT64_C(1771454649512);
+        QTest::newRow("millis") << QByteArray(R"({"ts":1771454649512})")
+                                << Q_INT64_C(1771454649512);
+        QTest::newRow("nginx-msec")
+            << QByteArray(R"({"ts":1771454649.512})") << Q_INT64_C(1771454649512);
+        QTest::newRow("seconds-int")
+            << QByteArray(R"({"ts":1771454649})") << Q_INT64_C(1771454649000);
     }
+    void textDecodedAtEveryLength()
+    {
+        // ASCII text is widened 16 bytes at a time; anything else goes to the UTF-8 decoder.
+        // Every length around the 16-byte step, with the first non-ASCII byte anywhere.
+        const QString tail = QStringLiteral("é€😀");
+        for (int length = 0; length <= 40; ++length) {
+            for (int nonAscii = -1; nonAscii < length; nonAscii += (length > 20 ? 7 : 1)) {
+                QString url;
+                for (int i = 0; i < length; ++i)
+                    url.append(QChar(u'a' + char16_t(i % 26)));
+                if (nonAscii >= 0)
+                    url.insert(nonAscii, tail);
+                QByteArray line = "{\"ts\":1,\"url\":\"" + url.toUtf8() + "\",\"requestId\":\"" +
+                                  url.toUtf8() + "\"}\n";
+                CollectingSink sink;
+                const ReadResult result = readAll(line, sink);
+                QCOMPARE(result.events, 1);
+                QCOMPARE(sink.events[0].url, url);
+                QCOMPARE(sink.events[0].requestId, url);
+            }
+        }
+    }
+
     void timestampForms()
     {
         QFETCH(QByteArray, line);
@@ -142,27 +202,33 @@ private slots:
         NdjsonReader reader;
         RequestEvent event;
         QString reason;
-        QVERIFY2(reader.parseLine(line.constData(), line.size(), event, &reason), qPrintable(reason));
+        QVERIFY2(reader.parseLine(line.constData(), line.size(), event, &reason),
+                 qPrintable(reason));
         QCOMPARE(event.tsMs, ms);
     }
 
     void unknownKeysKept()
     {
-        const QByteArray line = "{\"ts\":1,\"custom\":{\"a\":[1,2]},\"region\":\"westeurope\",\"n\":3.5,\"flag\":true,\"we\\\"ird\":null}";
+        const QByteArray line = "{\"ts\":1,\"custom\":{\"a\":[1,2]},\"region\":\"westeurope\","
+                                "\"n\":3.5,\"flag\":true,\"we\\\"ird\":null}";
         NdjsonReader reader;
         RequestEvent event;
         QString reason;
-        QVERIFY2(reader.parseLine(line.constData(), line.size(), event, &reason), qPrintable(reason));
-        QCOMPARE(event.extraJson, QByteArray("{\"custom\":{\"a\":[1,2]},\"region\":\"westeurope\",\"n\":3.5,\"flag\":true,\"we\\\"ird\":null}"));
+        QVERIFY2(reader.parseLine(line.constData(), line.size(), event, &reason),
+                 qPrintable(reason));
+        QCOMPARE(event.extraJson, QByteArray("{\"custom\":{\"a\":[1,2]},\"region\":\"westeurope\","
+                                             "\"n\":3.5,\"flag\":true,\"we\\\"ird\":null}"));
     }
 
     void headersAreLowerCasedAndScalarsKept()
     {
-        const QByteArray line = R"({"ts":1,"headers":{"Retry-After":"2.128","X-RateLimit-Remaining":5,"Set-Cookie":["a","b"]}})";
+        const QByteArray line =
+            R"({"ts":1,"headers":{"Retry-After":"2.128","X-RateLimit-Remaining":5,"Set-Cookie":["a","b"]}})";
         NdjsonReader reader;
         RequestEvent event;
         QString reason;
-        QVERIFY2(reader.parseLine(line.constData(), line.size(), event, &reason), qPrintable(reason));
+        QVERIFY2(reader.parseLine(line.constData(), line.size(), event, &reason),
+                 qPrintable(reason));
         QCOMPARE(event.headers.value(u"retry-after"), u"2.128"_qs);
         QCOMPARE(event.headers.value(u"x-ratelimit-remaining"), u"5"_qs);
         QCOMPARE(event.headers.value(u"set-cookie"), u"[\"a\",\"b\"]"_qs);
@@ -170,8 +236,11 @@ private slots:
 
     void batchFields()
     {
-        const QByteArray log = "{\"ts\":1,\"method\":\"POST\",\"url\":\"https://graph.microsoft.com/v1.0/$batch\",\"status\":200,\"batch\":true,\"batchId\":\"b1\"}\n"
-            "{\"ts\":1,\"method\":\"GET\",\"url\":\"/me/onenote/pages\",\"status\":429,\"batchId\":\"b1\",\"batchIndex\":0}\n";
+        const QByteArray log =
+            "{\"ts\":1,\"method\":\"POST\",\"url\":\"https://graph.microsoft.com/v1.0/"
+            "$batch\",\"status\":200,\"batch\":true,\"batchId\":\"b1\"}\n"
+            "{\"ts\":1,\"method\":\"GET\",\"url\":\"/me/onenote/"
+            "pages\",\"status\":429,\"batchId\":\"b1\",\"batchIndex\":0}\n";
         CollectingSink sink;
         readAll(log, sink);
         QCOMPARE(sink.events.size(), size_t(2));
@@ -233,15 +302,17 @@ private slots:
         QByteArray log;
         const int lines = 60000; // ~6 MB: crosses the 4 MiB chunk boundary mid-line
         for (int i = 0; i < lines; ++i)
-            log += "{\"ts\":\"2026-02-18T22:44:09.512Z\",\"identity\":\"user-" + QByteArray::number(i % 97)
-                   + R"(","url":"https://example.test/items/)" + QByteArray::number(i) + "\",\"status\":200}" + '\n';
+            log += "{\"ts\":\"2026-02-18T22:44:09.512Z\",\"identity\":\"user-" +
+                   QByteArray::number(i % 97) + R"(","url":"https://example.test/items/)" +
+                   QByteArray::number(i) + "\",\"status\":200}" + '\n';
         CollectingSink sink;
         const ReadResult result = readAll(log, sink);
         QCOMPARE(result.events, lines);
         QCOMPARE(result.malformed, 0);
         for (int i = 0; i < lines; i += 997) {
             QCOMPARE(sink.events[size_t(i)].line, qint64(i + 1));
-            QCOMPARE(sink.events[size_t(i)].url, u"https://example.test/items/" + QString::number(i));
+            QCOMPARE(sink.events[size_t(i)].url,
+                     u"https://example.test/items/" + QString::number(i));
         }
     }
 
@@ -249,7 +320,8 @@ private slots:
     {
         QByteArray log;
         for (int i = 0; i < 1000; ++i)
-            log += R"({"ts":1})" "\n";
+            log += R"({"ts":1})"
+                   "\n";
         std::atomic<bool> cancel{true};
         ReadControl control;
         control.cancel = &cancel;
