@@ -81,7 +81,9 @@ public:
         if (text.isEmpty())
             return fastTextHash(text, seed);
         const char16_t *characters = QStringView(text).utf16();
-        Slot &slot = m_slots[((quintptr(characters) >> 4) ^ seed) % kSlots];
+        // Multiplicative mixing: the low bits of heap addresses are mostly alignment.
+        const quint64 mixed = (quint64(quintptr(characters)) ^ seed) * 0x9E3779B97F4A7C15ull;
+        Slot &slot = m_slots[size_t(mixed >> 54)]; // the top 10 bits: kSlots == 1024
         if (slot.characters != characters || slot.size != text.size() || slot.seed != seed) {
             slot.text = text;
             slot.characters = characters;
@@ -93,7 +95,10 @@ public:
     }
 
 private:
-    static constexpr size_t kSlots = 256;
+    // Identities, apps and services of a few hundred callers, once per parser thread that
+    // interned them.
+    static constexpr size_t kSlots = 1024;
+    static_assert(kSlots == size_t(1) << (64 - 54), "hash() takes the top 10 bits");
     struct Slot
     {
         const char16_t *characters = nullptr;
