@@ -119,11 +119,13 @@ ThrottleEngine::Options engineOptions(Analysis::Purpose purpose)
 {
     ThrottleEngine::Options options;
     // The series and throttle bins feed plots only; no report field is computed from them.
-    // A report never shows them, so a report-only analysis keeps few points (they coarsen
-    // past the cap), which saves tens of MB across hundreds of scopes (4000 points of every
-    // series per scope otherwise).
-    if (purpose == Analysis::Purpose::ReportOnly)
+    // A report never shows them, so a report-only analysis keeps no usage series at all (one
+    // bin update per charge saved) and few points of the rest (they coarsen past the cap),
+    // which saves tens of MB across hundreds of scopes (4000 points per series otherwise).
+    if (purpose == Analysis::Purpose::ReportOnly) {
         options.maxSeriesPoints = 64;
+        options.recordUsageSeries = false;
+    }
     return options;
 }
 

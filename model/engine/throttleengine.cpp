@@ -1074,7 +1074,8 @@ struct ThrottleEngine::Impl
             // so the step series drops where it really did.
             // (Bins start at multiples of the resolution, so "the bin after the last one ends
             // before t's bin" is idleBin + resolution <= t.)
-            const qint64 idleBin = bucket.series.nextBinStart();
+            const qint64 idleBin =
+                options.recordUsageSeries ? bucket.series.nextBinStart() : kNoTime;
             if (idleBin != kNoTime && t - idleBin >= bucket.series.resolutionMs) {
                 const double idleUsage = bucket.state.usageAt(limit.params, idleBin);
                 const double cap = limit.params.capacity;
@@ -1177,7 +1178,8 @@ struct ThrottleEngine::Impl
             const double fill = cap > 0 ? usage / cap : 0;
             bucket.peakUsage = std::max(bucket.peakUsage, usage);
             bucket.peakFill = std::max(bucket.peakFill, fill);
-            bucket.series.record(t, usage, maxFill, size_t(options.maxSeriesPoints));
+            if (options.recordUsageSeries)
+                bucket.series.record(t, usage, maxFill, size_t(options.maxSeriesPoints));
             if (cap > 0 && fill >= options.nearLimitFill)
                 raiseNearLimit(bucket, limit, t, usage, fill);
 

@@ -46,6 +46,10 @@ public:
         // 4000 points per series is more than a plot can show and keeps a report of hundreds
         // of scopes well under 200 MB however long the log.
         int maxSeriesPoints = 4000;
+        // Whether buckets keep their usage step series (what the bucket plots draw). No
+        // summary is computed from it, so a report-only run switches it off and saves the
+        // per-event bookkeeping; series() and snapshots then carry empty usage series.
+        bool recordUsageSeries = true;
     };
 
     explicit ThrottleEngine(PolicySet policies = PolicySet::builtin());

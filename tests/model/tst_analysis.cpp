@@ -117,6 +117,29 @@ private slots:
         QCOMPARE(softened.first().tsMs, t0 + 1590 * 20); // its 160th request: 160 / 200
     }
 
+    // A report-only analysis keeps no usage series: every report field must come out the
+    // same as in the dashboard's analysis, which keeps them.
+    void reportOnlyReportsTheSame()
+    {
+        const std::vector<RequestEvent> traffic = syntheticTraffic(20000);
+        Analysis dashboard(PolicySet::builtin(), Analysis::Purpose::Dashboard);
+        Analysis reportOnly(PolicySet::builtin(), Analysis::Purpose::ReportOnly);
+        for (size_t start = 0; start < traffic.size(); start += 4096) {
+            const size_t end = std::min(traffic.size(), start + 4096);
+            const std::vector<RequestEvent> batch(traffic.begin() + qsizetype(start),
+                                                  traffic.begin() + qsizetype(end));
+            dashboard.onEvents(std::vector<RequestEvent>(batch));
+            reportOnly.onEvents(std::vector<RequestEvent>(batch));
+        }
+        const QByteArray expected = reportToJson(dashboard.report());
+        QVERIFY(expected.contains("\"scopes\""));
+        QCOMPARE(reportToJson(reportOnly.report()), expected);
+        // ... while the dashboard's plots do have their series.
+        const DashboardSnapshot snapshot = dashboard.snapshot();
+        QVERIFY(std::any_of(snapshot.series.cbegin(), snapshot.series.cend(),
+                            [](const auto &series) { return !series.usage.empty(); }));
+    }
+
     void parallelBatchesEqualInline()
     {
         QFETCH(int, events);
