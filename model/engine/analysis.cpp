@@ -119,12 +119,11 @@ ThrottleEngine::Options engineOptions(Analysis::Purpose purpose)
 {
     ThrottleEngine::Options options;
     // The series and throttle bins feed plots only; no report field is computed from them.
-    // A report never shows them, so a report-only analysis keeps no usage series at all (one
-    // bin update per charge saved) and few points of the rest (they coarsen past the cap),
-    // which saves tens of MB across hundreds of scopes (4000 points per series otherwise).
+    // A report never shows them, so a report-only analysis keeps none (a bin update per charge
+    // and a mark per throttle saved, and tens of MB across hundreds of scopes).
     if (purpose == Analysis::Purpose::ReportOnly) {
         options.maxSeriesPoints = 64;
-        options.recordUsageSeries = false;
+        options.recordPlotData = false;
     }
     return options;
 }

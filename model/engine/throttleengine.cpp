@@ -922,6 +922,8 @@ struct ThrottleEngine::Impl
         ++throttles.byIdentityAndErrorCode[event.identity.isEmpty() ? QStringLiteral("none")
                                                                     : event.identity][code];
 
+        if (!options.recordPlotData)
+            return;
         const qint64 bin = limiter::floorDiv(event.tsMs, throttleBinMs) * throttleBinMs;
         ++throttleBins[bin][code];
         if (throttleBins.size() > size_t(options.maxSeriesPoints)) {
@@ -1074,8 +1076,7 @@ struct ThrottleEngine::Impl
             // so the step series drops where it really did.
             // (Bins start at multiples of the resolution, so "the bin after the last one ends
             // before t's bin" is idleBin + resolution <= t.)
-            const qint64 idleBin =
-                options.recordUsageSeries ? bucket.series.nextBinStart() : kNoTime;
+            const qint64 idleBin = options.recordPlotData ? bucket.series.nextBinStart() : kNoTime;
             if (idleBin != kNoTime && t - idleBin >= bucket.series.resolutionMs) {
                 const double idleUsage = bucket.state.usageAt(limit.params, idleBin);
                 const double cap = limit.params.capacity;
@@ -1138,7 +1139,8 @@ struct ThrottleEngine::Impl
             ++bucket.requests;
             if (!c.hadRoom) {
                 ++bucket.predicted;
-                bucket.marks.predictedThrottles.push(t, size_t(options.maxSeriesPoints));
+                if (options.recordPlotData)
+                    bucket.marks.predictedThrottles.push(t, size_t(options.maxSeriesPoints));
             }
             // Attribute an observed throttle to the limits the model finds exhausted; when it
             // finds none, the log cannot say which limit tripped, so every limit of the event
@@ -1146,14 +1148,16 @@ struct ThrottleEngine::Impl
             const bool attributed = throttled && (!anyExhausted || !c.hadRoom);
             if (attributed) {
                 ++bucket.observed;
-                bucket.marks.observedThrottles.push(t, size_t(options.maxSeriesPoints));
+                if (options.recordPlotData)
+                    bucket.marks.observedThrottles.push(t, size_t(options.maxSeriesPoints));
                 if (!bucket.inObservedEpisode && limit.spec.algorithm != Algorithm::Observed) {
                     const double before = usageBefore[size_t(i)];
                     bucket.effectiveLimit = std::max(bucket.effectiveLimit.value_or(0), before);
                 }
                 bucket.inObservedEpisode = true;
                 if (retryAt && *retryAt > responseMs) {
-                    if (bucket.marks.retryAfter.size() < kMaxRetryIntervals)
+                    if (options.recordPlotData &&
+                        bucket.marks.retryAfter.size() < kMaxRetryIntervals)
                         bucket.marks.retryAfter.emplace_back(responseMs, *retryAt);
                     bucket.retryUntil = std::max(bucket.retryUntil, *retryAt);
                     const bool fixed = limit.spec.algorithm == Algorithm::FixedWindow ||
@@ -1170,7 +1174,8 @@ struct ThrottleEngine::Impl
             }
             if (observedPct) {
                 bucket.observedPctMax = std::max(bucket.observedPctMax.value_or(0), *observedPct);
-                bucket.marks.observedPct.push(t, *observedPct, size_t(options.maxSeriesPoints));
+                if (options.recordPlotData)
+                    bucket.marks.observedPct.push(t, *observedPct, size_t(options.maxSeriesPoints));
             }
 
             const double usage = usageAfter[size_t(i)]; // phase learning moves no charge
@@ -1178,7 +1183,7 @@ struct ThrottleEngine::Impl
             const double fill = cap > 0 ? usage / cap : 0;
             bucket.peakUsage = std::max(bucket.peakUsage, usage);
             bucket.peakFill = std::max(bucket.peakFill, fill);
-            if (options.recordUsageSeries)
+            if (options.recordPlotData)
                 bucket.series.record(t, usage, maxFill, size_t(options.maxSeriesPoints));
             if (cap > 0 && fill >= options.nearLimitFill)
                 raiseNearLimit(bucket, limit, t, usage, fill);

@@ -46,10 +46,12 @@ public:
         // 4000 points per series is more than a plot can show and keeps a report of hundreds
         // of scopes well under 200 MB however long the log.
         int maxSeriesPoints = 4000;
-        // Whether buckets keep their usage step series (what the bucket plots draw). No
-        // summary is computed from it, so a report-only run switches it off and saves the
-        // per-event bookkeeping; series() and snapshots then carry empty usage series.
-        bool recordUsageSeries = true;
+        // Whether the engine keeps what only plots draw: the buckets' usage step series,
+        // their throttle, Retry-After and reported-percentage marks, and the throttle bar
+        // chart's bins. No summary is computed from them, so a report-only run switches this
+        // off and saves the per-event bookkeeping; series(), throttleBins() and snapshots then
+        // come back empty.
+        bool recordPlotData = true;
     };
 
     explicit ThrottleEngine(PolicySet policies = PolicySet::builtin());
