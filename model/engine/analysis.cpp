@@ -42,9 +42,10 @@ struct Analysis::Batch
     // the breakers' soft-open threshold. Written by the engine's worker alone, before it hands
     // the batch to the detectors' worker (the hand-over through the worker's mutex orders it).
     mutable std::vector<std::pair<size_t, ThrottleEngine::Verdict>> fills;
-    // (index into events, the category the engine's policy rules gave it), written the same
-    // way: the detectors' quota groups without classifying the event a second time.
-    mutable std::vector<std::pair<size_t, QString>> categories;
+    // (index into events, the category the engine's policy rules gave it: a name owned by the
+    // engine, which lives as long as this Analysis), written the same way: the detectors'
+    // quota groups without classifying the event a second time.
+    mutable std::vector<std::pair<size_t, const QString *>> categories;
 };
 
 // One consumer thread applying a function to shared, read-only batches in arrival order.
@@ -214,7 +215,7 @@ void Analysis::add(const RequestEvent &event)
         event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
     const ThrottleEngine::Verdict verdict = m_engine->add(event, sig);
     noteFill(event, verdict);
-    feedDetectors(event, sig, verdict.category.isNull() ? nullptr : &verdict.category);
+    feedDetectors(event, sig, verdict.category);
 }
 
 void Analysis::noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict)
@@ -257,7 +258,7 @@ void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
             // Nothing to read: the engine's own check is a status comparison.
             verdict = m_engine->add(batch.events[i]);
         }
-        if (!verdict.category.isNull())
+        if (verdict.category)
             batch.categories.emplace_back(i, verdict.category);
         if (verdict.matched && verdict.fill >= softOpenAt)
             batch.fills.emplace_back(i, std::move(verdict));
@@ -280,7 +281,7 @@ void Analysis::feedDetectors(const Batch &batch)
         }
         const QString *category = nullptr;
         if (nextCategory != batch.categories.cend() && nextCategory->first == i) {
-            category = &nextCategory->second;
+            category = nextCategory->second;
             ++nextCategory;
         }
         if (next != batch.extracted.cend() && next->first == i) {

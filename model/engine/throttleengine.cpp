@@ -1048,7 +1048,7 @@ struct ThrottleEngine::Impl
         int rule = -1;
         ctx.category = classify(policy, ctx, &rule);
         if (rule >= 0 && size_t(rule) < policy.categories.size())
-            verdict.category = policy.categories[size_t(rule)].first;
+            verdict.category = &policy.categories[size_t(rule)].first;
         // The memo of the selection pass saw the event's own category; limits see the
         // classified one, whose category conditions were answered when the policy compiled.
         ctx.evaluated = rule >= 0 ? policy.categoryConditionBits : 0;

@@ -77,8 +77,11 @@ public:
         double fill = 0;
         bool fillApplicationWide = false;
         // The category the policy's URL rules gave the event (Fabric's API group); null when
-        // the event carried its own or its policy has no rules.
-        QString category;
+        // the event carried its own or its policy has no rules. Points at the engine's
+        // compiled policy, valid until reset(): a pointer, not a copy, because a copy's
+        // reference count would be bumped by the engine's thread and dropped by the
+        // detectors', on one cache line shared by every event of the group.
+        const QString *category = nullptr;
     };
 
     Verdict add(const RequestEvent &event);

@@ -401,7 +401,9 @@ void TestEngine::fabricApiGroupsChargeTheirOwnLimit()
         const ThrottleEngine::Verdict verdict = engine.add(e);
         // The detectors take the event's API group from here: the rule's name when the URL
         // rules classified it, nothing when the event carried its own category.
-        QCOMPARE(verdict.category, category.isEmpty() ? expectedLimit : QString());
+        QCOMPARE(verdict.category ? *verdict.category : QString(),
+                 category.isEmpty() ? expectedLimit : QString());
+        QCOMPARE(verdict.category == nullptr, !category.isEmpty());
     }
     QStringList charged;
     for (const ScopeSummary &scope : engine.scopes()) {
