@@ -9,7 +9,45 @@
 #include <charconv>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace ts::ingest {
+
+QString toQString(std::string_view sv)
+{
+    // URLs, ids and most bodies are ASCII: widen them 16 bytes at a time straight into the
+    // string, and leave anything else to Qt's UTF-8 decoder (which validates and replaces).
+    const auto size = static_cast<qsizetype>(sv.size());
+    const auto *bytes = reinterpret_cast<const unsigned char *>(sv.data());
+    qsizetype ascii = 0;
+#if defined(__SSE2__)
+    for (; ascii + 16 <= size; ascii += 16) {
+        const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i *>(bytes + ascii));
+        if (_mm_movemask_epi8(chunk) != 0)
+            break;
+    }
+#endif
+    while (ascii < size && bytes[ascii] < 0x80)
+        ++ascii;
+    if (ascii < size || size == 0)
+        return QString::fromUtf8(sv.data(), size);
+    QString text(size, Qt::Uninitialized);
+    char16_t *out = reinterpret_cast<char16_t *>(text.data());
+    qsizetype i = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    for (; i + 16 <= size; i += 16) {
+        const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i *>(bytes + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i), _mm_unpacklo_epi8(chunk, zero));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + i + 8), _mm_unpackhi_epi8(chunk, zero));
+    }
+#endif
+    for (; i < size; ++i)
+        out[i] = bytes[i];
+    return text;
+}
 
 namespace {
 

@@ -15,10 +15,8 @@
 
 namespace ts::ingest {
 
-inline QString toQString(std::string_view text)
-{
-    return QString::fromUtf8(text.data(), static_cast<qsizetype>(text.size()));
-}
+// UTF-8 to QString; ASCII (URLs, ids, most bodies) is widened without Qt's decoder.
+QString toQString(std::string_view text);
 
 // Reads a device line by line through one large buffer, so a file of any size is read with
 // constant memory (the longest line is the only thing that can grow the buffer). Lines come
