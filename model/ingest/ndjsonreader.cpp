@@ -39,50 +39,90 @@ class StringInterner
 public:
     const QString &intern(std::string_view sv)
     {
-        // The last entry is remembered by address (unordered_map nodes do not move), so a
-        // repeated value costs one comparison and no copy.
-        if (m_last && sv == m_last->first)
-            return m_last->second;
-        auto it = m_map.find(sv);
-        if (it == m_map.end()) {
-            if (m_map.size() >= kMaxInternedPerField) {
-                m_map.clear(); // high-cardinality after all: keep memory bounded
-                m_last = nullptr;
-            }
-            it = m_map.emplace(std::string(sv), toQString(sv)).first;
+        const quint64 hash = hashOf(sv);
+        // Open addressing in one array: the usual hit is one probe whose hash and bytes are in
+        // a single entry (a node-based map chased a bucket pointer, then a node, per lookup).
+        size_t index = size_t(hash) & (m_entries.size() - 1);
+        while (m_entries[index].used) {
+            Entry &entry = m_entries[index];
+            if (entry.hash == hash && entry.bytes == sv)
+                return entry.text;
+            index = (index + 1) & (m_entries.size() - 1);
         }
-        m_last = &*it;
-        return m_last->second;
+        if (m_used >= kMaxInternedPerField) {
+            // High-cardinality after all: start over to keep memory bounded.
+            m_entries.assign(kInitialSlots, Entry{});
+            m_used = 0;
+            return intern(sv);
+        }
+        if (2 * (m_used + 1) > int(m_entries.size())) { // keep it at most half full
+            grow();
+            return intern(sv);
+        }
+        Entry &entry = m_entries[index];
+        entry.used = true;
+        entry.hash = hash;
+        entry.bytes.assign(sv);
+        entry.text = toQString(sv);
+        ++m_used;
+        return entry.text;
     }
 
 private:
-    struct Hash
+    struct Entry
     {
-        using is_transparent = void;
-        // Values are short (a method, an identity): 8 bytes per step, not libstdc++'s murmur.
-        size_t operator()(std::string_view sv) const
-        {
-            constexpr quint64 kMultiplier = 0x9E3779B97F4A7C15ull;
-            quint64 hash = quint64(sv.size()) * kMultiplier;
-            size_t i = 0;
-            for (; i + 8 <= sv.size(); i += 8) {
-                quint64 chunk;
-                std::memcpy(&chunk, sv.data() + i, 8);
-                hash = (hash ^ chunk) * kMultiplier;
-                hash ^= hash >> 29;
-            }
-            if (i < sv.size()) {
-                quint64 chunk = 0;
-                std::memcpy(&chunk, sv.data() + i, sv.size() - i);
-                hash = (hash ^ chunk) * kMultiplier;
-                hash ^= hash >> 29;
-            }
-            hash ^= hash >> 32;
-            return size_t(hash * kMultiplier);
-        }
+        bool used = false;
+        quint64 hash = 0;
+        std::string bytes;
+        QString text;
     };
-    std::unordered_map<std::string, QString, Hash, std::equal_to<>> m_map;
-    const std::pair<const std::string, QString> *m_last = nullptr;
+    static constexpr size_t kInitialSlots = 64; // powers of two
+
+    void grow()
+    {
+        std::vector<Entry> old(m_entries.size() * 2);
+        old.swap(m_entries);
+        for (Entry &entry : old) {
+            if (!entry.used)
+                continue;
+            size_t index = size_t(entry.hash) & (m_entries.size() - 1);
+            while (m_entries[index].used)
+                index = (index + 1) & (m_entries.size() - 1);
+            m_entries[index] = std::move(entry);
+        }
+    }
+
+    // Values are short (a method, an identity): 8 bytes per step, not libstdc++'s murmur.
+    static quint64 hashOf(std::string_view sv)
+    {
+        constexpr quint64 kMultiplier = 0x9E3779B97F4A7C15ull;
+        quint64 hash = quint64(sv.size()) * kMultiplier;
+        size_t i = 0;
+        for (; i + 8 <= sv.size(); i += 8) {
+            quint64 chunk;
+            std::memcpy(&chunk, sv.data() + i, 8);
+            hash = (hash ^ chunk) * kMultiplier;
+            hash ^= hash >> 29;
+        }
+        if (i < sv.size()) {
+            // The last 8 bytes when there are that many, else byte by byte: a memcpy of a
+            // variable size followed by an 8-byte load stalls on store forwarding.
+            quint64 chunk = 0;
+            if (sv.size() >= 8) {
+                std::memcpy(&chunk, sv.data() + sv.size() - 8, 8);
+            } else {
+                for (size_t k = 0; k < sv.size(); ++k)
+                    chunk |= quint64(static_cast<unsigned char>(sv[k])) << (8 * k);
+            }
+            hash = (hash ^ chunk) * kMultiplier;
+            hash ^= hash >> 29;
+        }
+        hash ^= hash >> 32;
+        return hash * kMultiplier;
+    }
+
+    std::vector<Entry> m_entries = std::vector<Entry>(kInitialSlots);
+    int m_used = 0;
 };
 
 enum class Field : quint8 {

@@ -172,6 +172,31 @@ private slots:
         QTest::newRow("seconds-int")
             << QByteArray(R"({"ts":1771454649})") << Q_INT64_C(1771454649000);
     }
+    void internedValuesStayRight()
+    {
+        // Identities repeat (interned: one shared string each) until there are more distinct
+        // values than the interner keeps; past that it starts over. Every event must carry
+        // its own value whatever the table did meanwhile (grew, started over, probed past
+        // colliding entries), and an empty value is a value.
+        QByteArray log;
+        std::vector<QString> expected;
+        for (int i = 0; i < 12000; ++i) {
+            const int id = i < 6000 ? i % 37 : i * 7919 % 10007;
+            QString identity =
+                i % 101 == 0 ? QString() : QStringLiteral("user-%1@contoso.com").arg(id);
+            log += "{\"ts\":" + QByteArray::number(i + 1) + ",\"identity\":\"" + identity.toUtf8() +
+                   "\",\"method\":\"" + (i % 3 ? "GET" : "POST") + "\"}\n";
+            expected.push_back(identity);
+        }
+        CollectingSink sink;
+        const ReadResult result = readAll(log, sink);
+        QCOMPARE(result.events, qint64(expected.size()));
+        for (size_t i = 0; i < expected.size(); ++i) {
+            QCOMPARE(sink.events[i].identity, expected[i]);
+            QCOMPARE(sink.events[i].method, i % 3 ? QStringLiteral("GET") : QStringLiteral("POST"));
+        }
+    }
+
     void textDecodedAtEveryLength()
     {
         // ASCII text is widened 16 bytes at a time; anything else goes to the UTF-8 decoder.
