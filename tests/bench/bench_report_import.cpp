@@ -2,9 +2,11 @@
 // machine, `throttlescope report --json`, `throttlescope import` and the jq reference
 //   jq -c 'select(.status==429)|.errorCode' FILE | sort | uniq -c
 // printing lines/s, peak memory (RSS of the child) and the ratio to jq. A second file of 2N lines
-// shows whether peak memory grows with file size.
+// shows whether peak memory grows with file size. jq and `report` run alternately ROUNDS times:
+// the host's speed drifts by tens of per cent within minutes, so the ratio is taken per round
+// (each pair ran side by side) and the median of those is printed, with the medians of each.
 //
-//   bench_report_import [N=1000000] [--keep DIR]
+//   bench_report_import [N=1000000] [--keep DIR] [--rounds ROUNDS=3]
 #include <QCoreApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -12,6 +14,7 @@
 #include <QTemporaryDir>
 #include <QTextStream>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -161,9 +164,23 @@ void generate(const QString &path, qint64 lines, unsigned seed)
     file.write(buffer.data(), qint64(buffer.size()));
 }
 
+// The run with the median time (the upper one of an even count).
+RunResult medianRun(std::vector<RunResult> runs)
+{
+    std::sort(runs.begin(), runs.end(),
+              [](const RunResult &a, const RunResult &b) { return a.seconds < b.seconds; });
+    return runs.empty() ? RunResult{} : runs[runs.size() / 2];
+}
+
+double median(std::vector<double> values)
+{
+    std::sort(values.begin(), values.end());
+    return values.empty() ? 0 : values[values.size() / 2];
+}
+
 void printRow(const char *what, qint64 lines, const RunResult &r, double mb)
 {
-    std::printf("  %-34s %8.3f s  %12.0f lines/s  %8.1f MB/s  peak RSS %7.1f MB  exit %d\n", what,
+    std::printf("  %-42s %8.3f s  %12.0f lines/s  %8.1f MB/s  peak RSS %7.1f MB  exit %d\n", what,
                 r.seconds, double(lines) / r.seconds, mb / r.seconds, double(r.peakRssKb) / 1024.0,
                 r.exitCode);
 }
@@ -203,10 +220,28 @@ int main(int argc, char *argv[])
     runMeasured({"/bin/cat", small.toStdString()});
     runMeasured({"/bin/cat", large.toStdString()});
 
-    const RunResult jq = runMeasured(
-        {"/bin/bash", "-c",
-         "jq -c 'select(.status==429)|.errorCode' '" + small.toStdString() + "' | sort | uniq -c"});
-    const RunResult report = runMeasured({binary, "report", "--json", small.toStdString()});
+    const qsizetype roundsAt = args.indexOf(u"--rounds"_qs);
+    const int rounds =
+        std::max(1, roundsAt > 0 && roundsAt + 1 < args.size() ? args[roundsAt + 1].toInt() : 3);
+    std::vector<RunResult> jqRuns;
+    std::vector<RunResult> reportRuns;
+    std::vector<double> ratios;
+    long reportPeakRssKb = 0;
+    for (int round = 0; round < rounds; ++round) {
+        jqRuns.push_back(runMeasured({"/bin/bash", "-c",
+                                      "jq -c 'select(.status==429)|.errorCode' '" +
+                                          small.toStdString() + "' | sort | uniq -c"}));
+        reportRuns.push_back(runMeasured({binary, "report", "--json", small.toStdString()}));
+        ratios.push_back(jqRuns.back().seconds / reportRuns.back().seconds);
+        reportPeakRssKb = std::max(reportPeakRssKb, reportRuns.back().peakRssKb);
+    }
+    const RunResult jq = medianRun(jqRuns);
+    RunResult report = medianRun(reportRuns);
+    report.peakRssKb = reportPeakRssKb; // the highest of the rounds
+    for (const RunResult &run : reportRuns) {
+        if (run.exitCode != 0)
+            report.exitCode = run.exitCode;
+    }
     const RunResult report2 = runMeasured({binary, "report", "--json", large.toStdString()});
     const QString ws = dir.filePath(u"bench.db"_qs);
     const RunResult import =
@@ -216,14 +251,17 @@ int main(int argc, char *argv[])
         runMeasured({binary, "import", "--workspace", ws2.toStdString(), large.toStdString()});
 
     std::printf("Results (%s):\n", binary.c_str());
-    printRow("jq reference (1x)", lines, jq, mbSmall);
-    printRow("throttlescope report --json (1x)", lines, report, mbSmall);
+    printRow("jq reference (1x, median)", lines, jq, mbSmall);
+    printRow("throttlescope report --json (1x, median)", lines, report, mbSmall);
     printRow("throttlescope report --json (2x)", lines * 2, report2, mbLarge);
     printRow("throttlescope import (1x)", lines, import, mbSmall);
     printRow("throttlescope import (2x)", lines * 2, import2, mbLarge);
     std::printf("\n");
-    std::printf("  report speed-up over jq:       %.2fx   (goal >= 6x)\n",
-                jq.seconds / report.seconds);
+    std::printf("  report speed-up over jq:       %.2fx   (goal >= 6x; median of %d rounds:",
+                median(ratios), rounds);
+    for (double ratio : ratios)
+        std::printf(" %.2f", ratio);
+    std::printf(")\n");
     std::printf("  report lines/s:                %.0f   (goal >= 1,000,000)\n",
                 double(lines) / report.seconds);
     std::printf("  import lines/s:                %.0f   (goal >= 300,000)\n",
