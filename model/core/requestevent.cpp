@@ -4,14 +4,18 @@ namespace ts {
 
 void HttpHeaders::set(const QString &name, const QString &value)
 {
-    const QString lower = name.toLower();
+    setLowerCase(name.toLower(), value);
+}
+
+void HttpHeaders::setLowerCase(const QString &lowerName, const QString &value)
+{
     for (auto &item : m_items) {
-        if (item.first == lower) {
+        if (item.first == lowerName) {
             item.second = value;
             return;
         }
     }
-    m_items.append({lower, value});
+    m_items.append({lowerName, value});
 }
 
 QString HttpHeaders::value(QStringView lowerName) const

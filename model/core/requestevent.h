@@ -21,6 +21,10 @@ class HttpHeaders
 {
 public:
     void set(const QString &name, const QString &value);
+    // set() for a name the caller has already lower-cased (readers that intern names lower-case
+    // once, instead of lower-casing every header of every line).
+    void setLowerCase(const QString &lowerName, const QString &value);
+    void reserve(qsizetype count) { m_items.reserve(count); }
     // lowerName must already be lower-case.
     [[nodiscard]] QString value(QStringView lowerName) const;
     [[nodiscard]] bool contains(QStringView lowerName) const;

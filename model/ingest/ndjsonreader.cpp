@@ -1,5 +1,6 @@
 #include "ingest/ndjsonreader.h"
 
+#include "core/immortaltext.h"
 #include "core/timeparse.h"
 #include "ingest/readerutil.h"
 
@@ -37,7 +38,10 @@ using ingest::toQString;
 class StringInterner
 {
 public:
-    const QString &intern(std::string_view sv)
+    // The shared QString for `sv`. Its characters live in the process's immortal arena (see
+    // core/immortaltext.h), so events copy and free it without touching a reference count.
+    // With lowerCaseText, the text is `sv` lower-cased (ASCII), decided once per distinct value.
+    const QString &intern(std::string_view sv, bool lowerCaseText = false)
     {
         const quint64 hash = hashOf(sv);
         // Open addressing in one array: the usual hit is one probe whose hash and bytes are in
@@ -45,7 +49,8 @@ public:
         size_t index = size_t(hash) & (m_entries.size() - 1);
         while (m_entries[index].used) {
             Entry &entry = m_entries[index];
-            if (entry.hash == hash && entry.bytes == sv)
+            if (entry.hash == hash && entry.bytes.size() == sv.size() &&
+                std::memcmp(entry.bytes.data(), sv.data(), sv.size()) == 0)
                 return entry.text;
             index = (index + 1) & (m_entries.size() - 1);
         }
@@ -53,17 +58,20 @@ public:
             // High-cardinality after all: start over to keep memory bounded.
             m_entries.assign(kInitialSlots, Entry{});
             m_used = 0;
-            return intern(sv);
+            return intern(sv, lowerCaseText);
         }
         if (2 * (m_used + 1) > int(m_entries.size())) { // keep it at most half full
             grow();
-            return intern(sv);
+            return intern(sv, lowerCaseText);
         }
         Entry &entry = m_entries[index];
         entry.used = true;
         entry.hash = hash;
         entry.bytes.assign(sv);
-        entry.text = toQString(sv);
+        QString text = toQString(sv);
+        if (lowerCaseText)
+            text = std::move(text).toLower();
+        entry.text = ImmortalTextArena::process().keep(text);
         ++m_used;
         return entry.text;
     }
@@ -157,84 +165,91 @@ enum class Field : quint8 {
     Text
 };
 
+// `key` (whose length the caller has checked) spells `literal`: a comparison of a constant
+// size, which the compiler turns into a load or two instead of a call to memcmp.
+template <size_t N> bool is(std::string_view key, const char (&literal)[N])
+{
+    return std::memcmp(key.data(), literal, N - 1) == 0;
+}
+
 Field fieldOf(std::string_view key)
 {
     // A switch on length keeps this to one or two comparisons per key.
     switch (key.size()) {
     case 2:
-        if (key == "ts")
+        if (is(key, "ts"))
             return Field::Ts;
         break;
     case 3:
-        if (key == "app")
+        if (is(key, "app"))
             return Field::App;
-        if (key == "url")
+        if (is(key, "url"))
             return Field::Url;
         break;
     case 4:
-        if (key == "type")
+        if (is(key, "type"))
             return Field::Type;
-        if (key == "body")
+        if (is(key, "body"))
             return Field::Body;
-        if (key == "lane")
+        if (is(key, "lane"))
             return Field::Lane;
-        if (key == "text")
+        if (is(key, "text"))
             return Field::Text;
         break;
     case 5:
-        if (key == "batch")
+        if (is(key, "batch"))
             return Field::Batch;
-        if (key == "scope")
+        if (is(key, "scope"))
             return Field::Scope;
-        if (key == "state")
+        if (is(key, "state"))
             return Field::State;
         break;
     case 6:
-        if (key == "tenant")
+        if (is(key, "tenant"))
             return Field::Tenant;
-        if (key == "method")
+        if (is(key, "method"))
             return Field::Method;
-        if (key == "status")
+        if (is(key, "status"))
             return Field::Status;
-        if (key == "entity")
+        if (is(key, "entity"))
             return Field::Entity;
         break;
     case 7:
-        if (key == "service")
+        if (is(key, "service"))
             return Field::Service;
-        if (key == "headers")
+        if (is(key, "headers"))
             return Field::Headers;
-        if (key == "batchId")
+        if (is(key, "batchId"))
             return Field::BatchId;
-        if (key == "attempt")
+        if (is(key, "attempt"))
             return Field::Attempt;
-        if (key == "credits")
+        if (is(key, "credits"))
             return Field::Credits;
         break;
     case 8:
-        if (key == "identity")
+        if (is(key, "identity"))
             return Field::Identity;
-        if (key == "category")
+        if (is(key, "category"))
             return Field::Category;
         break;
     case 9:
-        if (key == "errorCode")
+        if (is(key, "errorCode"))
             return Field::ErrorCode;
-        if (key == "requestId")
+        if (is(key, "requestId"))
             return Field::RequestId;
-        if (key == "namespace")
+        if (is(key, "namespace"))
             return Field::Namespace;
         break;
     case 10:
-        if (key == "retryAfter")
+        if (is(key, "retryAfter"))
             return Field::RetryAfter;
-        if (key == "durationMs")
+        if (is(key, "durationMs"))
             return Field::DurationMs;
-        if (key == "batchIndex")
+        if (is(key, "batchIndex"))
             return Field::BatchIndex;
         break;
     case 11:
-        if (key == "operationId")
+        if (is(key, "operationId"))
             return Field::OperationId;
         break;
     default:
@@ -253,7 +268,6 @@ struct NdjsonReader::Impl
     StringInterner identity, app, tenant, service, category, method, errorCode, retryAfter, lane,
         ns, entity, headerName, headerValue, scope, state, typeName;
     std::string scratch; // a line copied with padding when it cannot be parsed in place
-    std::string lowered;
 
     // Parse one line in place: `data` must be followed by SIMDJSON_PADDING readable bytes.
     bool parsePadded(const char *data, size_t size, RequestEvent &event, QString *reason);
@@ -387,6 +401,7 @@ bool NdjsonReader::Impl::parsePadded(const char *data, size_t size, RequestEvent
             dom::object headers;
             if (value.get_object().get(headers) != SUCCESS)
                 return fail(QStringLiteral("\"headers\" is not an object"));
+            event.headers.reserve(qsizetype(headers.size()));
             for (const dom::key_value_pair header : headers) {
                 std::string_view headerText;
                 if (!scalarText(header.value, headerText, storage)) {
@@ -394,11 +409,9 @@ bool NdjsonReader::Impl::parsePadded(const char *data, size_t size, RequestEvent
                     storage = simdjson::minify(header.value);
                     headerText = storage;
                 }
-                // Names are case-insensitive; store lower-case (interned, so lowered once).
-                lowered.assign(header.key);
-                for (char &c : lowered)
-                    c = static_cast<char>((c >= 'A' && c <= 'Z') ? c + 32 : c);
-                event.headers.set(headerName.intern(lowered), headerValue.intern(headerText));
+                // Names are case-insensitive: stored lower-case, lowered once per distinct name.
+                event.headers.setLowerCase(headerName.intern(header.key, true),
+                                           headerValue.intern(headerText));
             }
             break;
         }

@@ -1,9 +1,12 @@
 // The canonical NDJSON reader: every line shape the spec allows, and every way a line can be bad.
+#include "core/immortaltext.h"
 #include "ingest/ndjsonreader.h"
 
 #include <QBuffer>
 #include <QTest>
 
+#include <mutex>
+#include <thread>
 #include <vector>
 
 using namespace ts;
@@ -195,6 +198,44 @@ private slots:
             QCOMPARE(sink.events[i].identity, expected[i]);
             QCOMPARE(sink.events[i].method, i % 3 ? QStringLiteral("GET") : QStringLiteral("POST"));
         }
+    }
+
+    void immortalTextUntilItsBudget()
+    {
+        // Values are copied into the arena until its budget is spent, then handed back as they
+        // are; either way a value reads right, and an arena copy shares nothing (copying and
+        // dropping it touches no reference count), from any thread.
+        ImmortalTextArena arena(100);
+        std::vector<QString> kept;
+        std::vector<QString> expected;
+        std::vector<std::thread> threads;
+        std::mutex keptMutex; // protects kept and expected
+        for (int t = 0; t < 4; ++t) {
+            threads.emplace_back([&, t] {
+                for (int i = 0; i < 10; ++i) {
+                    const QString value = QStringLiteral("v%1-%2").arg(t).arg(i);
+                    QString copy = arena.keep(value);
+                    std::lock_guard lock(keptMutex);
+                    kept.push_back(std::move(copy));
+                    expected.push_back(value);
+                }
+            });
+        }
+        for (std::thread &thread : threads)
+            thread.join();
+        QCOMPARE(kept, expected);
+        int inArena = 0;
+        for (size_t i = 0; i < kept.size(); ++i) {
+            // (a raw-data string has no header: the copy is not "detached", it is not counted)
+            if (kept[i].constData() != expected[i].constData()) {
+                ++inArena;
+                QCOMPARE(kept[i].constData()[kept[i].size()], QChar(u'\0'));
+            }
+        }
+        // "vT-I" is 4 characters plus a terminator: 100 characters hold 20 of the 40.
+        QCOMPARE(inArena, 20);
+        QCOMPARE(arena.charsUsed(), size_t(100));
+        QCOMPARE(arena.keep(QString()), QString());
     }
 
     void textDecodedAtEveryLength()
