@@ -9,12 +9,16 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -532,6 +536,7 @@ struct Chunk
     // The lines, followed by SIMDJSON_PADDING bytes. Not a std::vector: resizing one zeroes
     // every byte, megabytes per chunk that the read overwrites at once.
     std::unique_ptr<char[]> bytes;
+    size_t capacity = 0; // bytes allocated
     size_t size = 0;
     qint64 baseOffset = 0; // source offset of bytes[0]
     qint64 baseLine = 0;   // line number before the first line of the chunk
@@ -542,6 +547,10 @@ struct Chunk
 
 struct ParsedChunk
 {
+    // The chunk's buffer, handed back to the reading thread to be filled again: a fresh megabyte
+    // per chunk is a megabyte of page faults when the allocator has returned the last one.
+    std::unique_ptr<char[]> spentBytes;
+    size_t spentCapacity = 0;
     std::vector<RequestEvent> events;
     std::vector<MalformedRecord> malformed;
     qint64 endOffset = 0;
@@ -552,8 +561,8 @@ struct ParsedChunk
 } // namespace
 
 // Parses every line of a chunk. Runs on a worker thread with an Impl no one else uses.
-static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk,
-                              const QString &sourceName)
+static ParsedChunk parseChunkLines(NdjsonReader::Impl &impl, const Chunk &chunk,
+                                   const QString &sourceName)
 {
     ParsedChunk parsed;
     // Exactly one slot per line: an event is ~0.5 KB, so a guess from the byte count would
@@ -617,6 +626,81 @@ static ParsedChunk parseChunk(NdjsonReader::Impl &impl, const Chunk &chunk,
     return parsed;
 }
 
+static ParsedChunk parseChunk(NdjsonReader::Impl &impl, Chunk &chunk, const QString &sourceName)
+{
+    ParsedChunk parsed = parseChunkLines(impl, chunk, sourceName);
+    parsed.spentBytes = std::move(chunk.bytes);
+    parsed.spentCapacity = chunk.capacity;
+    return parsed;
+}
+
+namespace {
+
+// One parser thread for the length of a read, fed one chunk at a time. Threads that live as
+// long as the read (instead of one std::async thread per chunk) keep one malloc arena each, so
+// the memory of freed batches is found again instead of faulted in afresh for every chunk.
+class ParserThread
+{
+public:
+    ParserThread(NdjsonReader::Impl &impl, const QString &sourceName)
+        : m_impl(impl), m_sourceName(sourceName), m_thread([this] { run(); })
+    {
+    }
+    ParserThread(const ParserThread &) = delete;
+    ParserThread &operator=(const ParserThread &) = delete;
+    ~ParserThread()
+    {
+        {
+            std::lock_guard lock(m_mutex);
+            m_stop = true;
+        }
+        m_wake.notify_one();
+        m_thread.join();
+    }
+
+    // The thread must be idle (its previous chunk's future collected).
+    std::future<ParsedChunk> parse(Chunk chunk)
+    {
+        std::packaged_task<ParsedChunk()> task([this, chunk = std::move(chunk)]() mutable {
+            return parseChunk(m_impl, chunk, m_sourceName);
+        });
+        std::future<ParsedChunk> result = task.get_future();
+        {
+            std::lock_guard lock(m_mutex);
+            m_task = std::move(task);
+        }
+        m_wake.notify_one();
+        return result;
+    }
+
+private:
+    void run()
+    {
+        for (;;) {
+            std::packaged_task<ParsedChunk()> task;
+            {
+                std::unique_lock lock(m_mutex);
+                m_wake.wait(lock, [this] { return m_stop || m_task.valid(); });
+                if (!m_task.valid())
+                    return; // stopping, nothing left to parse
+                task = std::move(m_task);
+            }
+            task(); // (exceptions travel to the reader through the future)
+        }
+    }
+
+    NdjsonReader::Impl &m_impl;
+    const QString &m_sourceName;
+    // Protects m_task and m_stop: the reading thread hands a task over, this thread takes it.
+    std::mutex m_mutex;
+    std::condition_variable m_wake;
+    std::packaged_task<ParsedChunk()> m_task;
+    bool m_stop = false;
+    std::thread m_thread; // last: starts once the members above exist
+};
+
+} // namespace
+
 ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, IngestSink &sink,
                               const ReadControl &control)
 {
@@ -643,16 +727,25 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
     impls.push_back(std::move(d));
     for (int i = 1; i < kWorkers; ++i)
         impls.push_back(std::make_unique<Impl>());
-    std::deque<std::pair<std::future<ParsedChunk>, size_t>> inFlight; // (result, impl slot)
-    std::vector<size_t> freeSlots;
-    for (size_t i = 0; i < impls.size(); ++i)
-        freeSlots.push_back(i);
+    std::vector<std::unique_ptr<ParserThread>> parsers;
+    for (auto &impl : impls)
+        parsers.push_back(std::make_unique<ParserThread>(*impl, sourceName));
+    std::deque<std::pair<std::future<ParsedChunk>, size_t>> inFlight; // (result, parser)
+    std::vector<size_t> idleParsers;
+    for (size_t i = 0; i < parsers.size(); ++i)
+        idleParsers.push_back(i);
+    // Chunk buffers of the usual size, back from the parsers, to be filled again.
+    std::vector<std::unique_ptr<char[]>> spareBuffers;
+    constexpr size_t kBufferCapacity =
+        size_t(kChunkSize) + size_t(kChunkSize) / 4 + SIMDJSON_PADDING;
 
     auto deliverOldest = [&] {
-        auto [future, slot] = std::move(inFlight.front());
+        auto [future, parser] = std::move(inFlight.front());
         inFlight.pop_front();
         ParsedChunk parsed = future.get();
-        freeSlots.push_back(slot);
+        idleParsers.push_back(parser);
+        if (parsed.spentCapacity == kBufferCapacity)
+            spareBuffers.push_back(std::move(parsed.spentBytes));
         for (MalformedRecord &record : parsed.malformed)
             sink.onMalformed(std::move(record));
         result.events += qint64(parsed.events.size());
@@ -681,8 +774,15 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
             break;
         }
         Chunk chunk;
-        chunk.bytes = std::make_unique_for_overwrite<char[]>(carry.size() + size_t(kChunkSize) +
-                                                             SIMDJSON_PADDING);
+        chunk.capacity =
+            std::max(kBufferCapacity, carry.size() + size_t(kChunkSize) + SIMDJSON_PADDING);
+        if (chunk.capacity == kBufferCapacity && !spareBuffers.empty()) {
+            chunk.bytes = std::move(spareBuffers.back());
+            spareBuffers.pop_back();
+        } else {
+            // (not zero-filled: the read overwrites it)
+            chunk.bytes = std::make_unique_for_overwrite<char[]>(chunk.capacity);
+        }
         if (!carry.empty()) // (memcpy from an empty vector's null data is undefined)
             std::memcpy(chunk.bytes.get(), carry.data(), carry.size());
         size_t filled = carry.size();
@@ -722,16 +822,11 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
         lineBase += chunk.lines;
         offset += qint64(cut);
 
-        if (freeSlots.empty())
+        if (idleParsers.empty())
             deliverOldest();
-        const size_t slot = freeSlots.back();
-        freeSlots.pop_back();
-        Impl *impl = impls[slot].get();
-        inFlight.emplace_back(std::async(std::launch::async,
-                                         [impl, chunk = std::move(chunk), &sourceName] {
-                                             return parseChunk(*impl, chunk, sourceName);
-                                         }),
-                              slot);
+        const size_t parser = idleParsers.back();
+        idleParsers.pop_back();
+        inFlight.emplace_back(parsers[parser]->parse(std::move(chunk)), parser);
         if (control.progress && (result.bytesRead - lastProgress >= kChunkSize || eof)) {
             lastProgress = result.bytesRead;
             control.progress(control.startOffset + result.bytesRead, total);
@@ -739,6 +834,7 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
     }
     while (!inFlight.empty())
         deliverOldest();
+    parsers.clear(); // (joined before the Impls they use go)
     d = std::move(impls.front());
     return result;
 }
