@@ -91,9 +91,12 @@ public:
     [[nodiscard]] const T &front() const { return m_items[m_head]; }
     [[nodiscard]] const T &at(size_t i) const { return m_items[m_head + i]; }
     [[nodiscard]] T &back() { return m_items.back(); }
+    // Items ever popped: at(i) is the (popped() + i)-th item ever pushed.
+    [[nodiscard]] size_t popped() const { return m_popped; }
     void push(const T &item) { m_items.push_back(item); }
     void pop()
     {
+        ++m_popped;
         ++m_head;
         if (m_head == m_items.size()) {
             m_items.clear();
@@ -107,6 +110,7 @@ public:
 private:
     std::vector<T> m_items;
     size_t m_head = 0;
+    size_t m_popped = 0;
 };
 
 struct State
@@ -126,6 +130,9 @@ struct State
         double cumulative;   // sum of costs of all charges pushed so far, this one included
     };
     Fifo<Charge> charges;
+    // Where roomAt() last found room, as a count of charges ever pushed (see roomAt): a cache,
+    // not state, so const queries may move it.
+    mutable size_t roomSearchHint = 0;
     double slidingSum = 0;
     double slidingAccepted = 0;
     double slidingPushed = 0; // cumulative cost of every charge ever pushed
@@ -334,19 +341,43 @@ struct State
             if (charges.empty() || slidingSum + 1 <= p.capacity)
                 return t;
             // Room comes back when the oldest charges whose costs add up to `need` have left the
-            // window: binary search on the cumulative costs (a storm of counted 429s can hold
-            // hundreds of thousands of charges in an hour window).
+            // window: the first charge whose cumulative cost reaches base + need. A storm of
+            // counted 429s can hold hundreds of thousands of charges in an hour window, and a
+            // bucket at its limit asks after every request, so the search starts from the last
+            // answer: base + need only grows (a push adds to the sum, a pop moves the base and
+            // the sum alike), so the answer only moves towards the back, usually by a step or
+            // two. A plain binary search over the whole window missed the cache on every probe.
             const double need = slidingSum + 1 - p.capacity;
             const double base = charges.front().cumulative - charges.front().cost;
+            const auto reaches = [&](size_t i) { return charges.at(i).cumulative - base >= need; };
+            const size_t last = charges.size() - 1;
             size_t lo = 0;
-            size_t hi = charges.size() - 1;
+            size_t hi = last;
+            const size_t hint = roomSearchHint > charges.popped()
+                                    ? std::min(roomSearchHint - charges.popped(), last)
+                                    : 0;
+            if (hint > 0 && reaches(hint - 1)) {
+                hi = hint - 1; // (rounding moved the answer back: search before the hint)
+            } else {
+                // Gallop from the hint, in doubling steps, until a charge reaches.
+                lo = hint;
+                for (size_t step = 1;; step *= 2) {
+                    const size_t probe = std::min(lo + step - 1, last);
+                    if (reaches(probe) || probe == last) {
+                        hi = probe;
+                        break;
+                    }
+                    lo = probe + 1;
+                }
+            }
             while (lo < hi) {
                 const size_t mid = lo + (hi - lo) / 2;
-                if (charges.at(mid).cumulative - base >= need)
+                if (reaches(mid))
                     hi = mid;
                 else
                     lo = mid + 1;
             }
+            roomSearchHint = charges.popped() + lo;
             return std::max(t, charges.at(lo).t + p.windowMs);
         }
         case Algorithm::TokenBucket: {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <random>
 
 using namespace ts;
 
@@ -206,6 +207,8 @@ private slots:
     void seriesStayBounded();
     void longSlidingWindowBoundedAndNeverEarly_data();
     void longSlidingWindowBoundedAndNeverEarly();
+    void slidingRoomMatchesAFullScan_data();
+    void slidingRoomMatchesAFullScan();
     void snapshotParallelToScopes();
     void observedPercentageBesideReconstructed();
 };
@@ -993,6 +996,63 @@ void TestEngine::longSlidingWindowBoundedAndNeverEarly()
         reference.push_back(t);
         QVERIFY(state.charges.size() <= limiter::kExactCharges + 3601);
     }
+}
+
+void TestEngine::slidingRoomMatchesAFullScan_data()
+{
+    QTest::addColumn<double>("windowSeconds");
+    QTest::addColumn<double>("capacity");
+    QTest::addColumn<int>("maxGapMs");
+    QTest::newRow("1 min, 100, bursts") << 60.0 << 100.0 << 900;
+    QTest::newRow("1 min, 5, sparse") << 60.0 << 5.0 << 30000;
+    QTest::newRow("1 h slotted, 2000, storm") << 3600.0 << 2000.0 << 40;
+}
+
+void TestEngine::slidingRoomMatchesAFullScan()
+{
+    // roomAt() searches from its previous answer; every answer must still be the one a scan of
+    // the whole window gives (the first charge whose cumulative cost reaches what must leave),
+    // for traffic that fills, overruns and drains the window, with costs of 0 to 3 units and
+    // queries at times other than the last charge.
+    QFETCH(double, windowSeconds);
+    QFETCH(double, capacity);
+    QFETCH(int, maxGapMs);
+    PolicyLimit spec;
+    spec.name = QStringLiteral("window");
+    spec.algorithm = Algorithm::SlidingWindow;
+    spec.capacity = capacity;
+    spec.windowSeconds = windowSeconds;
+    const limiter::Params params = limiter::Params::fromLimit(spec);
+    limiter::State state;
+    std::mt19937 random(7);
+    qint64 t = kBase;
+    int atLimit = 0;
+    for (int i = 0; i < 40000; ++i) {
+        // Phases of heavy and light traffic, so the window fills up and drains again.
+        const bool heavy = (i / 3000) % 2 == 0;
+        t += qint64(random() % quint32(heavy ? std::max(1, maxGapMs / 20) : maxGapMs));
+        state.advance(params, t);
+        state.charge(params, t, double(random() % 4), random() % 5 != 0, t);
+        for (const qint64 at : {t, t + qint64(random() % 5000)}) { // (a query moves nothing)
+            const qint64 room = state.roomAt(params, at);
+            qint64 expected = at;
+            if (!state.charges.empty() && state.slidingSum + 1 > params.capacity) {
+                const double need = state.slidingSum + 1 - params.capacity;
+                const double base = state.charges.front().cumulative - state.charges.front().cost;
+                size_t first = state.charges.size() - 1;
+                for (size_t k = 0; k < state.charges.size(); ++k) {
+                    if (state.charges.at(k).cumulative - base >= need) {
+                        first = k;
+                        break;
+                    }
+                }
+                expected = std::max(at, state.charges.at(first).t + params.windowMs);
+                ++atLimit;
+            }
+            QCOMPARE(room, expected);
+        }
+    }
+    QVERIFY2(atLimit > 1000, QByteArray::number(atLimit).constData()); // the search ran
 }
 
 void TestEngine::snapshotParallelToScopes()
