@@ -102,6 +102,14 @@ inline void prefetchEventFields(const RequestEvent &event)
         __builtin_prefetch(base + line);
 }
 
+// All of the struct, for stages that read its later fields too (breakers, detectors).
+inline void prefetchEventStruct(const RequestEvent &event)
+{
+    const char *base = reinterpret_cast<const char *>(&event);
+    for (size_t line = 0; line < sizeof(RequestEvent); line += 64)
+        __builtin_prefetch(base + line);
+}
+
 inline void prefetchEventText(const RequestEvent &event)
 {
     __builtin_prefetch(event.identity.constData());
@@ -109,6 +117,7 @@ inline void prefetchEventText(const RequestEvent &event)
     __builtin_prefetch(event.method.constData());
     __builtin_prefetch(event.app.constData());
     __builtin_prefetch(event.serviceBusNamespace.constData());
+    __builtin_prefetch(event.operationId.constData());
     // A URL is a few lines of text, and the path the policies match is past the host.
     const char *url = reinterpret_cast<const char *>(event.url.constData());
     const qsizetype urlBytes = event.url.size() * qsizetype(sizeof(char16_t));

@@ -78,8 +78,9 @@ inline size_t fastTextHash(QStringView text, size_t seed) noexcept
 // come back on every event and the detectors hash each several times; a hit costs a few
 // compares instead of a pass over the text. Sound because a slot holds (shares) the string it
 // remembers: its characters stay alive and unchanged while the slot exists, so no other text
-// can be found at that address. (Not for QString::fromRawData strings, whose memory the
-// QString does not own; events never carry those.) One per detector, on its own thread.
+// can be found at that address. (Not for QString::fromRawData strings over memory that may be
+// freed: the only raw strings events carry are over text that is never freed, the readers'
+// interned values in core/immortaltext.h and literals.) One per detector, on its own thread.
 class TextHashCache
 {
 public:

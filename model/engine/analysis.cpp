@@ -271,8 +271,16 @@ void Analysis::feedDetectors(const Batch &batch)
     auto next = batch.extracted.cbegin();
     auto nextFill = batch.fills.cbegin();
     auto nextCategory = batch.categories.cbegin();
-    for (size_t i = 0; i < batch.events.size(); ++i) {
+    const size_t count = batch.events.size();
+    for (size_t i = 0; i < count; ++i) {
         const RequestEvent &event = batch.events[i];
+        // The events were written by a parser thread on the other core and last read by the
+        // engine's thread: ask for the next ones early, as feedEngine() does (the breakers and
+        // detectors read the whole struct, and the text that keys operations).
+        if (i + 4 < count)
+            prefetchEventStruct(batch.events[i + 4]);
+        if (i + 2 < count)
+            prefetchEventText(batch.events[i + 2]);
         // The same order as add(): the engine's fill softens the breaker before the breaker
         // sees the event's answer.
         if (nextFill != batch.fills.cend() && nextFill->first == i) {
