@@ -272,6 +272,8 @@ struct NdjsonReader::Impl
     StringInterner identity, app, tenant, service, category, method, errorCode, retryAfter, lane,
         ns, entity, headerName, headerValue, scope, state, typeName;
     std::string scratch; // a line copied with padding when it cannot be parsed in place
+    QString sourceName;  // the last read's source name, and its copy in the immortal arena
+    QString eventSource;
 
     // Parse one line in place: `data` must be followed by SIMDJSON_PADDING readable bytes.
     bool parsePadded(const char *data, size_t size, RequestEvent &event, QString *reason);
@@ -568,10 +570,6 @@ static ParsedChunk parseChunkLines(NdjsonReader::Impl &impl, const Chunk &chunk,
     // Exactly one slot per line: an event is ~0.5 KB, so a guess from the byte count would
     // leave megabytes unused in every batch in flight.
     parsed.events.reserve(size_t(chunk.lines));
-    // Every event of the chunk shares this chunk's own copy of the name: one shared by all
-    // chunks would have its reference count written by both parser threads and by the
-    // analysis threads that free older batches, all at once (a contended cache line).
-    const QString source(sourceName.constData(), sourceName.size());
     const char *data = chunk.bytes.get();
     size_t pos = 0;
     qint64 line = chunk.baseLine;
@@ -604,7 +602,7 @@ static ParsedChunk parseChunkLines(NdjsonReader::Impl &impl, const Chunk &chunk,
             RequestEvent &event = parsed.events.emplace_back();
             QString reason;
             if (impl.parsePadded(begin, length, event, &reason)) {
-                event.source = source;
+                event.source = sourceName; // (immortal text: see read())
                 event.line = line;
                 event.offset = lineOffset;
             } else if (!nl && chunk.holdUnterminated) {
@@ -723,13 +721,21 @@ ReadResult NdjsonReader::read(QIODevice &input, const QString &sourceName, Inges
     // chunks to the sink strictly in input order (the engine needs time order, the ledger needs
     // offsets to advance monotonically). Each worker owns one Impl: simdjson parsers and the
     // interners are not thread-safe.
+    // The name every event of this read carries, kept in the immortal arena (once per name
+    // this reader sees): a shared reference-counted copy would have its count written by the
+    // parser threads (a copy per event) and the threads that free older batches at once.
+    if (d->sourceName != sourceName) {
+        d->sourceName = sourceName;
+        d->eventSource = ImmortalTextArena::process().keep(sourceName);
+    }
+    const QString eventSource = d->eventSource;
     std::vector<std::unique_ptr<Impl>> impls;
     impls.push_back(std::move(d));
     for (int i = 1; i < kWorkers; ++i)
         impls.push_back(std::make_unique<Impl>());
     std::vector<std::unique_ptr<ParserThread>> parsers;
     for (auto &impl : impls)
-        parsers.push_back(std::make_unique<ParserThread>(*impl, sourceName));
+        parsers.push_back(std::make_unique<ParserThread>(*impl, eventSource));
     std::deque<std::pair<std::future<ParsedChunk>, size_t>> inFlight; // (result, parser)
     std::vector<size_t> idleParsers;
     for (size_t i = 0; i < parsers.size(); ++i)
