@@ -1,10 +1,10 @@
 // End to end: run the throttlescope binary as an operator or a script would, parse its output.
 #include <QFileInfo>
 #include <QImage>
-#include <QSet>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSet>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -62,6 +62,12 @@ private slots:
         const Run r = run({u"--version"_qs});
         QCOMPARE(r.exitCode, 0);
         QVERIFY(r.out.startsWith("throttlescope "));
+        // The allocator named, and when it is mimalloc, actually serving malloc (a build that
+        // links it but leaves glibc's malloc in charge would measure something else).
+        QVERIFY2(r.out.contains("\nallocator: mimalloc ") ||
+                     r.out.contains("\nallocator: system malloc"),
+                 r.out.constData());
+        QVERIFY2(!r.out.contains("not serving malloc"), r.out.constData());
     }
 
     void reportJsonCounts_data()
@@ -79,9 +85,16 @@ private slots:
             << QVariantMap{{u"RequestBlocked"_qs, 1}, {u"50009"_qs, 1}, {u"none"_qs, 1}};
         QTest::newRow("mixed-crlf-malformed")
             << u"canonical/mixed-crlf-malformed.ndjson"_qs << 6 << 2
-            << QVariantMap{{u"200"_qs, 1}, {u"503"_qs, 1}, {u"429"_qs, 2}, {u"430"_qs, 1}, {u"500"_qs, 1}} << 4
-            << QVariantMap{{u"ServerBusy"_qs, 1}, {u"TooManyRequests"_qs, 1},
-                           {u"TooManyRequestsForCapacity"_qs, 1}, {u"none"_qs, 1}};
+            << QVariantMap{{u"200"_qs, 1},
+                           {u"503"_qs, 1},
+                           {u"429"_qs, 2},
+                           {u"430"_qs, 1},
+                           {u"500"_qs, 1}}
+            << 4
+            << QVariantMap{{u"ServerBusy"_qs, 1},
+                           {u"TooManyRequests"_qs, 1},
+                           {u"TooManyRequestsForCapacity"_qs, 1},
+                           {u"none"_qs, 1}};
     }
     void reportJsonCounts()
     {
@@ -125,8 +138,9 @@ private slots:
 
     void severalFilesAddUp()
     {
-        const Run r = run({u"report"_qs, u"--json"_qs, dataFile(u"canonical/spec-examples.ndjson"_qs),
-                           dataFile(u"canonical/mixed-crlf-malformed.ndjson"_qs)});
+        const Run r =
+            run({u"report"_qs, u"--json"_qs, dataFile(u"canonical/spec-examples.ndjson"_qs),
+                 dataFile(u"canonical/mixed-crlf-malformed.ndjson"_qs)});
         QCOMPARE(r.exitCode, 0);
         const QJsonObject report = parseJson(r.out);
         QCOMPARE(report.value(u"events").toInt(), 10);
@@ -149,8 +163,10 @@ private slots:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<int>("exitCode");
         QTest::newRow("no-files") << QStringList{u"report"_qs} << 2;
-        QTest::newRow("unknown-option") << QStringList{u"report"_qs, u"--frobnicate"_qs, u"x"_qs} << 2;
-        QTest::newRow("missing-file") << QStringList{u"report"_qs, u"/nonexistent/log.ndjson"_qs} << 1;
+        QTest::newRow("unknown-option")
+            << QStringList{u"report"_qs, u"--frobnicate"_qs, u"x"_qs} << 2;
+        QTest::newRow("missing-file")
+            << QStringList{u"report"_qs, u"/nonexistent/log.ndjson"_qs} << 1;
         QTest::newRow("import-without-workspace") << QStringList{u"import"_qs, u"x.ndjson"_qs} << 2;
     }
     void exitCodes()
@@ -173,11 +189,14 @@ private slots:
         const Run again = run({u"import"_qs, u"--workspace"_qs, ws, log});
         QCOMPARE(again.exitCode, 0);
         QVERIFY2(again.err.contains("already imported, nothing added"), again.err.constData());
-        const QJsonObject fromWorkspace = parseJson(run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws}).out);
+        const QJsonObject fromWorkspace =
+            parseJson(run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws}).out);
         const QJsonObject fromFile = parseJson(run({u"report"_qs, u"--json"_qs, log}).out);
         QCOMPARE(fromWorkspace.value(u"events").toInt(), 6);
-        for (const char *key : {"events", "malformed", "byStatus", "throttles", "scopes", "breakers"})
-            QCOMPARE(fromWorkspace.value(QLatin1StringView(key)), fromFile.value(QLatin1StringView(key)));
+        for (const char *key :
+             {"events", "malformed", "byStatus", "throttles", "scopes", "breakers"})
+            QCOMPARE(fromWorkspace.value(QLatin1StringView(key)),
+                     fromFile.value(QLatin1StringView(key)));
     }
 
     void killedImportResumesExactly()
@@ -190,9 +209,10 @@ private slots:
             QVERIFY(file.open(QIODevice::WriteOnly));
             QByteArray chunk;
             for (int i = 0; i < lines; ++i) {
-                chunk += "{\"ts\":" + QByteArray::number(1771454649000LL + i) + ",\"identity\":\"u"
-                         + QByteArray::number(i % 50) + "\",\"url\":\"https://api.fabric.microsoft.com/v1/workspaces/"
-                         + QByteArray::number(i) + "\",\"status\":200}\n";
+                chunk += "{\"ts\":" + QByteArray::number(1771454649000LL + i) +
+                         ",\"identity\":\"u" + QByteArray::number(i % 50) +
+                         "\",\"url\":\"https://api.fabric.microsoft.com/v1/workspaces/" +
+                         QByteArray::number(i) + "\",\"status\":200}\n";
                 if (chunk.size() > (1 << 20)) {
                     file.write(chunk);
                     chunk.clear();
@@ -205,15 +225,18 @@ private slots:
         killed.start(appBinary(), {u"import"_qs, u"--workspace"_qs, ws, log});
         QVERIFY(killed.waitForStarted());
         // Kill it (SIGKILL: no chance to clean up) once some batches are committed.
-        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(ws + u"-wal"_qs).size() > 4 * 1024 * 1024
-                                     || killed.state() == QProcess::NotRunning, 60000);
-        QVERIFY2(killed.state() == QProcess::Running, "the import finished before it could be killed");
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(ws + u"-wal"_qs).size() > 4 * 1024 * 1024 ||
+                                     killed.state() == QProcess::NotRunning,
+                                 60000);
+        QVERIFY2(killed.state() == QProcess::Running,
+                 "the import finished before it could be killed");
         killed.kill();
         killed.waitForFinished();
         const Run resumed = run({u"import"_qs, u"--workspace"_qs, ws, log});
         QCOMPARE(resumed.exitCode, 0);
         QVERIFY2(resumed.err.contains("resumed after line"), resumed.err.constData());
-        const QJsonObject report = parseJson(run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws}).out);
+        const QJsonObject report =
+            parseJson(run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws}).out);
         QCOMPARE(report.value(u"events").toInt(), lines);
         QCOMPARE(report.value(u"malformed").toInt(), 0);
     }
@@ -225,9 +248,13 @@ private slots:
         {
             QFile file(log);
             QVERIFY(file.open(QIODevice::WriteOnly));
-            file.write("{\"ts\":1771454649000,\"identity\":\"a\",\"url\":\"https://acct.blob.core.windows.net/c/b?sv=2022&sig=SeCrEtSiGnAtUrE123%3D\",\"status\":200,"
-                       "\"headers\":{\"Authorization\":\"Bearer eyJhbGciOiJIUzI1NiJ9.eyJ1cG4iOiJhQGIuYyJ9.SeCrEtJwTsIg\",\"Set-Cookie\":\"session=SeCrEtCoOkIe\"},"
-                       "\"authorization\":\"Basic SeCrEtBaSiC\"}\n");
+            file.write(
+                "{\"ts\":1771454649000,\"identity\":\"a\",\"url\":\"https://"
+                "acct.blob.core.windows.net/c/b?sv=2022&sig=SeCrEtSiGnAtUrE123%3D\",\"status\":200,"
+                "\"headers\":{\"Authorization\":\"Bearer "
+                "eyJhbGciOiJIUzI1NiJ9.eyJ1cG4iOiJhQGIuYyJ9.SeCrEtJwTsIg\",\"Set-Cookie\":\"session="
+                "SeCrEtCoOkIe\"},"
+                "\"authorization\":\"Basic SeCrEtBaSiC\"}\n");
         }
         const QString ws = dir.filePath(u"ws.db"_qs);
         QCOMPARE(run({u"import"_qs, u"--workspace"_qs, ws, log}).exitCode, 0);
@@ -238,7 +265,8 @@ private slots:
                 bytes += file.readAll();
         }
         QVERIFY(!bytes.isEmpty());
-        for (const char *secret : {"SeCrEtSiGnAtUrE123", "SeCrEtJwTsIg", "SeCrEtCoOkIe", "SeCrEtBaSiC"})
+        for (const char *secret :
+             {"SeCrEtSiGnAtUrE123", "SeCrEtJwTsIg", "SeCrEtCoOkIe", "SeCrEtBaSiC"})
             QVERIFY2(!bytes.contains(secret), secret);
         const Run report = run({u"report"_qs, u"--json"_qs, log});
         QVERIFY(!report.out.contains("SeCrEt"));
@@ -248,8 +276,8 @@ private slots:
     {
         QTest::addColumn<QStringList>("args");
         QTest::newRow("demo") << QStringList{u"--demo"_qs, u"--screenshot-delay"_qs, u"3000"_qs};
-        QTest::newRow("file-throttles-page")
-            << QStringList{dataFile(u"canonical/spec-examples.ndjson"_qs), u"--page"_qs, u"throttles"_qs};
+        QTest::newRow("file-throttles-page") << QStringList{
+            dataFile(u"canonical/spec-examples.ndjson"_qs), u"--page"_qs, u"throttles"_qs};
     }
     void screenshotOfTheDemoAndOfAFile()
     {
@@ -260,7 +288,8 @@ private slots:
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
         env.insert(u"QT_QPA_PLATFORM"_qs, u"offscreen"_qs);
         process.setProcessEnvironment(env);
-        process.start(appBinary(), args + QStringList{u"--screenshot"_qs, png, u"--size"_qs, u"1600x1000"_qs});
+        process.start(appBinary(),
+                      args + QStringList{u"--screenshot"_qs, png, u"--size"_qs, u"1600x1000"_qs});
         QVERIFY(process.waitForFinished(60000));
         QCOMPARE(process.exitCode(), 0);
         QImage image(png);
