@@ -44,7 +44,7 @@ class StringInterner
 public:
     // The shared QString for `sv`. Its characters live in the process's immortal arena (see
     // core/immortaltext.h), so events copy and free it without touching a reference count.
-    // With lowerCaseText, the text is `sv` lower-cased (ASCII), decided once per distinct value.
+    // With lowerCaseText, the text is `sv` lower-cased, once per distinct value.
     const QString &intern(std::string_view sv, bool lowerCaseText = false)
     {
         const quint64 hash = hashOf(sv);
