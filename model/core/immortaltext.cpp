@@ -1,6 +1,5 @@
 #include "core/immortaltext.h"
 
-#include <algorithm>
 #include <cstring>
 
 namespace ts {

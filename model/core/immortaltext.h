@@ -6,14 +6,13 @@
 // by the analysis threads (each free) at once: one contended cache line per value, on every
 // event (~8 % of `report`'s time on a 1M-line log).
 //
-// Bounded: once the arena's budget is used, text() returns ordinary QStrings, so a log whose
+// Bounded: once the arena's budget is used, keep() returns ordinary QStrings, so a log whose
 // "low-cardinality" fields are unique per line costs a fixed amount, not memory per line.
 
 #include <QString>
 
 #include <cstddef>
 #include <mutex>
-#include <string_view>
 #include <vector>
 
 namespace ts {

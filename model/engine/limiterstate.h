@@ -130,9 +130,8 @@ struct State
         double cumulative;   // sum of costs of all charges pushed so far, this one included
     };
     Fifo<Charge> charges;
-    // Where roomAt() last found room, as a count of charges ever pushed (see roomAt): a cache,
-    // not state, so const queries may move it.
-    mutable size_t roomSearchHint = 0;
+    // Where trackRoomAt() last found room, as a count of charges ever pushed (see roomAtFrom).
+    size_t roomSearchHint = 0;
     double slidingSum = 0;
     double slidingAccepted = 0;
     double slidingPushed = 0; // cumulative cost of every charge ever pushed
@@ -329,7 +328,19 @@ struct State
     }
 
     // The earliest instant >= t at which a unit request would be accepted, assuming no traffic.
+    // Reads the state only (safe on a const state from any thread that may read it).
     [[nodiscard]] qint64 roomAt(const Params &p, qint64 t) const
+    {
+        return roomAtFrom(p, t, nullptr);
+    }
+
+    // roomAt() for the engine, which asks after every charge: a sliding window also remembers
+    // where it found room, so the next search starts there.
+    qint64 trackRoomAt(const Params &p, qint64 t) { return roomAtFrom(p, t, &roomSearchHint); }
+
+private:
+    // hint: where the last search found room (see roomSearchHint), updated when not null.
+    [[nodiscard]] qint64 roomAtFrom(const Params &p, qint64 t, size_t *hintToUpdate) const
     {
         switch (p.algorithm) {
         case Algorithm::FixedWindow:
@@ -377,7 +388,8 @@ struct State
                 else
                     lo = mid + 1;
             }
-            roomSearchHint = charges.popped() + lo;
+            if (hintToUpdate)
+                *hintToUpdate = charges.popped() + lo;
             return std::max(t, charges.at(lo).t + p.windowMs);
         }
         case Algorithm::TokenBucket: {
@@ -422,6 +434,7 @@ struct State
         return t;
     }
 
+public:
     // For fixed windows: the end of the current window (kNoTime without one).
     [[nodiscard]] qint64 windowEnd(const Params &p) const
     {

@@ -1189,7 +1189,7 @@ struct ThrottleEngine::Impl
                 raiseNearLimit(bucket, limit, t, usage, fill);
 
             // Time at the limit: the union of [exhausted, room again) intervals.
-            const qint64 room = bucket.state.roomAt(limit.params, t);
+            const qint64 room = bucket.state.trackRoomAt(limit.params, t);
             if (room > t) {
                 if (bucket.exhaustedStart != kNoTime && t <= bucket.exhaustedEnd) {
                     bucket.exhaustedEnd = std::max(bucket.exhaustedEnd, room);
