@@ -378,6 +378,7 @@ int runHeadless(const QStringList &arguments)
     const QStringList rest = arguments.mid(2);
     if (command == u"--version" || command == u"-v") {
         out << "throttlescope " << THROTTLESCOPE_VERSION << Qt::endl;
+        out << "build: " << THROTTLESCOPE_BUILD_FLAVOR << Qt::endl;
         out << "allocator: " << allocatorDescription() << Qt::endl;
         return kExitOk;
     }

@@ -5,6 +5,8 @@
 #   installer/setup.sh demo   install what is missing, build, launch the dashboard on the demo
 #   installer/setup.sh test   install what is missing, build, run the whole test suite
 #   installer/setup.sh build  install what is missing and build only
+#   installer/setup.sh release  install what is missing, build the profile-guided release
+#                             (build/release: the binary to package and to benchmark)
 #   installer/setup.sh deps   install what is missing only
 set -euo pipefail
 
@@ -54,6 +56,20 @@ build() {
   cmake --build --preset "$preset"
 }
 
+# The profile-guided release build: an instrumented build (preset pgo-train) runs the training
+# workload, then the release preset compiles with the profile it wrote. Neither uses ccache.
+build_release() {
+  cd "$root"
+  local profile="$root/build/pgo-profile"
+  cmake --preset pgo-train >/dev/null
+  cmake --build --preset pgo-train --target throttlescope
+  rm -rf "$profile"
+  bash "$here/pgo-train.sh" "$root/build/pgo-train/app/throttlescope"
+  cmake --preset release >/dev/null
+  cmake --build --preset release
+  "$root/build/release/app/throttlescope" --version
+}
+
 run_tests() {
   cd "$root"
   export QT_QPA_PLATFORM=offscreen
@@ -81,5 +97,6 @@ case "${1:-}" in
   build) install_deps; build ;;
   test) install_deps; build; run_tests ;;
   demo) install_deps; build; launch_demo ;;
-  *) echo "usage: $0 demo|test|build|deps" >&2; exit 2 ;;
+  release) install_deps; build_release ;;
+  *) echo "usage: $0 demo|test|build|release|deps" >&2; exit 2 ;;
 esac

@@ -32,6 +32,7 @@ namespace {
 struct RunResult
 {
     double seconds = 0;
+    double cpuSeconds = 0; // user + system: steadier than wall time on a busy host
     long peakRssKb = 0;
     int exitCode = -1;
 };
@@ -59,6 +60,8 @@ RunResult runMeasured(const std::vector<std::string> &argv, const char *stdoutPa
     wait4(pid, &status, 0, &usage);
     result.seconds = double(timer.nsecsElapsed()) / 1e9;
     result.peakRssKb = usage.ru_maxrss;
+    const auto toSeconds = [](const timeval &tv) { return double(tv.tv_sec) + tv.tv_usec / 1e6; };
+    result.cpuSeconds = toSeconds(usage.ru_utime) + toSeconds(usage.ru_stime);
     result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     posix_spawn_file_actions_destroy(&actions);
     return result;
@@ -180,9 +183,10 @@ double median(std::vector<double> values)
 
 void printRow(const char *what, qint64 lines, const RunResult &r, double mb)
 {
-    std::printf("  %-42s %8.3f s  %12.0f lines/s  %8.1f MB/s  peak RSS %7.1f MB  exit %d\n", what,
-                r.seconds, double(lines) / r.seconds, mb / r.seconds, double(r.peakRssKb) / 1024.0,
-                r.exitCode);
+    std::printf("  %-42s %8.3f s  %12.0f lines/s  %8.1f MB/s  cpu %6.2f s  peak RSS %7.1f MB  "
+                "exit %d\n",
+                what, r.seconds, double(lines) / r.seconds, mb / r.seconds, r.cpuSeconds,
+                double(r.peakRssKb) / 1024.0, r.exitCode);
 }
 
 } // namespace
@@ -251,6 +255,16 @@ int main(int argc, char *argv[])
         runMeasured({binary, "import", "--workspace", ws2.toStdString(), large.toStdString()});
 
     std::printf("Results (%s):\n", binary.c_str());
+    // How the measured binary was built (a profile-guided release build, or not) and which
+    // allocator it runs on: the figures depend on both.
+    const QString versionFile = dir.filePath(u"version.txt"_qs);
+    runMeasured({binary, "--version"}, versionFile.toLocal8Bit().constData());
+    if (QFile version(versionFile); version.open(QIODevice::ReadOnly)) {
+        for (const QByteArray &line : version.readAll().split('\n')) {
+            if (line.startsWith("build: ") || line.startsWith("allocator: "))
+                std::printf("  %s\n", line.constData());
+        }
+    }
     printRow("jq reference (1x, median)", lines, jq, mbSmall);
     printRow("throttlescope report --json (1x, median)", lines, report, mbSmall);
     printRow("throttlescope report --json (2x)", lines * 2, report2, mbLarge);

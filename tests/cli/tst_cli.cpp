@@ -68,6 +68,9 @@ private slots:
                      r.out.contains("\nallocator: system malloc"),
                  r.out.constData());
         QVERIFY2(!r.out.contains("not serving malloc"), r.out.constData());
+        // How the binary was optimised (benchmark figures depend on it too): the build type,
+        // and for a profile-guided build, that it is one.
+        QVERIFY2(r.out.contains("\nbuild: " TS_EXPECTED_BUILD_FLAVOR "\n"), r.out.constData());
     }
 
     void reportJsonCounts_data()
