@@ -66,7 +66,8 @@ build_release() {
   rm -rf "$profile"
   bash "$here/pgo-train.sh" "$root/build/pgo-train/app/throttlescope"
   cmake --preset release >/dev/null
-  cmake --build --preset release
+  # Every object again: ninja does not know that a new profile changes them.
+  cmake --build --preset release --clean-first
   "$root/build/release/app/throttlescope" --version
 }
 

@@ -181,6 +181,10 @@ void Analysis::onEvents(std::vector<RequestEvent> &&events)
     }
     auto batch = std::make_shared<Batch>();
     batch->events = std::move(events);
+    // Room for half the batch to carry signals, so the vector rarely grows: each growth moves
+    // every ThrottleSignals (~200 bytes) so far (~0.8 % of report CPU on the benchmark's log,
+    // where 45 % of the events carry headers).
+    batch->extracted.reserve(batch->events.size() / 2);
     for (size_t i = 0; i < batch->events.size(); ++i) {
         const RequestEvent &event = batch->events[i];
         count(event);
