@@ -1,10 +1,8 @@
 #include "engine/reportformat.h"
 
+#include "core/jsonwriter.h"
 #include "core/timeparse.h"
 
-#include <QJsonArray>
-#include <QJsonDocument>
-#include <QJsonObject>
 #include <QLocale>
 
 #include <algorithm>
@@ -13,12 +11,16 @@ namespace ts {
 
 namespace {
 
-QJsonObject countsObject(const QMap<QString, qint64> &counts)
+// A name -> count object; QMap's order is QJsonObject's (UTF-16 order of the names).
+void writeCounts(JsonWriter &json, QStringView name, const QMap<QString, qint64> &counts)
 {
-    QJsonObject object;
-    for (auto it = counts.cbegin(); it != counts.cend(); ++it)
-        object.insert(it.key(), it.value());
-    return object;
+    json.key(name);
+    json.beginObject();
+    for (auto it = counts.cbegin(); it != counts.cend(); ++it) {
+        json.key(it.key());
+        json.integer(it.value());
+    }
+    json.endObject();
 }
 
 QString percent(double fraction)
@@ -39,80 +41,142 @@ QString duration(double seconds)
 
 QByteArray reportToJson(const ReportData &report)
 {
-    QJsonObject root;
-    root.insert(u"events"_qs, report.events);
-    root.insert(u"malformed"_qs, report.malformed);
-    QJsonObject byStatus;
-    for (auto it = report.byStatus.cbegin(); it != report.byStatus.cend(); ++it)
-        byStatus.insert(QString::number(it.key()), it.value());
-    root.insert(u"byStatus"_qs, byStatus);
+    // Members are written in name order, as QJsonObject would sort them (see JsonWriter).
+    QByteArray out;
+    out.reserve(4096 + 400 * (report.scopes.size() + report.breakers.size()) +
+                600 * report.alerts.size());
+    JsonWriter json(out);
+    json.beginObject();
 
-    QJsonObject throttles;
-    throttles.insert(u"total"_qs, report.throttles.total);
-    throttles.insert(u"byErrorCode"_qs, countsObject(report.throttles.byErrorCode));
-    throttles.insert(u"byScope"_qs, countsObject(report.throttles.byScope));
-    throttles.insert(u"byKind"_qs, countsObject(report.throttles.byKind));
-    root.insert(u"throttles"_qs, throttles);
-
-    QJsonArray scopes;
-    for (const ScopeSummary &scope : report.scopes) {
-        QJsonObject object;
-        object.insert(u"service"_qs, scope.service);
-        object.insert(u"limit"_qs, scope.limit);
-        object.insert(u"key"_qs, scope.key);
-        object.insert(u"algorithm"_qs, scope.algorithm);
-        object.insert(u"policy"_qs, scope.policy);
-        object.insert(u"capacity"_qs, scope.capacity);
-        object.insert(u"windowSeconds"_qs, scope.windowSeconds);
-        object.insert(u"requests"_qs, scope.requests);
-        object.insert(u"peakUsage"_qs, scope.peakUsage);
-        object.insert(u"peakFill"_qs, scope.peakFill);
-        object.insert(u"timeAtLimitSeconds"_qs, scope.timeAtLimitSeconds);
-        object.insert(u"predictedThrottled"_qs, scope.predictedThrottled);
-        object.insert(u"observedThrottled"_qs, scope.observedThrottled);
-        if (scope.nextSafeSendMs)
-            object.insert(u"nextSafeSend"_qs, formatIsoMs(*scope.nextSafeSendMs));
-        if (scope.effectiveLimit)
-            object.insert(u"effectiveLimit"_qs, *scope.effectiveLimit);
-        if (scope.observedLimitPercentage)
-            object.insert(u"observedLimitPercentage"_qs, *scope.observedLimitPercentage);
-        scopes.append(object);
-    }
-    root.insert(u"scopes"_qs, scopes);
-
-    QJsonArray breakers;
-    for (const BreakerSummary &breaker : report.breakers) {
-        QJsonObject object;
-        object.insert(u"scope"_qs, breaker.scope);
-        object.insert(u"source"_qs, breaker.source);
-        object.insert(u"transitions"_qs, breaker.transitions);
-        object.insert(u"openSeconds"_qs, breaker.openSeconds);
-        object.insert(u"final"_qs, breaker.finalState);
-        if (breaker.source == u"reconstructed") {
-            object.insert(u"trips"_qs, breaker.trips);
-            object.insert(u"blockedRequests"_qs, breaker.blockedRequests);
-        }
-        breakers.append(object);
-    }
-    root.insert(u"breakers"_qs, breakers);
-
-    QJsonArray alerts;
+    json.key(u"alerts");
+    json.beginArray();
     for (const Alert &alert : report.alerts) {
-        QJsonObject object;
-        object.insert(u"kind"_qs, alert.kind);
-        object.insert(u"severity"_qs, alert.severity);
-        object.insert(u"at"_qs, formatIsoMs(alert.atMs));
-        object.insert(u"key"_qs, alert.key);
-        object.insert(u"detail"_qs, alert.detail);
-        alerts.append(object);
+        json.beginObject();
+        json.key(u"at");
+        json.string(formatIsoMs(alert.atMs));
+        json.key(u"detail");
+        json.string(alert.detail);
+        json.key(u"key");
+        json.string(alert.key);
+        json.key(u"kind");
+        json.string(alert.kind);
+        json.key(u"severity");
+        json.string(alert.severity);
+        json.endObject();
     }
-    root.insert(u"alerts"_qs, alerts);
+    json.endArray();
 
-    if (report.firstMs)
-        root.insert(u"from"_qs, formatIsoMs(*report.firstMs));
-    if (report.lastMs)
-        root.insert(u"to"_qs, formatIsoMs(*report.lastMs));
-    return QJsonDocument(root).toJson(QJsonDocument::Indented);
+    json.key(u"breakers");
+    json.beginArray();
+    for (const BreakerSummary &breaker : report.breakers) {
+        const bool reconstructed = breaker.source == u"reconstructed";
+        json.beginObject();
+        if (reconstructed) {
+            json.key(u"blockedRequests");
+            json.integer(breaker.blockedRequests);
+        }
+        json.key(u"final");
+        json.string(breaker.finalState);
+        json.key(u"openSeconds");
+        json.number(breaker.openSeconds);
+        json.key(u"scope");
+        json.string(breaker.scope);
+        json.key(u"source");
+        json.string(breaker.source);
+        json.key(u"transitions");
+        json.integer(breaker.transitions);
+        if (reconstructed) {
+            json.key(u"trips");
+            json.integer(breaker.trips);
+        }
+        json.endObject();
+    }
+    json.endArray();
+
+    // Status codes as names sort as text ("1000" before "200"), as QJsonObject keeps them.
+    std::vector<std::pair<QString, qint64>> byStatus;
+    byStatus.reserve(size_t(report.byStatus.size()));
+    for (auto it = report.byStatus.cbegin(); it != report.byStatus.cend(); ++it)
+        byStatus.emplace_back(QString::number(it.key()), it.value());
+    std::sort(byStatus.begin(), byStatus.end());
+    json.key(u"byStatus");
+    json.beginObject();
+    for (const auto &[status, count] : byStatus) {
+        json.key(status);
+        json.integer(count);
+    }
+    json.endObject();
+
+    json.key(u"events");
+    json.integer(report.events);
+    if (report.firstMs) {
+        json.key(u"from");
+        json.string(formatIsoMs(*report.firstMs));
+    }
+    json.key(u"malformed");
+    json.integer(report.malformed);
+
+    json.key(u"scopes");
+    json.beginArray();
+    for (const ScopeSummary &scope : report.scopes) {
+        json.beginObject();
+        json.key(u"algorithm");
+        json.string(scope.algorithm);
+        json.key(u"capacity");
+        json.number(scope.capacity);
+        if (scope.effectiveLimit) {
+            json.key(u"effectiveLimit");
+            json.number(*scope.effectiveLimit);
+        }
+        json.key(u"key");
+        json.string(scope.key);
+        json.key(u"limit");
+        json.string(scope.limit);
+        if (scope.nextSafeSendMs) {
+            json.key(u"nextSafeSend");
+            json.string(formatIsoMs(*scope.nextSafeSendMs));
+        }
+        if (scope.observedLimitPercentage) {
+            json.key(u"observedLimitPercentage");
+            json.number(*scope.observedLimitPercentage);
+        }
+        json.key(u"observedThrottled");
+        json.integer(scope.observedThrottled);
+        json.key(u"peakFill");
+        json.number(scope.peakFill);
+        json.key(u"peakUsage");
+        json.number(scope.peakUsage);
+        json.key(u"policy");
+        json.string(scope.policy);
+        json.key(u"predictedThrottled");
+        json.integer(scope.predictedThrottled);
+        json.key(u"requests");
+        json.integer(scope.requests);
+        json.key(u"service");
+        json.string(scope.service);
+        json.key(u"timeAtLimitSeconds");
+        json.number(scope.timeAtLimitSeconds);
+        json.key(u"windowSeconds");
+        json.number(scope.windowSeconds);
+        json.endObject();
+    }
+    json.endArray();
+
+    json.key(u"throttles");
+    json.beginObject();
+    writeCounts(json, u"byErrorCode", report.throttles.byErrorCode);
+    writeCounts(json, u"byKind", report.throttles.byKind);
+    writeCounts(json, u"byScope", report.throttles.byScope);
+    json.key(u"total");
+    json.integer(report.throttles.total);
+    json.endObject();
+
+    if (report.lastMs) {
+        json.key(u"to");
+        json.string(formatIsoMs(*report.lastMs));
+    }
+    json.endObject();
+    return out;
 }
 
 QString reportToText(const ReportData &report)
@@ -123,10 +187,11 @@ QString reportToText(const ReportData &report)
 
     line(u"Throttlescope report"_qs);
     if (report.firstMs && report.lastMs)
-        line(u"  from "_qs + formatIsoMs(*report.firstMs) + u" to "_qs + formatIsoMs(*report.lastMs)
-             + u" ("_qs + duration(double(*report.lastMs - *report.firstMs) / 1000.0) + u')');
-    line(u"  "_qs + c.toString(report.events) + u" requests read, "_qs + c.toString(report.malformed)
-         + u" malformed records skipped"_qs);
+        line(u"  from "_qs + formatIsoMs(*report.firstMs) + u" to "_qs +
+             formatIsoMs(*report.lastMs) + u" ("_qs +
+             duration(double(*report.lastMs - *report.firstMs) / 1000.0) + u')');
+    line(u"  "_qs + c.toString(report.events) + u" requests read, "_qs +
+         c.toString(report.malformed) + u" malformed records skipped"_qs);
     QStringList statuses;
     for (auto it = report.byStatus.cbegin(); it != report.byStatus.cend(); ++it)
         statuses << QString::number(it.key()) + u": "_qs + c.toString(it.value());
@@ -137,13 +202,16 @@ QString reportToText(const ReportData &report)
     if (report.throttles.total == 0) {
         line(u"No throttling: no 429, and no 503/430 that the service called throttling."_qs);
     } else {
-        const double share = report.events ? double(report.throttles.total) / double(report.events) : 0;
-        line(u"Throttled: "_qs + c.toString(report.throttles.total) + u" responses ("_qs
-             + QString::number(share * 100.0, 'f', 1) + u"% of requests)"_qs);
+        const double share =
+            report.events ? double(report.throttles.total) / double(report.events) : 0;
+        line(u"Throttled: "_qs + c.toString(report.throttles.total) + u" responses ("_qs +
+             QString::number(share * 100.0, 'f', 1) + u"% of requests)"_qs);
         QList<QPair<qint64, QString>> codes;
-        for (auto it = report.throttles.byErrorCode.cbegin(); it != report.throttles.byErrorCode.cend(); ++it)
+        for (auto it = report.throttles.byErrorCode.cbegin();
+             it != report.throttles.byErrorCode.cend(); ++it)
             codes.append({it.value(), it.key()});
-        std::sort(codes.begin(), codes.end(), [](const auto &a, const auto &b) { return a.first > b.first; });
+        std::sort(codes.begin(), codes.end(),
+                  [](const auto &a, const auto &b) { return a.first > b.first; });
         for (const auto &[count, code] : codes) {
             QString meaning;
             if (code == u"RequestBlocked" || code == u"TooManyRequests")
@@ -156,12 +224,15 @@ QString reportToText(const ReportData &report)
                 meaning = u"OneNote per-app/user limit (no Retry-After is sent)"_qs;
             else if (code == u"none")
                 meaning = u"no error code given"_qs;
-            line(u"  "_qs + code.leftJustified(26) + c.toString(count).rightJustified(10)
-                 + (meaning.isEmpty() ? QString() : u"   "_qs + meaning));
+            line(u"  "_qs + code.leftJustified(26) + c.toString(count).rightJustified(10) +
+                 (meaning.isEmpty() ? QString() : u"   "_qs + meaning));
         }
-        if (!report.throttles.byScope.isEmpty() && !(report.throttles.byScope.size() == 1 && report.throttles.byScope.contains(u"none"_qs))) {
+        if (!report.throttles.byScope.isEmpty() &&
+            !(report.throttles.byScope.size() == 1 &&
+              report.throttles.byScope.contains(u"none"_qs))) {
             QStringList scopes;
-            for (auto it = report.throttles.byScope.cbegin(); it != report.throttles.byScope.cend(); ++it)
+            for (auto it = report.throttles.byScope.cbegin(); it != report.throttles.byScope.cend();
+                 ++it)
                 scopes << it.key() + u": "_qs + c.toString(it.value());
             line(u"  by throttle scope: "_qs + scopes.join(u", "_qs));
         }
@@ -169,51 +240,57 @@ QString reportToText(const ReportData &report)
     line();
 
     if (!report.scopes.isEmpty()) {
-        line(u"Quota buckets (reconstructed from the log against the service's documented limits):"_qs);
+        line(
+            u"Quota buckets (reconstructed from the log against the service's documented limits):"_qs);
         QList<ScopeSummary> scopes = report.scopes;
         std::sort(scopes.begin(), scopes.end(), [](const ScopeSummary &a, const ScopeSummary &b) {
             return a.peakFill > b.peakFill;
         });
         for (const ScopeSummary &scope : scopes) {
-            QString text = u"  "_qs + scope.service + u'/' + scope.limit + u" for "_qs + scope.key + u": peak "_qs
-                           + percent(scope.peakFill) + u" of "_qs + c.toString(scope.capacity, 'g', 6);
+            QString text = u"  "_qs + scope.service + u'/' + scope.limit + u" for "_qs + scope.key +
+                           u": peak "_qs + percent(scope.peakFill) + u" of "_qs +
+                           c.toString(scope.capacity, 'g', 6);
             if (scope.windowSeconds > 0)
                 text += u" per "_qs + duration(scope.windowSeconds);
-            text += u" ("_qs + scope.algorithm + u"), "_qs + c.toString(scope.requests) + u" requests"_qs;
+            text += u" ("_qs + scope.algorithm + u"), "_qs + c.toString(scope.requests) +
+                    u" requests"_qs;
             if (scope.timeAtLimitSeconds > 0)
                 text += u", at the limit for "_qs + duration(scope.timeAtLimitSeconds);
             line(text);
             if (scope.predictedThrottled || scope.observedThrottled)
-                line(u"      the model predicts "_qs + c.toString(scope.predictedThrottled)
-                     + u" rejections; the service actually throttled "_qs + c.toString(scope.observedThrottled));
+                line(u"      the model predicts "_qs + c.toString(scope.predictedThrottled) +
+                     u" rejections; the service actually throttled "_qs +
+                     c.toString(scope.observedThrottled));
             if (scope.effectiveLimit && scope.capacity > 0) {
                 const double effective = *scope.effectiveLimit;
                 const QString documented = c.toString(scope.capacity, 'g', 6);
                 if (effective < scope.capacity * 0.5)
                     // Far below the limit: this bucket as the log shows it did not cause the 429s.
-                    line(u"      the service throttled at a usage of only "_qs + c.toString(effective, 'g', 6)
-                         + u" of "_qs + documented
-                         + u": the quota is shared with traffic not in this log, or another limit applied"_qs);
+                    line(
+                        u"      the service throttled at a usage of only "_qs +
+                        c.toString(effective, 'g', 6) + u" of "_qs + documented +
+                        u": the quota is shared with traffic not in this log, or another limit applied"_qs);
                 else
-                    line(u"      429s really began at a usage of "_qs + c.toString(effective, 'g', 6)
-                         + u" (documented: "_qs + documented + u')');
+                    line(u"      429s really began at a usage of "_qs +
+                         c.toString(effective, 'g', 6) + u" (documented: "_qs + documented + u')');
             }
             if (scope.nextSafeSendMs)
-                line(u"      still exhausted at the end of the log: next safe send "_qs + formatIsoMs(*scope.nextSafeSendMs));
+                line(u"      still exhausted at the end of the log: next safe send "_qs +
+                     formatIsoMs(*scope.nextSafeSendMs));
         }
         line();
     }
 
     if (!report.breakers.isEmpty()) {
         line(u"Circuit breakers:"_qs);
-        for (const BreakerSummary &breaker : report.breakers)
-        {
-            QString text = u"  "_qs + breaker.scope + u" ("_qs + breaker.source + u"): "_qs
-                           + c.toString(breaker.transitions) + u" transitions, open for "_qs
-                           + duration(breaker.openSeconds) + u", now "_qs + breaker.finalState;
+        for (const BreakerSummary &breaker : report.breakers) {
+            QString text = u"  "_qs + breaker.scope + u" ("_qs + breaker.source + u"): "_qs +
+                           c.toString(breaker.transitions) + u" transitions, open for "_qs +
+                           duration(breaker.openSeconds) + u", now "_qs + breaker.finalState;
             if (breaker.blockedRequests > 0)
-                text += u"; "_qs + c.toString(breaker.blockedRequests)
-                        + u" requests were sent while it was open (a shared breaker would have held them)"_qs;
+                text +=
+                    u"; "_qs + c.toString(breaker.blockedRequests) +
+                    u" requests were sent while it was open (a shared breaker would have held them)"_qs;
             line(text);
         }
         line();
@@ -224,14 +301,14 @@ QString reportToText(const ReportData &report)
     } else {
         line(u"Alerts:"_qs);
         for (const Alert &alert : report.alerts)
-            line(u"  ["_qs + alert.severity + u"] "_qs + formatIsoMs(alert.atMs) + u"  "_qs + alert.kind + u"  "_qs
-                 + alert.key + u": "_qs + alert.detail);
+            line(u"  ["_qs + alert.severity + u"] "_qs + formatIsoMs(alert.atMs) + u"  "_qs +
+                 alert.kind + u"  "_qs + alert.key + u": "_qs + alert.detail);
     }
 
     if (!report.malformedSamples.isEmpty()) {
         line();
-        line(u"Malformed records (first "_qs + QString::number(report.malformedSamples.size()) + u" of "_qs
-             + c.toString(report.malformed) + u"):"_qs);
+        line(u"Malformed records (first "_qs + QString::number(report.malformedSamples.size()) +
+             u" of "_qs + c.toString(report.malformed) + u"):"_qs);
         for (const MalformedRecord &record : report.malformedSamples)
             line(u"  "_qs + record.toString());
     }
