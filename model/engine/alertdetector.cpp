@@ -698,36 +698,61 @@ void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
 
 void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
 {
-    QHash<QString, std::vector<const FailedOperation *>> byOwner;
+    // Runs once per report over every pending failure (tens of thousands on a long throttled
+    // log), after all the parallel work: owners are grouped through fastTextHash rather than
+    // Qt's QString hash, statuses counted as numbers and spelled once per owner, and only the
+    // operations that are named get sorted.
+    QHash<FastHashString, size_t> ownerIndex;
+    std::vector<std::vector<const FailedOperation *>> byOwner;
     for (const FailedOperation &failed : m_failedOperations) {
-        if (failed.lastFailureMs <= asOfMs - m_parameters.lostWorkGraceMs)
-            byOwner[failed.owner].push_back(&failed);
+        if (failed.lastFailureMs > asOfMs - m_parameters.lostWorkGraceMs)
+            continue;
+        const FastHashString owner{failed.owner};
+        auto it = ownerIndex.find(owner);
+        if (it == ownerIndex.end()) {
+            it = ownerIndex.insert(owner, byOwner.size());
+            byOwner.emplace_back();
+        }
+        byOwner[it.value()].push_back(&failed);
     }
-    for (auto it = byOwner.begin(); it != byOwner.end(); ++it) {
-        auto &operations = it.value();
-        std::sort(operations.begin(), operations.end(),
-                  [](const FailedOperation *a, const FailedOperation *b) {
-                      return a->firstFailureMs < b->firstFailureMs;
-                  });
-        QMap<QString, qint64> byStatus;
+    // The earliest failures first; equal times by name, so the text does not depend on the
+    // order of the hash table.
+    const auto earlier = [](const FailedOperation *a, const FailedOperation *b) {
+        if (a->firstFailureMs != b->firstFailureMs)
+            return a->firstFailureMs < b->firstFailureMs;
+        return a->name < b->name;
+    };
+    for (std::vector<const FailedOperation *> &operations : byOwner) {
+        const QString &owner = operations.front()->owner;
+        const auto named = std::min<qsizetype>(qsizetype(operations.size()),
+                                               std::max(0, m_parameters.lostWorkMaxNamed));
+        std::partial_sort(operations.begin(), operations.begin() + std::max<qsizetype>(named, 1),
+                          operations.end(), earlier);
+        std::vector<std::pair<int, qint64>> statusCounts; // (last status, operations): a few
         qint64 silent = 0;
         for (const FailedOperation *failed : operations) {
-            ++byStatus[failed->lastStatus == 0 ? QStringLiteral("no response")
-                                               : QString::number(failed->lastStatus)];
+            auto count =
+                std::find_if(statusCounts.begin(), statusCounts.end(),
+                             [failed](const auto &c) { return c.first == failed->lastStatus; });
+            if (count == statusCounts.end())
+                statusCounts.emplace_back(failed->lastStatus, 1);
+            else
+                ++count->second;
             if (isSuccess(failed->envelopeStatus))
                 ++silent;
         }
+        QMap<QString, qint64> byStatus;
+        for (const auto &[status, count] : statusCounts)
+            byStatus[status == 0 ? QStringLiteral("no response") : QString::number(status)] +=
+                count;
         QStringList names;
-        const auto named = std::min<qsizetype>(qsizetype(operations.size()),
-                                               std::max(0, m_parameters.lostWorkMaxNamed));
-        for (qsizetype i = 0; i < named; ++i) {
-            const FailedOperation *failed = operations[size_t(i)];
-            names.append(failed->name);
-        }
+        names.reserve(named);
+        for (qsizetype i = 0; i < named; ++i)
+            names.append(operations[size_t(i)]->name);
         QString detail = QStringLiteral("%1 operation(s) of %2 failed and never succeeded "
                                         "later (last answers: %3): %4")
                              .arg(operations.size())
-                             .arg(it.key(), countsText(byStatus), names.join(QStringLiteral(", ")));
+                             .arg(owner, countsText(byStatus), names.join(QStringLiteral(", ")));
         if (qsizetype(operations.size()) > named)
             detail += QStringLiteral(" and %1 more").arg(qsizetype(operations.size()) - named);
         detail += QLatin1Char('.');
@@ -743,8 +768,7 @@ void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
                           .arg(m_untrackedFailures)
                           .arg(m_parameters.maxTrackedOperations);
         }
-        out.append(
-            Alert{kLostWork, kCritical, operations.front()->firstFailureMs, it.key(), detail});
+        out.append(Alert{kLostWork, kCritical, operations.front()->firstFailureMs, owner, detail});
     }
 }
 
