@@ -140,17 +140,21 @@ Analysis::Analysis(PolicySet policies, Purpose purpose)
 
 Analysis::~Analysis()
 {
-    // Workers first: they use the engine and detectors.
+    // Workers first: they use the engine and detectors. The engine's first, as it feeds the
+    // other two (a worker finishes its queue before it stops).
     m_engineWorker.reset();
-    m_detectorWorker.reset();
+    m_breakerWorker.reset();
+    m_alertWorker.reset();
 }
 
 void Analysis::drain() const
 {
     if (m_engineWorker)
         m_engineWorker->waitIdle();
-    if (m_detectorWorker)
-        m_detectorWorker->waitIdle();
+    if (m_breakerWorker)
+        m_breakerWorker->waitIdle();
+    if (m_alertWorker)
+        m_alertWorker->waitIdle();
 }
 
 const PolicySet &Analysis::policies() const
@@ -172,10 +176,12 @@ void Analysis::onEvents(std::vector<RequestEvent> &&events)
         return;
     }
     if (!m_engineWorker) {
-        // A pipeline, not two independent readers: the detectors read the engine's fills, so a
-        // batch reaches them once the engine is through it (each works on its own batch).
-        m_detectorWorker =
-            std::make_unique<Worker>([this](const Worker::SharedBatch &b) { feedDetectors(*b); });
+        // A pipeline, not independent readers: the breakers read the engine's fills and the
+        // detectors its categories, so a batch reaches them once the engine is through it.
+        m_breakerWorker =
+            std::make_unique<Worker>([this](const Worker::SharedBatch &b) { feedBreakers(*b); });
+        m_alertWorker =
+            std::make_unique<Worker>([this](const Worker::SharedBatch &b) { feedAlerts(*b); });
         m_engineWorker =
             std::make_unique<Worker>([this](const Worker::SharedBatch &b) { feedEngine(b); });
     }
@@ -267,20 +273,41 @@ void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
         if (verdict.matched && verdict.fill >= softOpenAt)
             batch.fills.emplace_back(i, std::move(verdict));
     }
-    m_detectorWorker->push(shared); // the detectors' turn, while the engine takes the next
+    // The breakers' and detectors' turn, while the engine takes the next batch.
+    m_breakerWorker->push(shared);
+    m_alertWorker->push(shared);
 }
 
-void Analysis::feedDetectors(const Batch &batch)
+namespace {
+
+// The signals of event `index` of a batch: extracted once when the batch was handed over, or
+// (nothing to read) the trivial extract().
+const throttle::ThrottleSignals &
+signalsOf(const RequestEvent &event, size_t index,
+          std::vector<std::pair<size_t, throttle::ThrottleSignals>>::const_iterator &next,
+          const std::vector<std::pair<size_t, throttle::ThrottleSignals>>::const_iterator &end,
+          throttle::ThrottleSignals &scratch)
+{
+    if (next != end && next->first == index)
+        return (next++)->second;
+    scratch =
+        event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
+    return scratch;
+}
+
+} // namespace
+
+void Analysis::feedBreakers(const Batch &batch)
 {
     auto next = batch.extracted.cbegin();
     auto nextFill = batch.fills.cbegin();
-    auto nextCategory = batch.categories.cbegin();
+    throttle::ThrottleSignals scratch;
     const size_t count = batch.events.size();
     for (size_t i = 0; i < count; ++i) {
         const RequestEvent &event = batch.events[i];
-        // The events were written by a parser thread on the other core and last read by the
-        // engine's thread: ask for the next ones early, as feedEngine() does (the breakers and
-        // detectors read the whole struct, and the text that keys operations).
+        // The events were written by a parser thread on another core and last read by the
+        // engine's thread: ask for the next ones early, as feedEngine() does (the breakers read
+        // the whole struct, and the text that keys callers).
         if (i + 4 < count)
             prefetchEventStruct(batch.events[i + 4]);
         if (i + 2 < count)
@@ -291,20 +318,28 @@ void Analysis::feedDetectors(const Batch &batch)
             noteFill(event, nextFill->second);
             ++nextFill;
         }
+        m_breakers->add(event, signalsOf(event, i, next, batch.extracted.cend(), scratch));
+    }
+}
+
+void Analysis::feedAlerts(const Batch &batch)
+{
+    auto next = batch.extracted.cbegin();
+    auto nextCategory = batch.categories.cbegin();
+    throttle::ThrottleSignals scratch;
+    const size_t count = batch.events.size();
+    for (size_t i = 0; i < count; ++i) {
+        const RequestEvent &event = batch.events[i];
+        if (i + 4 < count)
+            prefetchEventStruct(batch.events[i + 4]);
+        if (i + 2 < count)
+            prefetchEventText(batch.events[i + 2]);
         const QString *category = nullptr;
         if (nextCategory != batch.categories.cend() && nextCategory->first == i) {
             category = nextCategory->second;
             ++nextCategory;
         }
-        if (next != batch.extracted.cend() && next->first == i) {
-            feedDetectors(event, next->second, category);
-            ++next;
-        } else {
-            feedDetectors(event,
-                          event.type == EventType::Request ? throttle::extract(event)
-                                                           : throttle::ThrottleSignals{},
-                          category);
-        }
+        m_alerts->add(event, signalsOf(event, i, next, batch.extracted.cend(), scratch), category);
     }
 }
 

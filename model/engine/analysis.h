@@ -34,9 +34,10 @@ public:
     Analysis &operator=(const Analysis &) = delete;
 
     void onEvent(RequestEvent &&event) override;
-    // Large batches are counted here and handed to two worker threads, one running the engine,
-    // one the signal extraction, breakers and detectors, so a report uses both cores; every
-    // other call waits for them first, so results never depend on the path taken.
+    // Large batches are counted here (and their throttle signals extracted), then handed to
+    // worker threads: the engine's, then the breakers' and the alert detectors' side by side,
+    // so a report uses both cores; every other call waits for them first, so results never
+    // depend on the path taken.
     void onEvents(std::vector<RequestEvent> &&events) override;
     void onMalformed(MalformedRecord &&record) override;
     void add(const RequestEvent &event);
@@ -57,19 +58,20 @@ private:
     void fillOwnFields(ReportData &data) const;
     void count(const RequestEvent &event);
     struct Batch;
-    // The engine's and the detectors' share of a batch, each on its own worker thread.
-    // Runs the engine over a batch, notes the fills that soften breakers, then hands the batch
-    // to the detectors' worker.
+    // The engine's, the breakers' and the alert detectors' share of a batch, each on its own
+    // worker thread. feedEngine() runs the engine over a batch, notes the fills that soften
+    // breakers and the categories that group quotas, then hands the batch to both others.
     void feedEngine(const std::shared_ptr<const Batch> &batch);
     // The engine's verdict on an event, as the breakers see it (soft-open from the fill).
     void noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict);
-    void feedDetectors(const Batch &batch);
+    void feedBreakers(const Batch &batch);
+    void feedAlerts(const Batch &batch);
     // quotaGroup: the engine's category for the event, null when it had none to give.
     void feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig,
                        const QString *quotaGroup);
     // Returns freed heap pages to the system now and then (see the definition).
     void releaseFreedMemory();
-    // Blocks until both workers have processed every batch handed to them.
+    // Blocks until the workers have processed every batch handed to them.
     void drain() const;
     class Worker;
 
@@ -83,7 +85,11 @@ private:
     std::unique_ptr<BreakerTracker> m_breakers;
     std::unique_ptr<AlertDetector> m_alerts;
     std::unique_ptr<Worker> m_engineWorker; // started on the first large batch
-    std::unique_ptr<Worker> m_detectorWorker;
+    // The breakers and the alert detectors do not read each other's state: each has a thread,
+    // so the slowest stage of the pipeline is split in two (and the batches still queued when
+    // the input ends drain on both cores, not one).
+    std::unique_ptr<Worker> m_breakerWorker;
+    std::unique_ptr<Worker> m_alertWorker;
     int m_batchesSinceTrim = 0;
 };
 
