@@ -1,0 +1,83 @@
+// The dashboard's entry point, in a module of its own (throttlescope-dashboard.so) that main()
+// loads only when no headless command was given: see app/main.cpp.
+#include "dashboardcontroller.h"
+
+#include <QApplication>
+#include <QTextStream>
+
+namespace {
+
+// Parses the dashboard's own options; everything else is a file to open.
+bool parseDashboardOptions(const QStringList &args, ts::app::DashboardOptions &options)
+{
+    QTextStream err(stderr);
+    for (qsizetype i = 1; i < args.size(); ++i) {
+        const QString &arg = args[i];
+        auto next = [&](QString &value) {
+            if (i + 1 >= args.size()) {
+                err << "throttlescope: " << arg << " needs a value" << Qt::endl;
+                return false;
+            }
+            value = args[++i];
+            return true;
+        };
+        QString value;
+        if (arg == u"--demo") {
+            options.demo = true;
+        } else if (arg == u"--speed") {
+            if (!next(value))
+                return false;
+            options.demoSpeed = value.toDouble();
+            if (options.demoSpeed <= 0) {
+                err << "throttlescope: --speed needs a positive number" << Qt::endl;
+                return false;
+            }
+        } else if (arg == u"--screenshot") {
+            if (!next(options.screenshotPath))
+                return false;
+        } else if (arg == u"--size") {
+            if (!next(value))
+                return false;
+            const QStringList parts = value.split(u'x');
+            const int width = parts.value(0).toInt();
+            const int height = parts.value(1).toInt();
+            if (parts.size() != 2 || width < 200 || height < 150) {
+                err << "throttlescope: --size takes WIDTHxHEIGHT, e.g. 1600x1000" << Qt::endl;
+                return false;
+            }
+            options.screenshotSize = QSize(width, height);
+        } else if (arg == u"--page") {
+            if (!next(options.screenshotPage))
+                return false;
+        } else if (arg == u"--screenshot-delay") {
+            if (!next(value))
+                return false;
+            options.screenshotDelayMs = value.toInt();
+        } else if (arg.startsWith(u"--")) {
+            err << "throttlescope: unknown option " << arg << " (see throttlescope --help)"
+                << Qt::endl;
+            return false;
+        } else {
+            options.files << arg;
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+extern "C" Q_DECL_EXPORT int throttlescope_dashboard_main(int argc, char *argv[])
+{
+    QApplication::setHighDpiScaleFactorRoundingPolicy(
+        Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("Throttlescope"));
+    QApplication::setOrganizationName(QStringLiteral("Throttlescope"));
+    QApplication::setApplicationVersion(QStringLiteral(THROTTLESCOPE_VERSION));
+    ts::app::DashboardOptions options;
+    if (!parseDashboardOptions(QApplication::arguments(), options))
+        return 2;
+    ts::app::DashboardController controller(options);
+    controller.start();
+    return QApplication::exec();
+}
