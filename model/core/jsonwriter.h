@@ -9,6 +9,7 @@
 // largest serial step of `report`. Writing straight into the output costs a tenth of that.
 
 #include <QByteArray>
+#include <QString>
 #include <QStringView>
 
 #include <vector>

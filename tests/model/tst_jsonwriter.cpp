@@ -95,8 +95,11 @@ QJsonValue randomValue(std::mt19937 &random, int depth)
         return QJsonValue();
     case 1:
         return QJsonValue(bool(random() & 1));
-    case 2:
-        return QJsonValue(qint64(random()) * qint64(random()) - (qint64(1) << 40));
+    case 2: {
+        std::uniform_int_distribution<qint64> any(std::numeric_limits<qint64>::min(),
+                                                  std::numeric_limits<qint64>::max());
+        return QJsonValue(random() % 2 ? any(random) : qint64(random() % 2000) - 1000);
+    }
     case 3: {
         std::uniform_real_distribution<double> unit(-1.0, 1.0);
         std::uniform_int_distribution<int> exponent(-30, 30);
