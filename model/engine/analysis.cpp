@@ -280,70 +280,66 @@ void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
 
 namespace {
 
-// The signals of event `index` of a batch: extracted once when the batch was handed over, or
-// (nothing to read) what extract() returns then: no signals but the event's own errorCode.
-// Most events have none, and share one empty value instead of building a ~200-byte one each.
-const throttle::ThrottleSignals &
-signalsOf(const RequestEvent &event, size_t index,
-          std::vector<std::pair<size_t, throttle::ThrottleSignals>>::const_iterator &next,
-          const std::vector<std::pair<size_t, throttle::ThrottleSignals>>::const_iterator &end,
-          throttle::ThrottleSignals &scratch)
+// Calls visit(index, event, signals) for every event of a batch, in order. The signals were
+// extracted once when the batch was handed over, or (nothing to read) are what extract()
+// returns then: none but the event's own errorCode, so most events share one empty value
+// instead of building a ~320-byte one each.
+template <typename Batch, typename Visit> void forEachEventOf(const Batch &batch, Visit &&visit)
 {
-    if (next != end && next->first == index)
-        return (next++)->second;
     static const throttle::ThrottleSignals kNoSignals;
-    if (event.type != EventType::Request || event.errorCode.isEmpty())
-        return kNoSignals;
-    scratch = throttle::extract(event);
-    return scratch;
+    throttle::ThrottleSignals scratch;
+    auto next = batch.extracted.cbegin();
+    const size_t count = batch.events.size();
+    for (size_t i = 0; i < count; ++i) {
+        const RequestEvent &event = batch.events[i];
+        // The events were written by a parser thread on another core and last read by the
+        // engine's thread: ask for the next ones early, as feedEngine() does (the breakers and
+        // detectors read the whole struct, and the text that keys callers and operations).
+        if (i + 4 < count)
+            prefetchEventStruct(batch.events[i + 4]);
+        if (i + 2 < count)
+            prefetchEventText(batch.events[i + 2]);
+        const throttle::ThrottleSignals *eventSignals = &kNoSignals;
+        if (next != batch.extracted.cend() && next->first == i) {
+            eventSignals = &next->second;
+            ++next;
+        } else if (event.type == EventType::Request && !event.errorCode.isEmpty()) {
+            scratch = throttle::extract(event);
+            eventSignals = &scratch;
+        }
+        visit(i, event, *eventSignals);
+    }
 }
 
 } // namespace
 
 void Analysis::feedBreakers(const Batch &batch)
 {
-    auto next = batch.extracted.cbegin();
     auto nextFill = batch.fills.cbegin();
-    throttle::ThrottleSignals scratch;
-    const size_t count = batch.events.size();
-    for (size_t i = 0; i < count; ++i) {
-        const RequestEvent &event = batch.events[i];
-        // The events were written by a parser thread on another core and last read by the
-        // engine's thread: ask for the next ones early, as feedEngine() does (the breakers read
-        // the whole struct, and the text that keys callers).
-        if (i + 4 < count)
-            prefetchEventStruct(batch.events[i + 4]);
-        if (i + 2 < count)
-            prefetchEventText(batch.events[i + 2]);
-        // The same order as add(): the engine's fill softens the breaker before the breaker
-        // sees the event's answer.
-        if (nextFill != batch.fills.cend() && nextFill->first == i) {
-            noteFill(event, nextFill->second);
-            ++nextFill;
-        }
-        m_breakers->add(event, signalsOf(event, i, next, batch.extracted.cend(), scratch));
-    }
+    forEachEventOf(batch,
+                   [&](size_t i, const RequestEvent &event, const throttle::ThrottleSignals &sig) {
+                       // The same order as add(): the engine's fill softens the breaker before the
+                       // breaker sees the event's answer.
+                       if (nextFill != batch.fills.cend() && nextFill->first == i) {
+                           noteFill(event, nextFill->second);
+                           ++nextFill;
+                       }
+                       m_breakers->add(event, sig);
+                   });
 }
 
 void Analysis::feedAlerts(const Batch &batch)
 {
-    auto next = batch.extracted.cbegin();
     auto nextCategory = batch.categories.cbegin();
-    throttle::ThrottleSignals scratch;
-    const size_t count = batch.events.size();
-    for (size_t i = 0; i < count; ++i) {
-        const RequestEvent &event = batch.events[i];
-        if (i + 4 < count)
-            prefetchEventStruct(batch.events[i + 4]);
-        if (i + 2 < count)
-            prefetchEventText(batch.events[i + 2]);
-        const QString *category = nullptr;
-        if (nextCategory != batch.categories.cend() && nextCategory->first == i) {
-            category = nextCategory->second;
-            ++nextCategory;
-        }
-        m_alerts->add(event, signalsOf(event, i, next, batch.extracted.cend(), scratch), category);
-    }
+    forEachEventOf(batch,
+                   [&](size_t i, const RequestEvent &event, const throttle::ThrottleSignals &sig) {
+                       const QString *category = nullptr;
+                       if (nextCategory != batch.categories.cend() && nextCategory->first == i) {
+                           category = nextCategory->second;
+                           ++nextCategory;
+                       }
+                       m_alerts->add(event, sig, category);
+                   });
 }
 
 void Analysis::feedDetectors(const RequestEvent &event, const throttle::ThrottleSignals &sig,
