@@ -195,6 +195,8 @@ private Q_SLOTS:
     void incrementalBatchesMatchOneShot();
     void memoryStaysBounded();
     void failedOperationsBeyondTheCapAreCounted();
+    void lostWorkOfManyOwnersNamesTheEarliest_data();
+    void lostWorkOfManyOwnersNamesTheEarliest();
 };
 
 void TestAlerts::retryStorm_data()
@@ -760,3 +762,55 @@ void TestAlerts::failedOperationsBeyondTheCapAreCounted()
 
 QTEST_GUILESS_MAIN(TestAlerts)
 #include "tst_alerts.moc"
+
+void TestAlerts::lostWorkOfManyOwnersNamesTheEarliest_data()
+{
+    // Below and above the number of pending failures from which lost work is put together on
+    // a second thread: the text must not depend on it.
+    QTest::addColumn<int>("operations");
+    QTest::newRow("a few") << 30;
+    QTest::newRow("many (built on a second thread)") << 6000;
+}
+
+// One alert per owner, each naming its earliest failures (equal failure times in name order,
+// whatever the order the failures were tracked in), the rest counted, statuses tallied.
+void TestAlerts::lostWorkOfManyOwnersNamesTheEarliest()
+{
+    QFETCH(int, operations);
+    const QStringList owners{QStringLiteral("alice"), QStringLiteral("bob"),
+                             QStringLiteral("carol")};
+    QList<RequestEvent> events;
+    for (int i = operations - 1; i >= 0; --i) { // latest first: tracking order is not time order
+        RequestEvent event = request(kT0 + (i / 6) * 1000, i % 2 ? 429 : 503,
+                                     QStringLiteral("op-%1").arg(i, 5, 10, QLatin1Char('0')));
+        event.identity = owners[i % 3];
+        events.append(event);
+    }
+    AlertParameters parameters;
+    parameters.lostWorkMaxNamed = 3;
+    const QList<Alert> lost = ofKind(run(events, parameters), QStringLiteral("lost-work"));
+    QCOMPARE(lost.size(), 3);
+    for (const Alert &alert : lost) {
+        const int owner = int(owners.indexOf(alert.key));
+        QVERIFY2(owner >= 0, qPrintable(alert.key));
+        // The owner's operations are i = owner, owner + 3, ...: the first six share a second,
+        // so the earliest three are the three lowest-numbered in that second.
+        QStringList earliest;
+        for (int i = owner; earliest.size() < 3; i += 3)
+            earliest << QStringLiteral("op-%1").arg(i, 5, 10, QLatin1Char('0'));
+        const int count = operations / 3;
+        // i % 2 alternates with i, stepping by 3: the owner's statuses alternate too.
+        const int odd = owner % 2 ? (count + 1) / 2 : count / 2;
+        const QString expected = QStringLiteral("%1 operation(s) of %2 failed and never succeeded "
+                                                "later (last answers: 429 ×%3, 503 ×%4): %5 and "
+                                                "%6 more.")
+                                     .arg(count)
+                                     .arg(alert.key)
+                                     .arg(odd)
+                                     .arg(count - odd)
+                                     .arg(earliest.join(QStringLiteral(", ")))
+                                     .arg(count - 3);
+        QCOMPARE(alert.detail, expected);
+        QCOMPARE(alert.atMs, kT0);
+    }
+}
