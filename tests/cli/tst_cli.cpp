@@ -1,4 +1,5 @@
 // End to end: run the throttlescope binary as an operator or a script would, parse its output.
+#include <QFile>
 #include <QFileInfo>
 #include <QImage>
 #include <QJsonDocument>
@@ -303,6 +304,36 @@ private slots:
             for (int x = 0; x < image.width(); x += 7)
                 colours.insert(image.pixel(x, y));
         QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+    }
+
+    // Headless commands load no GUI library; the dashboard comes from a module next to the
+    // executable. Without it the headless commands still work and the dashboard says what is
+    // missing and where it was looked for.
+    void dashboardModuleMissing()
+    {
+        QTemporaryDir dir;
+        const QString copy = dir.filePath(u"throttlescope"_qs);
+        QVERIFY(QFile::copy(appBinary(), copy));
+        QVERIFY(QFile::setPermissions(copy, QFile::permissions(appBinary())));
+        QProcess headless;
+        headless.start(
+            copy, {u"report"_qs, u"--json"_qs, dataFile(u"canonical/spec-examples.ndjson"_qs)});
+        QVERIFY(headless.waitForFinished(60000));
+        QCOMPARE(headless.exitCode(), 0);
+        QVERIFY(parseJson(headless.readAllStandardOutput()).value(u"events"_qs).toInt() > 0);
+
+        QProcess dashboard;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(u"QT_QPA_PLATFORM"_qs, u"offscreen"_qs);
+        dashboard.setProcessEnvironment(env);
+        dashboard.start(copy, {u"--demo"_qs});
+        QVERIFY(dashboard.waitForFinished(60000));
+        QCOMPARE(dashboard.exitCode(), 1);
+        const QString err = QString::fromUtf8(dashboard.readAllStandardError());
+        QVERIFY2(
+            err.contains(u"cannot start the dashboard: throttlescope-dashboard.so not found"_qs),
+            qPrintable(err));
+        QVERIFY2(err.contains(u"lib/throttlescope"_qs), qPrintable(err));
     }
 
     void missingFileNamedButOthersStillReported()
