@@ -54,12 +54,16 @@ int runDashboard(int argc, char *argv[])
         }
         return entry(argc, argv); // (the module stays loaded until the process ends)
     }
-    std::fprintf(stderr,
-                 "throttlescope: cannot start the dashboard: %s not found next to the "
-                 "executable or in %s%s\n"
-                 "(the headless commands still work: throttlescope --help)\n",
-                 THROTTLESCOPE_DASHBOARD_MODULE, THROTTLESCOPE_DASHBOARD_INSTALL_DIR,
-                 failures.c_str());
+    if (failures.empty()) {
+        std::fprintf(stderr,
+                     "throttlescope: cannot start the dashboard: %s not found next to the "
+                     "executable or in %s\n",
+                     THROTTLESCOPE_DASHBOARD_MODULE, THROTTLESCOPE_DASHBOARD_INSTALL_DIR);
+    } else { // found, but it would not load: say why, not "not found"
+        std::fprintf(stderr, "throttlescope: cannot start the dashboard: %s did not load:%s\n",
+                     THROTTLESCOPE_DASHBOARD_MODULE, failures.c_str());
+    }
+    std::fprintf(stderr, "(the headless commands still work: throttlescope --help)\n");
     return 1;
 }
 
