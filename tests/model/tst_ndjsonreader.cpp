@@ -200,6 +200,32 @@ private slots:
         }
     }
 
+    void internedValuesDifferingInOneByte()
+    {
+        // The interner hashes and compares short values by whole words (overlapping loads from
+        // both ends, or the first, middle and last byte under four bytes): values of every
+        // length that differ in a single byte, anywhere, must stay apart, in any order. The
+        // UTF-8 of "é" makes some differ in two bytes of a multi-byte character.
+        QByteArray log;
+        std::vector<QString> expected;
+        for (int round = 0; round < 2; ++round) {
+            for (int length = 1; length <= 24; ++length) {
+                for (int position = -1; position < length; ++position) {
+                    QString value(length, u'a');
+                    if (position >= 0)
+                        value[position] = (position + round) % 3 == 0 ? u'é' : u'b';
+                    log += "{\"ts\":1,\"lane\":\"" + value.toUtf8() + "\"}\n";
+                    expected.push_back(value);
+                }
+            }
+        }
+        CollectingSink sink;
+        const ReadResult result = readAll(log, sink);
+        QCOMPARE(result.events, qint64(expected.size()));
+        for (size_t i = 0; i < expected.size(); ++i)
+            QCOMPARE(sink.events[i].lane, expected[i]);
+    }
+
     void immortalTextUntilItsBudget()
     {
         // Values are copied into the arena until its budget is spent, then handed back as they
