@@ -48,13 +48,14 @@ const QString &ownerOf(const RequestEvent &event)
 }
 
 // The unit of work a request belongs to: its operationId, else identity + method + url.
-// Different seeds keep the two kinds of key apart.
-quint64 operationKey(const RequestEvent &event)
+// Different seeds keep the two kinds of key apart. The identity and the method are interned by
+// the readers, so `hashes` knows them by address: only the url is hashed afresh.
+quint64 operationKey(const RequestEvent &event, TextHashCache &hashes)
 {
     if (!event.operationId.isEmpty())
         return fastTextHash(event.operationId, 0x6f70);
-    return fastTextHash(event.url,
-                        fastTextHash(event.method, fastTextHash(event.identity, 0x7369)));
+    return fastTextHash(event.url, combineHashes(hashes.hash(event.identity, 0x7369),
+                                                 hashes.hash(event.method, 0x6d65)));
 }
 
 // A $batch id as kept per failed operation (0 = not batched): comparing ids is all it is for.
@@ -204,7 +205,7 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
     // some table can use the key.
     const bool needKey = !success || event.attempt >= 1 || m_openStormWindows > 0 ||
                          !m_failedOperations.isEmpty() || !m_throttledRequests.isEmpty();
-    const quint64 key = needKey ? operationKey(event) : 0;
+    const quint64 key = needKey ? operationKey(event, m_hashes) : 0;
 
     bool retry = event.attempt >= 1;
     if (!retry && needKey) {

@@ -230,7 +230,7 @@ void BreakerTracker::passRequest(int index, const RequestEvent &event, bool thro
         if (event.tsMs >= breaker.sinceMs) {
             ++breaker.blockedRequests;
             const QString &identity = orUnknown(event.identity);
-            const quint64 hash = fastTextHash(identity, 0x1d);
+            const quint64 hash = m_hashes.hash(identity, 0x1d); // (interned: known by address)
             if (!breaker.blockedIdentityHashes.contains(hash)) {
                 breaker.blockedIdentityHashes.insert(hash);
                 if (breaker.blockedIdentities.size() < m_parameters.maxBlockedIdentities)
