@@ -5,16 +5,20 @@
 //
 // Times are thread CPU time.
 //
-//   bench_dangers [passes]     (default 5 passes over 400,000 events = 2,000,000 events)
+//   bench_dangers [passes]              (default 5 passes over 400,000 events = 2,000,000 events)
+//   bench_dangers [passes] --log FILE   the events of a real log instead (any format `report`
+//                                       reads), held in memory: the detectors' cost on it alone
 
 #include "engine/alertdetector.h"
 #include "engine/breakertracker.h"
+#include "ingest/sourcereader.h"
 #include "signals/throttlesignals.h"
 
 #include <QCoreApplication>
 #include <QStringList>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <vector>
 
@@ -106,6 +110,38 @@ Workload buildWorkload()
     return workload;
 }
 
+// Every request of a log, in file order, with its signals extracted.
+class WorkloadSink : public IngestSink
+{
+public:
+    explicit WorkloadSink(Workload &workload) : m_workload(workload) {}
+    void onEvent(RequestEvent &&event) override
+    {
+        if (event.type == EventType::Request)
+            m_workload.events.push_back(std::move(event));
+    }
+    void onMalformed(MalformedRecord &&) override {}
+
+private:
+    Workload &m_workload;
+};
+
+Workload loadWorkload(const QString &path)
+{
+    Workload workload;
+    WorkloadSink sink(workload);
+    const SourceOutcome outcome = readSource(path, sink);
+    if (!outcome.readable() || workload.events.empty()) {
+        std::fprintf(stderr, "bench_dangers: no events from %s %s\n", qPrintable(path),
+                     qPrintable(outcome.result.fatalError));
+        std::exit(2);
+    }
+    workload.extracted.reserve(workload.events.size());
+    for (const RequestEvent &event : workload.events)
+        workload.extracted.push_back(throttle::extract(event));
+    return workload;
+}
+
 // CPU time of this thread: the build machine is shared, so wall-clock time would measure the
 // neighbours as much as this code.
 qint64 threadCpuNs()
@@ -140,9 +176,13 @@ int main(int argc, char **argv)
 {
     QCoreApplication application(argc, argv);
     const QStringList arguments = QCoreApplication::arguments();
-    const int passes = arguments.size() > 1 ? std::max(1, arguments.at(1).toInt()) : 5;
+    const qsizetype logAt = arguments.indexOf(QStringLiteral("--log"));
+    const QString logPath =
+        logAt > 0 && logAt + 1 < arguments.size() ? arguments.at(logAt + 1) : QString();
+    const int passes =
+        arguments.size() > 1 && logAt != 1 ? std::max(1, arguments.at(1).toInt()) : 5;
 
-    Workload workload = buildWorkload();
+    Workload workload = logPath.isEmpty() ? buildWorkload() : loadWorkload(logPath);
     const qint64 passSpanMs = workload.events.back().tsMs - workload.events.front().tsMs + 5;
     const double total = double(passes) * double(workload.events.size());
 
