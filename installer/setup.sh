@@ -19,7 +19,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git
   qt6-base-dev qt6-base-dev-tools libqt6sql6-sqlite qt6-svg-dev
   qt6-httpserver-dev qt6-websockets-dev   # Qt6HttpServer's CMake package needs WebSockets too
-  libqcustomplot-dev libsimdjson-dev zlib1g-dev libgl-dev libmimalloc-dev
+  libqcustomplot-dev libsimdjson-dev zlib1g-dev libgl-dev libmimalloc-dev libabsl-dev
   jq nginx-light xvfb xauth               # jq: benchmark reference; nginx: limiter ground truth
   clang libclang-rt-14-dev                # libFuzzer harnesses
   fonts-dejavu-core

@@ -204,16 +204,16 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
     // Hashing the url costs more than everything else on a healthy request: only do it when
     // some table can use the key.
     const bool needKey = !success || event.attempt >= 1 || m_openStormWindows > 0 ||
-                         !m_failedOperations.isEmpty() || !m_throttledRequests.isEmpty();
+                         !m_failedOperations.empty() || !m_throttledRequests.empty();
     const quint64 key = needKey ? operationKey(event, m_hashes) : 0;
 
     bool retry = event.attempt >= 1;
     if (!retry && needKey) {
         retry = m_failedOperations.contains(key);
         if (!retry && !hasOperationId) {
-            const auto it = m_throttledRequests.constFind(key);
-            retry = it != m_throttledRequests.constEnd() &&
-                    now - it.value() <= m_parameters.retryMemoryMs;
+            const auto it = m_throttledRequests.find(key);
+            retry =
+                it != m_throttledRequests.end() && now - it->second <= m_parameters.retryMemoryMs;
         }
     }
 
@@ -262,15 +262,15 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
     // What each operation's last outcome was.
     if (success) {
         if (needKey) {
-            m_failedOperations.remove(key);
+            m_failedOperations.erase(key);
             if (!hasOperationId)
-                m_throttledRequests.remove(key);
+                m_throttledRequests.erase(key);
         }
     } else {
         if (hasOperationId || !event.batchId.isEmpty()) {
             auto it = m_failedOperations.find(key);
             if (it == m_failedOperations.end()) {
-                if (m_failedOperations.size() >= m_parameters.maxTrackedOperations) {
+                if (m_failedOperations.size() >= size_t(m_parameters.maxTrackedOperations)) {
                     ++m_untrackedFailures;
                 } else {
                     FailedOperation failed;
@@ -282,11 +282,11 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
                                                  : event.method + QLatin1Char(' ') + event.url;
                     failed.owner = ownerOf(event);
                     failed.firstFailureMs = now;
-                    it = m_failedOperations.insert(key, failed);
+                    it = m_failedOperations.emplace(key, std::move(failed)).first;
                 }
             }
             if (it != m_failedOperations.end()) {
-                FailedOperation &failed = it.value();
+                FailedOperation &failed = it->second;
                 failed.lastFailureMs = now;
                 failed.lastStatus = event.status;
                 const quint64 batch = batchHash(event.batchId);
@@ -308,7 +308,7 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
             }
         }
         if (sig.throttled && !hasOperationId)
-            m_throttledRequests.insert(key, now);
+            m_throttledRequests.insert_or_assign(key, now);
     }
 
     if (sig.throttled) {
@@ -343,8 +343,8 @@ void AlertDetector::recordEnvelope(const RequestEvent &event)
     const quint64 batch = batchHash(event.batchId);
     for (const quint64 key : awaiting.value().second) {
         const auto it = m_failedOperations.find(key);
-        if (it != m_failedOperations.end() && it->batchHash == batch)
-            it->envelopeStatus = event.status;
+        if (it != m_failedOperations.end() && it->second.batchHash == batch)
+            it->second.envelopeStatus = event.status;
     }
     m_awaitingEnvelope.erase(awaiting);
 }
@@ -353,7 +353,8 @@ void AlertDetector::sweep(qint64 nowMs)
 {
     m_lastSweepMs = nowMs;
     const qint64 horizon = nowMs - m_parameters.retryMemoryMs;
-    m_throttledRequests.removeIf([horizon](const auto &it) { return it.value() < horizon; });
+    absl::erase_if(m_throttledRequests,
+                   [horizon](const auto &entry) { return entry.second < horizon; });
     m_envelopes.removeIf([horizon](const auto &it) { return it.value().second < horizon; });
     m_awaitingEnvelope.removeIf([horizon](const auto &it) { return it.value().first < horizon; });
 }
@@ -706,7 +707,7 @@ void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
     // operations that are named get sorted.
     QHash<FastHashString, size_t> ownerIndex;
     std::vector<std::vector<const FailedOperation *>> byOwner;
-    for (const FailedOperation &failed : m_failedOperations) {
+    for (const auto &[key, failed] : m_failedOperations) {
         if (failed.lastFailureMs > asOfMs - m_parameters.lostWorkGraceMs)
             continue;
         const FastHashString owner{failed.owner};
@@ -793,7 +794,7 @@ QList<Alert> AlertDetector::alertsAsOf(qint64 asOfMs) const
     // Lost work goes over every pending failure (32k on the benchmark's million lines, ~2 ms):
     // when there are many, on another core while this one writes the other sentences (both
     // only read this detector's state).
-    constexpr qsizetype kFailuresWorthAThread = 4096;
+    constexpr size_t kFailuresWorthAThread = 4096;
     QList<Alert> lostWork;
     std::jthread lostWorkThread; // (joins on every way out)
     if (m_failedOperations.size() >= kFailuresWorthAThread)

@@ -62,6 +62,9 @@
 #include "policy/policy.h"
 #include "signals/throttlesignals.h"
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/node_hash_map.h>
+
 #include <QHash>
 #include <QList>
 #include <QMap>
@@ -148,10 +151,13 @@ public:
     void fillReport(ReportData *report, qint64 atMs) const;
 
     // Introspection for tests and the status bar.
-    [[nodiscard]] qsizetype trackedFailedOperations() const { return m_failedOperations.size(); }
+    [[nodiscard]] qsizetype trackedFailedOperations() const
+    {
+        return qsizetype(m_failedOperations.size());
+    }
     [[nodiscard]] qsizetype rememberedThrottledRequests() const
     {
-        return m_throttledRequests.size();
+        return qsizetype(m_throttledRequests.size());
     }
 
 private:
@@ -270,8 +276,13 @@ private:
     qint64 m_endMs = kNever;
     qint64 m_lastSweepMs = kNever;
 
-    QHash<quint64, FailedOperation> m_failedOperations; // lost-work candidates
-    QHash<quint64, qint64> m_throttledRequests;         // identity+method+url -> last throttle
+    // Looked up for almost every event, and almost always missing: Abseil's tables find a
+    // missing key in their one-byte tags (a few KB for 10k keys), where a QHash compares keys
+    // in its entries (a cache miss per probe once the table outgrows the cache). Node-based
+    // for failed operations: a few hundred thousand of them stay put, not moved on growth.
+    absl::node_hash_map<quint64, FailedOperation> m_failedOperations; // lost-work candidates
+    absl::flat_hash_map<quint64, qint64>
+        m_throttledRequests;        // identity+method+url -> last throttle
     qint64 m_untrackedFailures = 0; // failures not tracked because of maxTrackedOperations
     // $batch bookkeeping: envelope statuses, and failed sub-responses whose envelope has not
     // been seen yet (logs write the envelope before or after its sub-responses).
