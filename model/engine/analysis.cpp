@@ -260,6 +260,10 @@ void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
             prefetchEventFields(batch.events[i + 4]);
         if (i + 2 < n)
             prefetchEventText(batch.events[i + 2]);
+        // The signals were extracted on yet another thread; one entry per event that carries
+        // any, so the entry after the next one is a few events away.
+        if (next != batch.extracted.cend() && next + 1 != batch.extracted.cend())
+            throttle::prefetchSignals(&*(next + 1));
         ThrottleEngine::Verdict verdict;
         if (next != batch.extracted.cend() && next->first == i) {
             verdict = m_engine->add(batch.events[i], next->second);
@@ -299,6 +303,8 @@ template <typename Batch, typename Visit> void forEachEventOf(const Batch &batch
             prefetchEventStruct(batch.events[i + 4]);
         if (i + 2 < count)
             prefetchEventText(batch.events[i + 2]);
+        if (next != batch.extracted.cend() && next + 1 != batch.extracted.cend())
+            throttle::prefetchSignals(&*(next + 1));
         const throttle::ThrottleSignals *eventSignals = &kNoSignals;
         if (next != batch.extracted.cend() && next->first == i) {
             eventSignals = &next->second;

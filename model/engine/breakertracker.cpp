@@ -94,7 +94,8 @@ BreakerTracker::Key BreakerTracker::callerKey(const RequestEvent &event,
                                               const throttle::ThrottleSignals &sig,
                                               TextHashCache *hashes)
 {
-    if (sig.scope || isGraphFamily(event.service))
+    // (The service first: it is in the event's hot lines, the scope further into the signals.)
+    if (isGraphFamily(event.service) || sig.scope)
         return makeKey(Kind::User, nullptr, orUnknown(event.identity), hashes);
     if (isServiceBus(event.service) && !event.serviceBusNamespace.isEmpty())
         return makeKey(Kind::Namespace, nullptr, event.serviceBusNamespace, hashes);

@@ -100,24 +100,37 @@ QString throttleKindName(ThrottleKind kind); // "rate-limit" | "capacity" | "ser
 
 struct ThrottleSignals
 {
+    // Laid out by use: the engine and both detectors read the fields up to rateLimit for every
+    // event that carries signals, on three threads other than the one that extracted them, so
+    // they share the first two cache lines; the rest is read on throttles only.
     bool throttled = false;
     ThrottleKind kind = ThrottleKind::None;
     // false: retrying on the advised schedule is not expected to help (capacity throttling, or
     // the service said isRetriable=false); back off exponentially and shed load instead.
     bool retryable = true;
-    QString errorCode;                   // errorCodeOf(event)
     // Earliest instant at which sending again honours *all* advice present: the latest of
     // Retry-After (relative to responseTimeMs), retry-after-ms / x-ms-retry-after-ms, Fabric's
     // "blocked until", Service Bus "please wait N seconds", and, on a throttled answer whose
     // generic rate limit says remaining <= 0, that limit's reset. Never before responseTimeMs.
     std::optional<qint64> retryAtMs;
     std::optional<double> limitPercentage;
+    RateLimitInfo rateLimit;
+    QString errorCode; // errorCodeOf(event)
     std::optional<ThrottleScope> scope;
     QString throttleInformation;         // x-ms-throttle-information
     std::optional<double> resourceUnits; // x-ms-resource-unit
-    RateLimitInfo rateLimit;
     QList<ArmRemaining> armRemaining;
 };
+
+// Ask the cache for the fields every consumer reads of extracted signals (see the layout above),
+// a few events before they are needed.
+inline void prefetchSignals(const void *entry)
+{
+    const char *base = static_cast<const char *>(entry);
+    // Three lines: the hot fields span two, and the entry holding them need not be aligned.
+    for (size_t line = 0; line < 3 * 64; line += 64)
+        __builtin_prefetch(base + line);
+}
 
 // The instant the response arrived: ts + durationMs when known, else ts.
 qint64 responseTimeMs(const RequestEvent &event);
