@@ -363,7 +363,7 @@ void BreakerTracker::observeFill(const RequestEvent &event, double fill, bool ap
 {
     if (fill < m_parameters.softOpenAt || !event.isRequest())
         return;
-    const throttle::ThrottleSignals none;
+    static const throttle::ThrottleSignals none; // (a ~300-byte value: not built per event)
     Key key = applicationWide && !event.app.isEmpty()
                   ? makeKey(Kind::App, nullptr, event.app, &m_hashes)
                   : callerKey(event, none, &m_hashes);

@@ -45,7 +45,9 @@ public:
     // The shared QString for `sv`. Its characters live in the process's immortal arena (see
     // core/immortaltext.h), so events copy and free it without touching a reference count.
     // With lowerCaseText, the text is `sv` lower-cased, once per distinct value.
-    const QString &intern(std::string_view sv, bool lowerCaseText = false)
+    // Returned by value: copying into a temporary and moving that into the event's field is
+    // inline code, where assigning a const reference calls QString::operator= in Qt's library.
+    QString intern(std::string_view sv, bool lowerCaseText = false)
     {
         const quint64 hash = hashOf(sv);
         // Open addressing in one array: the usual hit is one probe whose hash and bytes are in
@@ -315,9 +317,9 @@ namespace {
 // Accepts strings and numbers/booleans (as their JSON text): logs written by hand are lenient.
 bool scalarText(const dom::element &value, std::string_view &out, std::string &storage)
 {
+    if (value.get_string().get(out) == SUCCESS) // nearly always: one look at the tape
+        return true;
     switch (value.type()) {
-    case dom::element_type::STRING:
-        return value.get_string().get(out) == SUCCESS;
     case dom::element_type::INT64:
     case dom::element_type::UINT64:
     case dom::element_type::DOUBLE:
