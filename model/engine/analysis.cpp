@@ -254,6 +254,10 @@ void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
     const double softOpenAt = m_breakers->parameters().softOpenAt;
     auto next = batch.extracted.cbegin();
     const size_t n = batch.events.size();
+    // Most events get a category, and a good share of a busy log's reach the soft-open fill:
+    // room up front, instead of vectors that reallocate and move their entries as they grow.
+    batch.categories.reserve(n);
+    batch.fills.reserve(n / 2);
     for (size_t i = 0; i < n; ++i) {
         // The batch was parsed on another core: ask for the next events' hot lines now.
         if (i + 4 < n)
