@@ -226,6 +226,128 @@ private slots:
             QCOMPARE(sink.events[i].lane, expected[i]);
     }
 
+    void wholeChunksAgreeWithLineByLine_data()
+    {
+        // Chunks go through simdjson's document stream while every document is one line's
+        // object, and line by line from the first line that is anything else (blank lines
+        // excepted). Each odd line comes after 300 good ones, so the stream meets it; then all
+        // of them in a log of several 1 MB chunks, with and without a byte-order mark.
+        QTest::addColumn<QByteArray>("log");
+        const std::vector<QByteArray> oddLines = {
+            "",
+            "   ",
+            "\t",
+            "\r",
+            " \t\r",
+            "\r\r",
+            "  {\"ts\":5,\"identity\":\"lead\"}  ",
+            "\t{\"ts\":6}\r",
+            "\r{\"ts\":6}",
+            "{\"ts\":7}{\"ts\":8}",
+            "{\"ts\":7} {\"ts\":8}",
+            "{\"ts\":9,\"status\":200",
+            "}",
+            "{",
+            "[1,2]",
+            "\"text\"",
+            "42",
+            "null",
+            "{\"ts\":\"nope\"}",
+            "{\"status\":200}",
+            "{\"ts\":10,\n\"status\":200}",
+            "{\"ts\":11,\"identity\":\"\xff\"}",
+            "{\"ts\":12,\"x\":1}  garbage",
+            "{\"ts\":13} // comment",
+            "\xEF\xBB\xBF{\"ts\":14}",
+            "{\"ts\":15,\"identity\":\"tab\there\"}",
+            "{\"ts\":16,\"x\":{\"deep\":[1,{\"a\":null}]},\"status\":\"503\"}",
+            "{\"ts\":17,\"status\":1000}",
+            "{\"ts\":18,\"headers\":{\"Retry-After\":[\"1\",\"2\"]}}",
+        };
+        auto goodLine = [](int i) -> QByteArray {
+            return "{\"ts\":" + QByteArray::number(1771454649000 + i) + ",\"identity\":\"user" +
+                   QByteArray::number(i % 53) +
+                   "@contoso.com\",\"service\":\"graph\",\"method\":\"GET\",\"url\":"
+                   "\"https://graph.microsoft.com/v1.0/me/onenote/pages/" +
+                   QByteArray::number(i) + "\",\"status\":" + (i % 7 ? "200" : "429") +
+                   (i % 3 ? "" : ",\"extra\":{\"k\":[1,2]}") + (i % 11 ? "}\n" : "}\r\n");
+        };
+        for (size_t k = 0; k < oddLines.size(); ++k) {
+            QByteArray log;
+            for (int i = 0; i < 600; ++i)
+                log += i == 300 ? QByteArray(oddLines[k] + '\n') : goodLine(i);
+            QTest::addRow("odd line %zu", k) << log;
+        }
+        for (const bool byteOrderMark : {false, true}) {
+            QByteArray log = byteOrderMark ? QByteArray("\xEF\xBB\xBF") : QByteArray();
+            int odd = 0;
+            for (int i = 0; log.size() < 3 * 1024 * 1024 + 12345; ++i)
+                log += i % 89 == 17 ? QByteArray(oddLines[size_t(odd++) % oddLines.size()] + '\n')
+                                    : goodLine(i);
+            log += "{\"ts\":99,\"status\":200"; // an unterminated last line, cut mid-record
+            QTest::addRow("chunks, %s", byteOrderMark ? "byte-order mark" : "plain") << log;
+        }
+    }
+    void wholeChunksAgreeWithLineByLine()
+    {
+        // The oracle is parseLine() on each line alone: every event (line, offset, fields)
+        // and every malformed line (line, reason) must come out the same.
+        QFETCH(QByteArray, log);
+        CollectingSink sink;
+        const ReadResult result = readAll(log, sink);
+
+        std::vector<RequestEvent> expected;
+        std::vector<MalformedRecord> expectedMalformed;
+        NdjsonReader oracle;
+        qsizetype start = 0;
+        for (qint64 line = 1; start < log.size(); ++line) {
+            qsizetype end = log.indexOf('\n', start);
+            if (end < 0)
+                end = log.size();
+            qsizetype from = start;
+            if (line == 1 && log.startsWith("\xEF\xBB\xBF"))
+                from += 3;
+            QByteArray text = log.mid(from, end - from);
+            if (text.endsWith('\r'))
+                text.chop(1);
+            bool blank = true;
+            for (char c : std::as_const(text))
+                blank = blank && (c == ' ' || c == '\t');
+            if (!blank) {
+                RequestEvent event;
+                QString reason;
+                if (oracle.parseLine(text.constData(), text.size(), event, &reason)) {
+                    event.line = line;
+                    event.offset = from;
+                    expected.push_back(std::move(event));
+                } else {
+                    expectedMalformed.push_back({QStringLiteral("test.ndjson"), line, reason});
+                }
+            }
+            start = end + 1;
+        }
+        QCOMPARE(result.events, qint64(expected.size()));
+        QCOMPARE(result.malformed, qint64(expectedMalformed.size()));
+        QCOMPARE(sink.events.size(), expected.size());
+        for (size_t i = 0; i < expected.size(); ++i) {
+            const RequestEvent &got = sink.events[i];
+            const RequestEvent &want = expected[i];
+            QCOMPARE(got.line, want.line);
+            QCOMPARE(got.offset, want.offset);
+            QCOMPARE(got.tsMs, want.tsMs);
+            QCOMPARE(got.identity, want.identity);
+            QCOMPARE(got.url, want.url);
+            QCOMPARE(got.status, want.status);
+            QCOMPARE(got.headers.items(), want.headers.items());
+            QCOMPARE(got.extraJson, want.extraJson);
+        }
+        QCOMPARE(sink.malformed.size(), expectedMalformed.size());
+        for (size_t i = 0; i < expectedMalformed.size(); ++i) {
+            QCOMPARE(sink.malformed[i].line, expectedMalformed[i].line);
+            QCOMPARE(sink.malformed[i].reason, expectedMalformed[i].reason);
+        }
+    }
+
     void immortalTextUntilItsBudget()
     {
         // Values are copied into the arena until its budget is spent, then handed back as they
