@@ -17,23 +17,25 @@ QString ImmortalTextArena::keep(const QString &text)
     const size_t size = size_t(text.size());
     if (size == 0 || size + 1 > kBlockChars) // (a value longer than a block is not "a value")
         return text;
-    char16_t *copy = nullptr;
-    {
-        std::lock_guard lock(m_mutex);
-        if (m_charsUsed + size + 1 > m_budgetChars)
-            return text;
-        if (m_usedInBlock + size + 1 > kBlockChars) {
-            m_blocks.push_back(new char16_t[kBlockChars]);
-            m_usedInBlock = 0;
-        }
-        copy = m_blocks.back() + m_usedInBlock;
-        m_usedInBlock += size + 1;
-        m_charsUsed += size + 1;
+    std::lock_guard lock(m_mutex);
+    if (const auto kept = m_kept.constFind(QStringView(text)); kept != m_kept.constEnd())
+        return kept.value();
+    if (m_charsUsed + size + 1 > m_budgetChars)
+        return text;
+    if (m_usedInBlock + size + 1 > kBlockChars) {
+        m_blocks.push_back(new char16_t[kBlockChars]);
+        m_usedInBlock = 0;
     }
+    char16_t *copy = m_blocks.back() + m_usedInBlock;
+    m_usedInBlock += size + 1;
+    m_charsUsed += size + 1;
     // Terminated like any QString's data, for code that reads through constData().
     std::memcpy(copy, text.constData(), size * sizeof(char16_t));
     copy[size] = u'\0';
-    return QString::fromRawData(reinterpret_cast<const QChar *>(copy), qsizetype(size));
+    const QString kept =
+        QString::fromRawData(reinterpret_cast<const QChar *>(copy), qsizetype(size));
+    m_kept.insert(QStringView(copy, qsizetype(size)), kept);
+    return kept;
 }
 
 size_t ImmortalTextArena::charsUsed() const

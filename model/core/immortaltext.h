@@ -9,7 +9,9 @@
 // Bounded: once the arena's budget is used, keep() returns ordinary QStrings, so a log whose
 // "low-cardinality" fields are unique per line costs a fixed amount, not memory per line.
 
+#include <QHash>
 #include <QString>
+#include <QStringView>
 
 #include <cstddef>
 #include <mutex>
@@ -27,7 +29,10 @@ public:
     ~ImmortalTextArena();
 
     // `text` (UTF-16) copied into the arena as a raw-data QString, or `text` itself when the
-    // budget is used up (or it is empty). Thread-safe.
+    // budget is used up (or it is empty). Thread-safe. Equal text is kept once: every thread
+    // that keeps it gets the same characters, so the readers' parser threads, each with its own
+    // interner, hand out one address per value, and the engine's and detectors' comparisons and
+    // hash caches find it by address instead of comparing text.
     [[nodiscard]] QString keep(const QString &text);
     [[nodiscard]] size_t charsUsed() const;
 
@@ -39,10 +44,12 @@ private:
     static constexpr size_t kBlockChars = 32 * 1024;
 
     const size_t m_budgetChars;
-    // Protects the block list and the fill counters below (keep() runs on parser threads; it is
-    // called once per new interned value, not per event, so a mutex costs nothing measurable).
+    // Protects the block list, the index and the fill counters below (keep() runs on parser
+    // threads; it is called once per new interned value, not per event, so a mutex costs
+    // nothing measurable).
     mutable std::mutex m_mutex;
     std::vector<char16_t *> m_blocks;
+    QHash<QStringView, QString> m_kept; // text -> its copy in the blocks (keys view the copies)
     size_t m_usedInBlock = kBlockChars; // forces a first block
     size_t m_charsUsed = 0;
 };

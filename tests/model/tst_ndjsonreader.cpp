@@ -386,6 +386,37 @@ private slots:
         QCOMPARE(arena.keep(QString()), QString());
     }
 
+    void immortalTextKeptOnce()
+    {
+        // Equal text kept by any thread is one copy: the same characters for everyone (what
+        // lets the analysis compare interned values by address), and budget spent once. A value
+        // kept before the budget ran out is still found afterwards.
+        ImmortalTextArena arena(60);
+        std::vector<std::vector<QString>> kept(4);
+        std::vector<std::thread> threads;
+        for (size_t t = 0; t < kept.size(); ++t) {
+            threads.emplace_back([&arena, &kept, t] {
+                for (int i = 0; i < 10; ++i)
+                    kept[t].push_back(arena.keep(QStringLiteral("value-%1").arg(i)));
+            });
+        }
+        for (std::thread &thread : threads)
+            thread.join();
+        // "value-I" is 7 characters plus a terminator: 60 hold 7 of the 10.
+        QCOMPARE(arena.charsUsed(), size_t(56));
+        for (int i = 0; i < 10; ++i) {
+            const QString expected = QStringLiteral("value-%1").arg(i);
+            for (size_t t = 0; t < kept.size(); ++t) {
+                QCOMPARE(kept[t][size_t(i)], expected);
+                if (i < 7)
+                    QCOMPARE(kept[t][size_t(i)].constData(), kept[0][size_t(i)].constData());
+            }
+        }
+        const QString again = arena.keep(QStringLiteral("value-3"));
+        QCOMPARE(again.constData(), kept[0][3].constData());
+        QCOMPARE(arena.charsUsed(), size_t(56));
+    }
+
     void textDecodedAtEveryLength()
     {
         // ASCII text is widened 16 bytes at a time; anything else goes to the UTF-8 decoder.
