@@ -57,6 +57,43 @@ inline QString thirdParty(const char *relative)
     return QStringLiteral(TS_THIRDPARTY_DIR "/") + QString::fromUtf8(relative);
 }
 
+// Every field of two events, provenance included (not the source name). QCOMPARE returns from
+// here on a mismatch: callers in a loop check QTest::currentTestFailed().
+inline void compareEvents(const RequestEvent &actual, const RequestEvent &expected)
+{
+    QCOMPARE(int(actual.type), int(expected.type));
+    QCOMPARE(actual.tsMs, expected.tsMs);
+    QCOMPARE(actual.identity, expected.identity);
+    QCOMPARE(actual.app, expected.app);
+    QCOMPARE(actual.tenant, expected.tenant);
+    QCOMPARE(actual.service, expected.service);
+    QCOMPARE(actual.category, expected.category);
+    QCOMPARE(actual.method, expected.method);
+    QCOMPARE(actual.url, expected.url);
+    QCOMPARE(actual.status, expected.status);
+    QCOMPARE(actual.errorCode, expected.errorCode);
+    QCOMPARE(actual.retryAfter, expected.retryAfter);
+    QCOMPARE(actual.headers.items(), expected.headers.items());
+    QCOMPARE(actual.body, expected.body);
+    QCOMPARE(actual.durationMs, expected.durationMs);
+    QCOMPARE(actual.requestId, expected.requestId);
+    QCOMPARE(actual.batchId, expected.batchId);
+    QCOMPARE(actual.batchIndex, expected.batchIndex);
+    QCOMPARE(actual.batchEnvelope, expected.batchEnvelope);
+    QCOMPARE(actual.attempt, expected.attempt);
+    QCOMPARE(actual.operationId, expected.operationId);
+    QCOMPARE(actual.lane, expected.lane);
+    QCOMPARE(actual.credits, expected.credits);
+    QCOMPARE(actual.serviceBusNamespace, expected.serviceBusNamespace);
+    QCOMPARE(actual.entity, expected.entity);
+    QCOMPARE(actual.breakerScope, expected.breakerScope);
+    QCOMPARE(actual.breakerState, expected.breakerState);
+    QCOMPARE(actual.text, expected.text);
+    QCOMPARE(actual.extraJson, expected.extraJson);
+    QCOMPARE(actual.line, expected.line);
+    QCOMPARE(actual.offset, expected.offset);
+}
+
 // Every text an event carries, concatenated: what could reach storage, a report or a log.
 inline QString dumpEvent(const RequestEvent &e)
 {

@@ -1,5 +1,6 @@
 // The canonical NDJSON reader: every line shape the spec allows, and every way a line can be bad.
 #include "core/immortaltext.h"
+#include "importertestutil.h"
 #include "ingest/ndjsonreader.h"
 
 #include <QBuffer>
@@ -330,16 +331,9 @@ private slots:
         QCOMPARE(result.malformed, qint64(expectedMalformed.size()));
         QCOMPARE(sink.events.size(), expected.size());
         for (size_t i = 0; i < expected.size(); ++i) {
-            const RequestEvent &got = sink.events[i];
-            const RequestEvent &want = expected[i];
-            QCOMPARE(got.line, want.line);
-            QCOMPARE(got.offset, want.offset);
-            QCOMPARE(got.tsMs, want.tsMs);
-            QCOMPARE(got.identity, want.identity);
-            QCOMPARE(got.url, want.url);
-            QCOMPARE(got.status, want.status);
-            QCOMPARE(got.headers.items(), want.headers.items());
-            QCOMPARE(got.extraJson, want.extraJson);
+            testutil::compareEvents(sink.events[i], expected[i]);
+            if (QTest::currentTestFailed())
+                return;
         }
         QCOMPARE(sink.malformed.size(), expectedMalformed.size());
         for (size_t i = 0; i < expectedMalformed.size(); ++i) {

@@ -3,6 +3,7 @@
 // replaced file is a new source, resume after cancel and after a real SIGKILL), malformed
 // records with file:line, and the reader's filters, keyset pages and time-ordered replay.
 
+#include "importertestutil.h"
 #include "ingest/ndjsonreader.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
@@ -236,41 +237,6 @@ RequestEvent fullRequest()
     event.line = 17;
     event.offset = 4096;
     return event;
-}
-
-void compareEvents(const RequestEvent &actual, const RequestEvent &expected)
-{
-    QCOMPARE(int(actual.type), int(expected.type));
-    QCOMPARE(actual.tsMs, expected.tsMs);
-    QCOMPARE(actual.identity, expected.identity);
-    QCOMPARE(actual.app, expected.app);
-    QCOMPARE(actual.tenant, expected.tenant);
-    QCOMPARE(actual.service, expected.service);
-    QCOMPARE(actual.category, expected.category);
-    QCOMPARE(actual.method, expected.method);
-    QCOMPARE(actual.url, expected.url);
-    QCOMPARE(actual.status, expected.status);
-    QCOMPARE(actual.errorCode, expected.errorCode);
-    QCOMPARE(actual.retryAfter, expected.retryAfter);
-    QCOMPARE(actual.headers.items(), expected.headers.items());
-    QCOMPARE(actual.body, expected.body);
-    QCOMPARE(actual.durationMs, expected.durationMs);
-    QCOMPARE(actual.requestId, expected.requestId);
-    QCOMPARE(actual.batchId, expected.batchId);
-    QCOMPARE(actual.batchIndex, expected.batchIndex);
-    QCOMPARE(actual.batchEnvelope, expected.batchEnvelope);
-    QCOMPARE(actual.attempt, expected.attempt);
-    QCOMPARE(actual.operationId, expected.operationId);
-    QCOMPARE(actual.lane, expected.lane);
-    QCOMPARE(actual.credits, expected.credits);
-    QCOMPARE(actual.serviceBusNamespace, expected.serviceBusNamespace);
-    QCOMPARE(actual.entity, expected.entity);
-    QCOMPARE(actual.breakerScope, expected.breakerScope);
-    QCOMPARE(actual.breakerState, expected.breakerState);
-    QCOMPARE(actual.text, expected.text);
-    QCOMPARE(actual.extraJson, expected.extraJson);
-    QCOMPARE(actual.line, expected.line);
-    QCOMPARE(actual.offset, expected.offset);
 }
 
 // The events behind the filter tests: a deterministic mix of identities, statuses, lanes.
@@ -512,14 +478,14 @@ private Q_SLOTS:
         QCOMPARE(page.size(), 1);
         QCOMPARE(page.first().sourceId, sourceId);
         QCOMPARE(page.first().event.source, QStringLiteral("/logs/direct.ndjson"));
-        compareEvents(page.first().event, event);
+        testutil::compareEvents(page.first().event, event);
         const auto byRow = reader.eventByRowId(page.first().rowId);
         QVERIFY(byRow.has_value());
-        compareEvents(byRow->event, event);
+        testutil::compareEvents(byRow->event, event);
         int replayed = 0;
         QVERIFY(reader.forEachEventInTimeOrder(10, [&](const QList<RequestEvent> &chunk) {
             for (const RequestEvent &stored : chunk) {
-                compareEvents(stored, event);
+                testutil::compareEvents(stored, event);
                 ++replayed;
             }
             return true;
@@ -1121,7 +1087,7 @@ private Q_SLOTS:
                 after = stored.rowId;
                 QVERIFY(matches(stored.event, filter));
                 // Row i of the corpus is line i + 1.
-                compareEvents(stored.event, corpus.at(stored.event.line - 1));
+                testutil::compareEvents(stored.event, corpus.at(stored.event.line - 1));
                 ++seen;
             }
         } while (!page.isEmpty());
