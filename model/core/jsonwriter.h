@@ -38,6 +38,28 @@ public:
     void boolean(bool value);
     void null();
 
+    // A member with a scalar value: key() followed by the value.
+    void stringMember(QStringView name, QStringView text)
+    {
+        key(name);
+        string(text);
+    }
+    void integerMember(QStringView name, qint64 value)
+    {
+        key(name);
+        integer(value);
+    }
+    void numberMember(QStringView name, double value)
+    {
+        key(name);
+        number(value);
+    }
+    void booleanMember(QStringView name, bool value)
+    {
+        key(name);
+        boolean(value);
+    }
+
     // Appends `text` escaped as a JSON string body (no quotes): control characters, '"' and
     // '\' escaped, the rest as UTF-8, an unpaired surrogate as \uXXXX, exactly as Qt does.
     static void appendEscaped(QByteArray &out, QStringView text);

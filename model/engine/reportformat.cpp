@@ -16,10 +16,8 @@ void writeCounts(JsonWriter &json, QStringView name, const QMap<QString, qint64>
 {
     json.key(name);
     json.beginObject();
-    for (auto it = counts.cbegin(); it != counts.cend(); ++it) {
-        json.key(it.key());
-        json.integer(it.value());
-    }
+    for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+        json.integerMember(it.key(), it.value());
     json.endObject();
 }
 
@@ -52,16 +50,11 @@ QByteArray reportToJson(const ReportData &report)
     json.beginArray();
     for (const Alert &alert : report.alerts) {
         json.beginObject();
-        json.key(u"at");
-        json.string(formatIsoMs(alert.atMs));
-        json.key(u"detail");
-        json.string(alert.detail);
-        json.key(u"key");
-        json.string(alert.key);
-        json.key(u"kind");
-        json.string(alert.kind);
-        json.key(u"severity");
-        json.string(alert.severity);
+        json.stringMember(u"at", formatIsoMs(alert.atMs));
+        json.stringMember(u"detail", alert.detail);
+        json.stringMember(u"key", alert.key);
+        json.stringMember(u"kind", alert.kind);
+        json.stringMember(u"severity", alert.severity);
         json.endObject();
     }
     json.endArray();
@@ -71,24 +64,15 @@ QByteArray reportToJson(const ReportData &report)
     for (const BreakerSummary &breaker : report.breakers) {
         const bool reconstructed = breaker.source == u"reconstructed";
         json.beginObject();
-        if (reconstructed) {
-            json.key(u"blockedRequests");
-            json.integer(breaker.blockedRequests);
-        }
-        json.key(u"final");
-        json.string(breaker.finalState);
-        json.key(u"openSeconds");
-        json.number(breaker.openSeconds);
-        json.key(u"scope");
-        json.string(breaker.scope);
-        json.key(u"source");
-        json.string(breaker.source);
-        json.key(u"transitions");
-        json.integer(breaker.transitions);
-        if (reconstructed) {
-            json.key(u"trips");
-            json.integer(breaker.trips);
-        }
+        if (reconstructed)
+            json.integerMember(u"blockedRequests", breaker.blockedRequests);
+        json.stringMember(u"final", breaker.finalState);
+        json.numberMember(u"openSeconds", breaker.openSeconds);
+        json.stringMember(u"scope", breaker.scope);
+        json.stringMember(u"source", breaker.source);
+        json.integerMember(u"transitions", breaker.transitions);
+        if (reconstructed)
+            json.integerMember(u"trips", breaker.trips);
         json.endObject();
     }
     json.endArray();
@@ -101,63 +85,38 @@ QByteArray reportToJson(const ReportData &report)
     std::sort(byStatus.begin(), byStatus.end());
     json.key(u"byStatus");
     json.beginObject();
-    for (const auto &[status, count] : byStatus) {
-        json.key(status);
-        json.integer(count);
-    }
+    for (const auto &[status, count] : byStatus)
+        json.integerMember(status, count);
     json.endObject();
 
-    json.key(u"events");
-    json.integer(report.events);
-    if (report.firstMs) {
-        json.key(u"from");
-        json.string(formatIsoMs(*report.firstMs));
-    }
-    json.key(u"malformed");
-    json.integer(report.malformed);
+    json.integerMember(u"events", report.events);
+    if (report.firstMs)
+        json.stringMember(u"from", formatIsoMs(*report.firstMs));
+    json.integerMember(u"malformed", report.malformed);
 
     json.key(u"scopes");
     json.beginArray();
     for (const ScopeSummary &scope : report.scopes) {
         json.beginObject();
-        json.key(u"algorithm");
-        json.string(scope.algorithm);
-        json.key(u"capacity");
-        json.number(scope.capacity);
-        if (scope.effectiveLimit) {
-            json.key(u"effectiveLimit");
-            json.number(*scope.effectiveLimit);
-        }
-        json.key(u"key");
-        json.string(scope.key);
-        json.key(u"limit");
-        json.string(scope.limit);
-        if (scope.nextSafeSendMs) {
-            json.key(u"nextSafeSend");
-            json.string(formatIsoMs(*scope.nextSafeSendMs));
-        }
-        if (scope.observedLimitPercentage) {
-            json.key(u"observedLimitPercentage");
-            json.number(*scope.observedLimitPercentage);
-        }
-        json.key(u"observedThrottled");
-        json.integer(scope.observedThrottled);
-        json.key(u"peakFill");
-        json.number(scope.peakFill);
-        json.key(u"peakUsage");
-        json.number(scope.peakUsage);
-        json.key(u"policy");
-        json.string(scope.policy);
-        json.key(u"predictedThrottled");
-        json.integer(scope.predictedThrottled);
-        json.key(u"requests");
-        json.integer(scope.requests);
-        json.key(u"service");
-        json.string(scope.service);
-        json.key(u"timeAtLimitSeconds");
-        json.number(scope.timeAtLimitSeconds);
-        json.key(u"windowSeconds");
-        json.number(scope.windowSeconds);
+        json.stringMember(u"algorithm", scope.algorithm);
+        json.numberMember(u"capacity", scope.capacity);
+        if (scope.effectiveLimit)
+            json.numberMember(u"effectiveLimit", *scope.effectiveLimit);
+        json.stringMember(u"key", scope.key);
+        json.stringMember(u"limit", scope.limit);
+        if (scope.nextSafeSendMs)
+            json.stringMember(u"nextSafeSend", formatIsoMs(*scope.nextSafeSendMs));
+        if (scope.observedLimitPercentage)
+            json.numberMember(u"observedLimitPercentage", *scope.observedLimitPercentage);
+        json.integerMember(u"observedThrottled", scope.observedThrottled);
+        json.numberMember(u"peakFill", scope.peakFill);
+        json.numberMember(u"peakUsage", scope.peakUsage);
+        json.stringMember(u"policy", scope.policy);
+        json.integerMember(u"predictedThrottled", scope.predictedThrottled);
+        json.integerMember(u"requests", scope.requests);
+        json.stringMember(u"service", scope.service);
+        json.numberMember(u"timeAtLimitSeconds", scope.timeAtLimitSeconds);
+        json.numberMember(u"windowSeconds", scope.windowSeconds);
         json.endObject();
     }
     json.endArray();
@@ -167,14 +126,12 @@ QByteArray reportToJson(const ReportData &report)
     writeCounts(json, u"byErrorCode", report.throttles.byErrorCode);
     writeCounts(json, u"byKind", report.throttles.byKind);
     writeCounts(json, u"byScope", report.throttles.byScope);
-    json.key(u"total");
-    json.integer(report.throttles.total);
+    json.integerMember(u"total", report.throttles.total);
     json.endObject();
 
-    if (report.lastMs) {
-        json.key(u"to");
-        json.string(formatIsoMs(*report.lastMs));
-    }
+    if (report.lastMs)
+
+        json.stringMember(u"to", formatIsoMs(*report.lastMs));
     json.endObject();
     return out;
 }
