@@ -387,9 +387,13 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
     bool haveTs = false;
     std::string extra; // unknown keys, kept verbatim
     std::string storage;
-    for (const dom::key_value_pair field : object) {
-        const std::string_view key = field.key;
-        const dom::element value = field.value;
+    // The iterator's key() and value() rather than a key_value_pair: building the pair on the
+    // stack and reading it back in other widths stalled store forwarding (perf: ~60 % of this
+    // function's samples on the copy).
+    const dom::object::iterator fieldsEnd = object.end();
+    for (dom::object::iterator field = object.begin(); field != fieldsEnd; ++field) {
+        const std::string_view key = field.key();
+        const dom::element value = field.value();
         std::string_view text;
         const Field which = fieldOf(key);
         switch (which) {
@@ -453,15 +457,17 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
             if (value.get_object().get(headers) != SUCCESS)
                 return fail(QStringLiteral("\"headers\" is not an object"));
             event.headers.reserve(qsizetype(headers.size()));
-            for (const dom::key_value_pair header : headers) {
+            const dom::object::iterator headersEnd = headers.end();
+            for (dom::object::iterator header = headers.begin(); header != headersEnd; ++header) {
+                const dom::element headerValueElement = header.value();
                 std::string_view headerText;
-                if (!scalarText(header.value, headerText, storage)) {
+                if (!scalarText(headerValueElement, headerText, storage)) {
                     // Repeated headers as an array: keep the JSON text.
-                    storage = simdjson::minify(header.value);
+                    storage = simdjson::minify(headerValueElement);
                     headerText = storage;
                 }
                 // Names are case-insensitive: stored lower-case, lowered once per distinct name.
-                event.headers.setLowerCase(headerName.intern(header.key, true),
+                event.headers.setLowerCase(headerName.intern(header.key(), true),
                                            headerValue.intern(headerText));
             }
             break;
