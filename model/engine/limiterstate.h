@@ -93,7 +93,12 @@ public:
     [[nodiscard]] T &back() { return m_items.back(); }
     // Items ever popped: at(i) is the (popped() + i)-th item ever pushed.
     [[nodiscard]] size_t popped() const { return m_popped; }
-    void push(const T &item) { m_items.push_back(item); }
+    // Built in place from its fields: a temporary copied in was stored in pieces and read back
+    // whole, which stalled store forwarding on every sliding-window charge (perf).
+    template <typename... Fields> void emplace(Fields... fields)
+    {
+        m_items.emplace_back(fields...);
+    }
     void pop()
     {
         ++m_popped;
@@ -254,7 +259,7 @@ struct State
                 last.acceptedCost += acceptedCost;
                 last.cumulative = slidingPushed;
             } else {
-                charges.push({stamp, cost, acceptedCost, slidingPushed});
+                charges.emplace(stamp, cost, acceptedCost, slidingPushed);
             }
             slidingSum += cost;
             slidingAccepted += acceptedCost;
