@@ -9,21 +9,27 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 
 namespace ts {
 
 // The highest fraction of a limit the service said was used on this response:
 // x-ms-throttle-limit-percentage, or 1 - remaining / limit of the RateLimit header family.
-// nullopt when the response said nothing about it.
-inline std::optional<double> reportedLimitFraction(const throttle::ThrottleSignals &sig)
+// NaN when the response said nothing about it (every comparison with it is false).
+// A plain double, not std::optional<double>: GCC built the optional in two stores and copied it
+// with one 16-byte load, which the CPU cannot forward from them; perf put ~20-30 % of the
+// breakers' and detectors' per-event time on that stall.
+inline double reportedLimitFraction(const throttle::ThrottleSignals &sig)
 {
-    std::optional<double> fraction = sig.limitPercentage;
+    const std::optional<double> &percentage = sig.limitPercentage;
+    double fraction = percentage ? *percentage : std::numeric_limits<double>::quiet_NaN();
     const auto &rateLimit = sig.rateLimit;
     if (rateLimit.limit && rateLimit.remaining && *rateLimit.limit > 0) {
         const double used = 1.0 - *rateLimit.remaining / *rateLimit.limit;
-        fraction = fraction ? std::max(*fraction, used) : used;
+        fraction = std::isnan(fraction) ? used : std::max(fraction, used);
     }
     return fraction;
 }

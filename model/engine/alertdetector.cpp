@@ -317,9 +317,9 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         if (sig.kind == throttle::ThrottleKind::Capacity)
             recordCapacity(event, sig);
     }
-    if (const auto fraction = reportedLimitFraction(sig);
-        fraction && *fraction >= m_parameters.nearLimitAt) {
-        recordNearLimit(event, *fraction,
+    if (const double fraction = reportedLimitFraction(sig);
+        fraction >= m_parameters.nearLimitAt) { // (false for NaN: nothing reported)
+        recordNearLimit(event, fraction,
                         sig.limitPercentage && *sig.limitPercentage >= m_parameters.nearLimitAt,
                         keys);
     }

@@ -5,6 +5,7 @@
 #include <QStringView>
 
 #include <algorithm>
+#include <cmath>
 
 namespace ts {
 
@@ -302,8 +303,9 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     if (event.type != EventType::Request || (event.batchEnvelope && !sig.throttled))
         return;
 
-    const std::optional<double> fraction = reportedLimitFraction(sig);
-    const bool nearLimit = fraction && *fraction >= m_parameters.softOpenAt;
+    const double fraction = reportedLimitFraction(sig);
+    const bool reported = !std::isnan(fraction);
+    const bool nearLimit = fraction >= m_parameters.softOpenAt; // (false for NaN)
     // Fast path: nothing is open or soft-open, and this response neither trips nor softens a
     // breaker. This is most traffic of a healthy log.
     if (m_notClosed == 0 && !sig.throttled && !nearLimit)
@@ -321,7 +323,7 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
             targetIndex = appIndex = findOrCreate(appKey);
         else
             targetIndex = callerIndex = findOrCreate(caller);
-    } else if (fraction) {
+    } else if (reported) {
         targetIndex = callerIndex; // a low percentage can only close an existing soft-open
     }
 
@@ -346,7 +348,7 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
                    QStringLiteral("%1 %2 >= %3")
                        .arg(fromHeader ? QStringLiteral("x-ms-throttle-limit-percentage")
                                        : QStringLiteral("RateLimit used fraction"))
-                       .arg(*fraction, 0, 'g', 3)
+                       .arg(fraction, 0, 'g', 3)
                        .arg(m_parameters.softOpenAt, 0, 'g', 3));
         }
     } else if (const Reconstructed &target = m_breakers[size_t(targetIndex)];
@@ -355,7 +357,7 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
         // The service says usage fell below the threshold again, and the reconstruction has
         // not said otherwise for a hold period.
         change(targetIndex, BreakerState::Closed, event.tsMs,
-               QStringLiteral("service reports %1 of the limit used").arg(*fraction, 0, 'g', 3));
+               QStringLiteral("service reports %1 of the limit used").arg(fraction, 0, 'g', 3));
     }
 }
 
