@@ -229,9 +229,9 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         const quint64 clientKey = keys.client();
         auto it = m_clients.find(clientKey);
         if (it == m_clients.end() && (retry || sig.throttled || lanes))
-            it = m_clients.insert(clientKey, ClientState{client, {}, {}});
+            it = m_clients.emplace(clientKey, ClientState{client, {}, {}}).first;
         if (it != m_clients.end()) {
-            StormState &storm = it->storm;
+            StormState &storm = it->second.storm;
             if (storm.windowStartMs != kNever &&
                 now >= storm.windowStartMs + m_parameters.stormWindowMs) {
                 closeStormWindow(client, storm, m_alerts);
@@ -255,7 +255,7 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
             if (sig.throttled)
                 storm.lastThrottleMs = now;
             if (lanes)
-                recordLane(client, it->lane, event, sig.throttled, retry);
+                recordLane(client, it->second.lane, event, sig.throttled, retry);
         }
     }
 
@@ -396,18 +396,18 @@ void AlertDetector::checkRetryAfter(const RequestEvent &event, AlertScopeKeys &k
     // One violation per request, even when both its app and its own scope are blocked.
     if (!event.app.isEmpty()) {
         const auto it = m_appAdvice.find(keys.app());
-        if (it != m_appAdvice.end() && early(it.value())) {
-            checkAdvice(it.value(), event);
+        if (it != m_appAdvice.end() && early(it->second)) {
+            checkAdvice(it->second, event);
             return;
         }
     }
-    const auto until = m_callerAdviceUntil.constFind(keys.caller());
-    if (until == m_callerAdviceUntil.constEnd() || event.tsMs >= until.value())
+    const auto until = m_callerAdviceUntil.find(keys.caller());
+    if (until == m_callerAdviceUntil.end() || event.tsMs >= until->second)
         return;
     const quint64 groupKey = combineHashes(keys.caller(), textHash(keys.quotaGroup()));
     const auto it = m_callerAdvice.find(groupKey);
-    if (it != m_callerAdvice.end() && early(it.value()))
-        checkAdvice(it.value(), event);
+    if (it != m_callerAdvice.end() && early(it->second))
+        checkAdvice(it->second, event);
 }
 
 void AlertDetector::checkAdvice(Advice &advice, const RequestEvent &event)
@@ -804,14 +804,14 @@ QList<Alert> AlertDetector::alertsAsOf(qint64 asOfMs) const
     QList<Alert> out = m_alerts;
 
     // Judge the windows still open on copies.
-    for (auto it = m_clients.cbegin(); it != m_clients.cend(); ++it) {
-        if (it->storm.windowStartMs != kNever) {
-            StormState copy = it->storm;
-            closeStormWindow(it->name, copy, out);
+    for (const auto &[clientKey, client] : m_clients) {
+        if (client.storm.windowStartMs != kNever) {
+            StormState copy = client.storm;
+            closeStormWindow(client.name, copy, out);
         }
-        if (it->lane.windowIndex != kNever) {
-            LaneState copy = it->lane;
-            closeLaneWindow(it->name, copy, out);
+        if (client.lane.windowIndex != kNever) {
+            LaneState copy = client.lane;
+            closeLaneWindow(client.name, copy, out);
         }
     }
     // Episodes still going on: their sentences are written now, not per event.
@@ -822,9 +822,9 @@ QList<Alert> AlertDetector::alertsAsOf(qint64 asOfMs) const
                              advice.lastViolationMs, advice.maxEarlyMs, advice.earlyMs);
         }
     };
-    for (const Advice &advice : m_appAdvice)
+    for (const auto &[appKey, advice] : m_appAdvice)
         describeAdvice(advice);
-    for (const Advice &advice : m_callerAdvice)
+    for (const auto &[callerKey, advice] : m_callerAdvice)
         describeAdvice(advice);
     for (auto it = m_capacity.cbegin(); it != m_capacity.cend(); ++it) {
         const Episode &episode = it.value();
@@ -834,8 +834,7 @@ QList<Alert> AlertDetector::alertsAsOf(qint64 asOfMs) const
                                episode.firstMs, episode.lastMs);
         }
     }
-    for (auto it = m_nearLimit.cbegin(); it != m_nearLimit.cend(); ++it) {
-        const Episode &episode = it.value();
+    for (const auto &[ownerKey, episode] : m_nearLimit) {
         if (episode.alertIndex >= 0) {
             out[episode.alertIndex].detail =
                 nearLimitDetail(episode.key, episode.count, episode.peak, episode.byCode,

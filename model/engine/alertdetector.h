@@ -291,22 +291,24 @@ private:
 
     // Per-scope tables are keyed by 64-bit hashes of the scope's strings (fastTextHash):
     // hashing a short identity once is the main cost per event; the names live in the values.
-    QHash<quint64, ClientState> m_clients; // hash of the client name
-    int m_openStormWindows = 0;            // lets quiet traffic skip the storm bookkeeping
+    absl::node_hash_map<quint64, ClientState> m_clients; // hash of the client name
+    int m_openStormWindows = 0; // lets quiet traffic skip the storm bookkeeping
 
-    QHash<quint64, Advice> m_appAdvice;    // hash of the app
-    QHash<quint64, Advice> m_callerAdvice; // hash of service + identity + quota group
+    // Swiss tables too: the app's advice and the caller's latest retryAt are looked up for every
+    // request while some advice is pending, and QHash's probes were ~15 % of checkRetryAfter().
+    absl::node_hash_map<quint64, Advice> m_appAdvice;    // hash of the app
+    absl::node_hash_map<quint64, Advice> m_callerAdvice; // hash of service + identity + group
     // Callers with advice in some quota group: only their requests are classified into groups
     // (the classification reads the URL path; most requests have no advice to check).
     // hash of service + identity -> the latest retryAt over its API groups: a request after it
     // cannot be early for any group, and needs no classification into one.
-    QHash<quint64, qint64> m_callerAdviceUntil;
+    absl::flat_hash_map<quint64, qint64> m_callerAdviceUntil;
     TextHashCache m_hashes; // identities, apps and services of the events, by address
     CategoryClassifier m_quotaGroups;
     qint64 m_latestRetryAtMs = kNever; // no advice can be violated at or after this instant
 
-    QHash<QString, Episode> m_capacity;  // service/tenant -> episode (rare: plain keys)
-    QHash<quint64, Episode> m_nearLimit; // hash of the identity -> episode
+    QHash<QString, Episode> m_capacity; // service/tenant -> episode (rare: plain keys)
+    absl::node_hash_map<quint64, Episode> m_nearLimit; // hash of the identity -> episode
 };
 
 } // namespace ts

@@ -138,15 +138,15 @@ QString BreakerTracker::tripScopeName(const RequestEvent &event,
 
 int BreakerTracker::findOrCreate(const Key &key)
 {
-    const auto it = m_index.constFind(key.hash);
-    if (it != m_index.constEnd())
-        return it.value();
+    const auto it = m_index.find(key.hash);
+    if (it != m_index.end())
+        return it->second;
     Reconstructed breaker;
     breaker.name = nameOf(key);
     breaker.applicationWide = key.kind == Kind::App;
     m_breakers.push_back(std::move(breaker));
     const int index = int(m_breakers.size()) - 1;
-    m_index.insert(key.hash, index);
+    m_index.emplace(key.hash, index);
     return index;
 }
 
@@ -233,8 +233,7 @@ void BreakerTracker::passRequest(int index, const RequestEvent &event, bool thro
             ++breaker.blockedRequests;
             const QString &identity = orUnknown(event.identity);
             const quint64 hash = m_hashes.hash(identity, 0x1d); // (interned: known by address)
-            if (!breaker.blockedIdentityHashes.contains(hash)) {
-                breaker.blockedIdentityHashes.insert(hash);
+            if (breaker.blockedIdentityHashes.insert(hash).second) {
                 if (breaker.blockedIdentities.size() < m_parameters.maxBlockedIdentities)
                     breaker.blockedIdentities.append(identity);
             }

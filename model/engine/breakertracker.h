@@ -41,9 +41,11 @@
 
 #include <QHash>
 #include <QList>
-#include <QSet>
 #include <QString>
 #include <QStringList>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 
 #include <limits>
 #include <vector>
@@ -141,8 +143,8 @@ private:
         int trips = 0;
         qint64 openMs = 0; // finished open intervals
         qint64 blockedRequests = 0;
-        QSet<quint64> blockedIdentityHashes; // distinct blocked identities, cheap to test
-        QStringList blockedIdentities;       // their names, at most maxBlockedIdentities
+        absl::flat_hash_set<quint64> blockedIdentityHashes; // distinct blocked identities
+        QStringList blockedIdentities; // their names, at most maxBlockedIdentities
     };
     struct Logged
     {
@@ -159,7 +161,11 @@ private:
     [[nodiscard]] static Key tripKey(const RequestEvent &event,
                                      const throttle::ThrottleSignals &sig, TextHashCache *hashes);
     [[nodiscard]] static QString nameOf(const Key &key);
-    [[nodiscard]] int find(const Key &key) const { return m_index.value(key.hash, -1); }
+    [[nodiscard]] int find(const Key &key) const
+    {
+        const auto it = m_index.find(key.hash);
+        return it == m_index.end() ? -1 : it->second;
+    }
     int findOrCreate(const Key &key);
 
     // Pure state machine steps, shared by the live path and the read-only summaries (which
@@ -180,7 +186,9 @@ private:
 
     Parameters m_parameters;
     std::vector<Reconstructed> m_breakers;
-    QHash<quint64, int> m_index;     // Key::hash -> m_breakers index
+    // A Swiss table: looked up twice per event (caller and app) once any breaker is not closed,
+    // mostly for keys seen before; QHash's span probes showed in perf.
+    absl::flat_hash_map<quint64, int> m_index; // Key::hash -> m_breakers index
     TextHashCache m_hashes;          // identities, apps, services of the events, by address
     QHash<QString, Logged> m_logged; // logged scope name -> its state
     int m_notClosed = 0; // reconstructed breakers not Closed: lets quiet traffic skip all work
