@@ -629,20 +629,27 @@ void AlertDetector::closeLaneWindow(const QString &client, LaneState &lane, QLis
 void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
                                      QList<Alert> &out) const
 {
-    sortDistinct(storm.windowRetriedOperations);
-    sortDistinct(storm.windowOperations);
-    const auto retried = double(storm.windowRetriedOperations.size());
-    const auto active = double(storm.windowOperations.size());
-    const bool enoughOperations = retried >= m_parameters.stormMinOperations ||
-                                  (retried >= m_parameters.stormMinOperationsSmall &&
-                                   retried >= m_parameters.stormSmallFraction * active);
     const bool failing = double(storm.windowSuccesses) <
                          m_parameters.stormMaxSuccessRatio * double(storm.windowRequests);
     const bool afterThrottle =
         storm.lastThrottleMs != kNever &&
         storm.lastThrottleMs >= storm.windowStartMs - m_parameters.stormThrottleLookbackMs;
+    // Distinct operations are counted (a sort of every key of the window) only for a window
+    // that could be a wave: most windows of a busy log are neither failing nor after a throttle,
+    // and sorting their keys was ~1 % of a report.
+    bool enoughOperations = false;
+    if (failing && afterThrottle) {
+        sortDistinct(storm.windowRetriedOperations);
+        const auto retried = double(storm.windowRetriedOperations.size());
+        enoughOperations = retried >= m_parameters.stormMinOperations;
+        if (!enoughOperations && retried >= m_parameters.stormMinOperationsSmall) {
+            sortDistinct(storm.windowOperations);
+            const auto active = double(storm.windowOperations.size());
+            enoughOperations = retried >= m_parameters.stormSmallFraction * active;
+        }
+    }
 
-    if (enoughOperations && failing && afterThrottle) {
+    if (enoughOperations) {
         if (storm.waves == 0 ||
             storm.windowStartMs - storm.lastWaveEndMs > m_parameters.stormMaxWaveGapMs) {
             storm.waves = 0;

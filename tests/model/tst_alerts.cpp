@@ -71,6 +71,9 @@ enum class Workload {
     SharedBreaker,   // one shared breaker: after the block, retries trickle out and succeed
     SingleRetryWave, // one synchronised retry wave that succeeds: not a spiral
     SmallSpiral,     // 8 jobs, same pattern as the death spiral: small clients spiral too
+    // The small spiral, but each wave is a small share of the client's work: 40 new operations
+    // fail alongside it (not retried), so the retried ones are under stormSmallFraction.
+    SmallSpiralAmongNewWork,
 };
 
 QList<RequestEvent> jobsWorkload(Workload workload, int jobs, int spiralWaves)
@@ -87,11 +90,20 @@ QList<RequestEvent> jobsWorkload(Workload workload, int jobs, int spiralWaves)
     switch (workload) {
     case Workload::DeathSpiral:
     case Workload::SmallSpiral:
+    case Workload::SmallSpiralAmongNewWork:
         for (int wave = 1; wave <= spiralWaves; ++wave) {
             for (int job = firstBlocked; job < jobs; ++job) {
                 const qint64 t = kT0 + wave * 32000 + (job - firstBlocked) * 2000 / jobs;
                 events.append(request(t, 429, jobId(job)));
                 events.last().attempt = wave;
+            }
+            if (workload != Workload::SmallSpiralAmongNewWork)
+                continue;
+            constexpr int kNewOperations = 40;
+            for (int k = 0; k < kNewOperations; ++k) {
+                const qint64 t = kT0 + wave * 32000 + 100 + k * 10;
+                events.append(request(t, 500, jobId(jobs + wave * kNewOperations + k)));
+                events.last().attempt = 0;
             }
         }
         // Finally it drains.
@@ -218,6 +230,8 @@ void TestAlerts::retryStorm_data()
         << int(Workload::DeathSpiral) << 1100 << 1 << 0 << QString();
     QTest::newRow("small client: 8 jobs spiral in 3 waves")
         << int(Workload::SmallSpiral) << 8 << 3 << 1 << QStringLiteral("6 distinct operations");
+    QTest::newRow("small client: the same retries among 40 new failing operations per wave")
+        << int(Workload::SmallSpiralAmongNewWork) << 8 << 3 << 0 << QString();
 }
 
 void TestAlerts::retryStorm()
