@@ -254,10 +254,11 @@ void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
     const double softOpenAt = m_breakers->parameters().softOpenAt;
     auto next = batch.extracted.cbegin();
     const size_t n = batch.events.size();
-    // Most events get a category, and a good share of a busy log's reach the soft-open fill:
-    // room up front, instead of vectors that reallocate and move their entries as they grow.
+    // Most events get a category, and in a busy log most reach the soft-open fill too: room
+    // for all up front, instead of vectors that reallocate and move their entries as they grow
+    // (with room for half, the fills' growth still showed in perf at ~0.5 % of a report).
     batch.categories.reserve(n);
-    batch.fills.reserve(n / 2);
+    batch.fills.reserve(n);
     for (size_t i = 0; i < n; ++i) {
         // The batch was parsed on another core: ask for the next events' hot lines now.
         if (i + 4 < n)
