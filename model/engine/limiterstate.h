@@ -93,12 +93,11 @@ public:
     [[nodiscard]] T &back() { return m_items.back(); }
     // Items ever popped: at(i) is the (popped() + i)-th item ever pushed.
     [[nodiscard]] size_t popped() const { return m_popped; }
-    // Built in place from its fields: a temporary copied in was stored in pieces and read back
-    // whole, which stalled store forwarding on every sliding-window charge (perf).
-    template <typename... Fields> void emplace(Fields... fields)
-    {
-        m_items.emplace_back(fields...);
-    }
+    // A new item at the back, filled in place by the caller: a temporary copied in was stored
+    // in pieces and read back whole, which stalled store forwarding on every sliding-window
+    // charge (perf). (Not emplace_back(fields...): clang 14 has no parenthesised aggregate
+    // initialisation.)
+    T &pushBack() { return m_items.emplace_back(); }
     void pop()
     {
         ++m_popped;
@@ -259,7 +258,11 @@ struct State
                 last.acceptedCost += acceptedCost;
                 last.cumulative = slidingPushed;
             } else {
-                charges.emplace(stamp, cost, acceptedCost, slidingPushed);
+                Charge &charge = charges.pushBack();
+                charge.t = stamp;
+                charge.cost = cost;
+                charge.acceptedCost = acceptedCost;
+                charge.cumulative = slidingPushed;
             }
             slidingSum += cost;
             slidingAccepted += acceptedCost;
