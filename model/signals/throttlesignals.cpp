@@ -5,6 +5,7 @@
 
 #include <QLatin1StringView>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -1529,9 +1530,11 @@ ThrottleSignals extract(const RequestEvent &event)
 
     // Advice pointing before the response (clock skew, a reset already passed) means "now":
     // nobody can send again before the answer arrived.
-    if (retryAt && *retryAt < responseMs)
-        retryAt = responseMs;
-    result.retryAtMs = retryAt;
+    // (emplace, not an assignment of the local optional: GCC copied that one with a 16-byte
+    // load over the two stores that had just written it, a store-forwarding stall on every
+    // event with headers.)
+    if (retryAt)
+        result.retryAtMs.emplace(std::max(*retryAt, responseMs));
     return result;
 }
 
