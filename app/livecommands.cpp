@@ -1,6 +1,7 @@
 #include "livecommands.h"
 
 #include "core/timeparse.h"
+#include "ingest/redaction.h"
 #include "live/filetailer.h"
 #include "live/ingestlistener.h"
 #include "live/livesimulator.h"
@@ -171,8 +172,10 @@ public:
             m_lastEventMs = events.constLast().tsMs;
         if (m_out.isOpen() && !events.isEmpty()) {
             QByteArray buffer;
-            for (const RequestEvent &event : std::as_const(events))
+            for (RequestEvent &event : events) {
+                redact::ensureMasked(event);
                 live::appendNdjsonLine(event, buffer);
+            }
             if (m_out.write(buffer) != buffer.size() || !m_out.flush()) {
                 err() << "error: " << m_out.fileName() << ": " << m_out.errorString() << Qt::endl;
                 return false;

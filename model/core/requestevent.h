@@ -47,6 +47,12 @@ struct RequestEvent
     // once). prefetchForEngine() below names the same lines.
     EventType type = EventType::Request;
     bool batchEnvelope = false;
+    // Set by ts::redact::redactEvent() once the event's secrets are masked. Readers mask each
+    // event as they make it (on their own threads); every sink that can write or show an event
+    // (the workspace writer, --out, the analysis behind reports and views) calls
+    // redact::ensureMasked(), which masks whatever arrives unmasked and costs one byte load for
+    // the rest, so no path can skip masking and no event pays for it twice.
+    bool secretsMasked = false;
     int status = 0;         // 0 = no response (failed request, not a throttle)
     int batchIndex = -1;    // position inside its batch, -1 = none
     int attempt = -1;       // 0 first try, 1.. retries, -1 unknown
@@ -128,6 +134,13 @@ inline void prefetchEventText(const RequestEvent &event)
 // A record that could not be read. Reported as "FILE:LINE: reason".
 struct MalformedRecord
 {
+    MalformedRecord() = default;
+    // The reason may quote the record it rejects: its secrets are masked here, where every
+    // record is made, before any sink (stderr, report, workspace, HTTP answers) can see it.
+    // Readers quote values through redact::quoteMasked(), which also hides bare credentials
+    // that no pattern can recognise.
+    MalformedRecord(QString sourceName, qint64 lineNumber, QString why);
+
     QString source;
     qint64 line = 0;
     QString reason;

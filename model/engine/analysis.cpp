@@ -3,6 +3,7 @@
 #include "engine/alertdetector.h"
 #include "engine/breakertracker.h"
 #include "engine/throttleengine.h"
+#include "ingest/redaction.h"
 #include "signals/throttlesignals.h"
 
 #include <algorithm>
@@ -165,14 +166,17 @@ const PolicySet &Analysis::policies() const
 
 void Analysis::onEvent(RequestEvent &&event)
 {
+    redact::ensureMasked(event);
     add(event);
 }
 
 void Analysis::onEvents(std::vector<RequestEvent> &&events)
 {
     if (events.size() < kMinParallelBatch) {
-        for (const RequestEvent &event : events)
+        for (RequestEvent &event : events) {
+            redact::ensureMasked(event);
             add(event);
+        }
         return;
     }
     if (!m_engineWorker) {
@@ -192,7 +196,8 @@ void Analysis::onEvents(std::vector<RequestEvent> &&events)
     // where 45 % of the events carry headers).
     batch->extracted.reserve(batch->events.size() / 2);
     for (size_t i = 0; i < batch->events.size(); ++i) {
-        const RequestEvent &event = batch->events[i];
+        RequestEvent &event = batch->events[i];
+        redact::ensureMasked(event);
         count(event);
         if (event.type == EventType::Request && throttle::hasSignalsToRead(event))
             batch->extracted.emplace_back(i, throttle::extract(event));
@@ -217,6 +222,14 @@ void Analysis::releaseFreedMemory()
 
 void Analysis::add(const RequestEvent &event)
 {
+    if (!event.secretsMasked) {
+        // Nothing unmasked reaches a report or a view; readers mask their events, so this
+        // copy is for the odd event made elsewhere (the demo's simulator).
+        RequestEvent masked = event;
+        redact::redactEvent(masked);
+        add(masked);
+        return;
+    }
     drain();
     count(event);
     // Breakers and detectors see every event (logged breaker transitions, $batch envelopes);

@@ -253,7 +253,7 @@ bool AccessLogFormat::parse(std::string_view line, RequestEvent &event, QString 
             if (auto n = ingest::parseNumber(value); n && *n >= 0 && *n < 1000) {
                 event.status = static_cast<int>(*n);
             } else {
-                *reason = u"status is not a number: \"" + toQString(value) + u'"';
+                *reason = u"status is not a number: " + redact::quoteMasked(toQString(value));
                 return false;
             }
             break;

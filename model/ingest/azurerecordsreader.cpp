@@ -2,6 +2,7 @@
 
 #include "ingest/jsonscanner.h"
 #include "ingest/readerutil.h"
+#include "ingest/redaction.h"
 
 #include <QIODevice>
 
@@ -125,7 +126,8 @@ bool mapRecord(const RecordFields &f, RequestEvent &event, QString &reason)
             event.status = 500;
             event.errorCode = qs(status);
         } else {
-            reason = u"OperationalLogs record with an unknown Status \"" + qs(status) + u'"';
+            reason =
+                u"OperationalLogs record with an unknown Status " + redact::quoteMasked(qs(status));
             return false;
         }
         namespaceFromResourceId(f.text({"resourceid"}), event);
@@ -156,8 +158,8 @@ bool mapRecord(const RecordFields &f, RequestEvent &event, QString &reason)
             event.status = 500;
             event.errorCode = QStringLiteral("Failure");
         } else {
-            reason = u"RuntimeAuditLogs record with an unknown Status \"" + qs(status) +
-                     u"\" (a template, not a log?)";
+            reason = u"RuntimeAuditLogs record with an unknown Status " +
+                     redact::quoteMasked(qs(status)) + u" (a template, not a log?)";
             return false;
         }
         if (!ts) {
@@ -181,7 +183,7 @@ bool mapRecord(const RecordFields &f, RequestEvent &event, QString &reason)
     // HTTP-shaped records: App Service, Front Door / CDN, Application Gateway, APIM, others.
     if (!ts) {
         reason = category.empty() ? QStringLiteral("record without a category or a readable time")
-                                  : u"record of category " + qs(category) +
+                                  : u"record of category " + redact::quoteMasked(qs(category)) +
                                         u" has no readable time (not a request log)";
         return false;
     }
@@ -208,7 +210,7 @@ bool mapRecord(const RecordFields &f, RequestEvent &event, QString &reason)
         event.url = qs(f.text({"requesturi", "url", "requesturl", "uri"}));
     }
     if (event.method.isEmpty() && event.url.isEmpty() && event.status == 0) {
-        reason = u"record of category " + qs(category) +
+        reason = u"record of category " + redact::quoteMasked(qs(category)) +
                  u" carries no request (no method, url "
                  u"or status)";
         return false;

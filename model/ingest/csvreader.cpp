@@ -644,8 +644,9 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         }
         if (!haveTime) {
             extra.take();
-            malformed(rawTime.empty() ? QStringLiteral("no timestamp")
-                                      : u"unreadable timestamp \"" + toQString(rawTime) + u'"');
+            malformed(rawTime.empty()
+                          ? QStringLiteral("no timestamp")
+                          : u"unreadable timestamp " + redact::quoteMasked(toQString(rawTime)));
             continue;
         }
         // Application Insights "name" is "GET /path" for requests, the operation otherwise.

@@ -69,9 +69,9 @@ bool HarReader::Impl::mapEntry(simdjson::dom::object entry, RequestEvent &event,
     const std::string_view started = stringField(entry, "startedDateTime");
     const auto tsMs = parseRfc3339Ms(started);
     if (!tsMs) {
-        reason = started.empty()
-                     ? QStringLiteral("no startedDateTime")
-                     : u"invalid startedDateTime \"" + ingest::toQString(started) + u'"';
+        reason = started.empty() ? QStringLiteral("no startedDateTime")
+                                 : u"invalid startedDateTime " +
+                                       redact::quoteMasked(ingest::toQString(started));
         return false;
     }
     event.tsMs = *tsMs;

@@ -3,6 +3,7 @@
 #include "core/immortaltext.h"
 #include "core/timeparse.h"
 #include "ingest/readerutil.h"
+#include "ingest/redaction.h"
 
 #include <QFileDevice>
 #include <QIODevice>
@@ -10,6 +11,7 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -77,6 +79,8 @@ public:
         QString text = toQString(sv);
         if (lowerCaseText)
             text = std::move(text).toLower();
+        else
+            redact::redactShortField(text); // once per distinct value, not once per event
         entry.text = ImmortalTextArena::process().keep(text);
         ++m_used;
         return entry.text;
@@ -168,6 +172,66 @@ private:
 
     std::vector<Entry> m_entries = std::vector<Entry>(kInitialSlots);
     int m_used = 0;
+};
+
+// Whether an interned header name is a credential's, by the address of its characters: the
+// interner hands out one immortal address per distinct name, so the name check runs once per
+// name (and per slot collision), not once per header of every line.
+class SecretHeaderCache
+{
+public:
+    bool isSecret(const QString &lowerName)
+    {
+        const auto address = reinterpret_cast<quintptr>(lowerName.constData());
+        Slot &slot = m_slots[(address >> 4) % m_slots.size()];
+        if (slot.address != address || slot.size != lowerName.size()) {
+            slot.address = address;
+            slot.size = lowerName.size();
+            slot.secret = redact::isSecretHeader(lowerName);
+        }
+        return slot.secret;
+    }
+
+private:
+    struct Slot
+    {
+        quintptr address = 0;
+        qsizetype size = -1;
+        bool secret = false;
+    };
+    std::array<Slot, 64> m_slots{};
+};
+
+// Response bodies, masked, by content. A log's failures repeat a few templates (Fabric's
+// RequestBlocked body, OneNote's 20166, Service Bus's 50009), so a body is usually decoded and
+// scanned for secrets once, not once per failed request. Direct-mapped and bounded: a body
+// that is never repeated costs one hash and one slot.
+class MaskedTextCache
+{
+public:
+    QString masked(std::string_view bytes)
+    {
+        if (bytes.size() > kMaxCachedBytes)
+            return redact::redactText(toQString(bytes));
+        const size_t hash = std::hash<std::string_view>{}(bytes);
+        Slot &slot = m_slots[hash % m_slots.size()];
+        if (slot.hash != hash || slot.bytes != bytes) {
+            slot.hash = hash;
+            slot.bytes.assign(bytes);
+            slot.text = redact::redactText(toQString(bytes));
+        }
+        return slot.text;
+    }
+
+private:
+    static constexpr size_t kMaxCachedBytes = 4096;
+    struct Slot
+    {
+        size_t hash = 0;
+        std::string bytes;
+        QString text;
+    };
+    std::array<Slot, 256> m_slots{};
 };
 
 enum class Field : quint8 {
@@ -304,6 +368,8 @@ struct NdjsonReader::Impl
     dom::parser parser;
     StringInterner identity, app, tenant, service, category, method, errorCode, retryAfter, lane,
         ns, entity, headerName, headerValue, scope, state, typeName;
+    SecretHeaderCache secretHeaders;
+    MaskedTextCache bodies;
     std::string scratch; // a line copied with padding when it cannot be parsed in place
     QString sourceName;  // the last read's source name, and its copy in the immortal arena
     QString eventSource;
@@ -365,8 +431,7 @@ bool NdjsonReader::Impl::parsePadded(const char *data, size_t size, RequestEvent
     dom::element doc;
     if (auto error = parser.parse(data, size, false).get(doc)) {
         if (reason)
-            *reason =
-                QStringLiteral("not JSON (") + QLatin1StringView(error_message(error)) + u')';
+            *reason = QStringLiteral("not JSON (") + QLatin1StringView(error_message(error)) + u')';
         return false;
     }
     return parseDocument(doc, event, reason);
@@ -385,7 +450,8 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
         return fail(QStringLiteral("not a JSON object"));
 
     bool haveTs = false;
-    std::string extra; // unknown keys, kept verbatim
+    QString authorization; // an Authorization header's value, read for the identity only
+    std::string extra;     // unknown keys, kept verbatim
     std::string storage;
     // The iterator's key() and value() rather than a key_value_pair: building the pair on the
     // stack and reading it back in other widths stalled store forwarding (perf: ~60 % of this
@@ -407,7 +473,7 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
                 const auto ms = parseRfc3339Ms(text);
                 if (!ms)
                     return fail(QStringLiteral("\"ts\" is not an RFC 3339 time: ") +
-                                toQString(text.substr(0, 64)));
+                                redact::quoteMasked(toQString(text)));
                 event.tsMs = *ms;
             } else {
                 return fail(QStringLiteral("\"ts\" must be a string or a number"));
@@ -467,8 +533,15 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
                     headerText = storage;
                 }
                 // Names are case-insensitive: stored lower-case, lowered once per distinct name.
-                event.headers.setLowerCase(headerName.intern(header.key(), true),
-                                           headerValue.intern(headerText));
+                QString name = headerName.intern(header.key(), true);
+                // A credential header is dropped here, before its value is kept anywhere; a
+                // bearer token first tells who was charged.
+                if (secretHeaders.isSecret(name)) {
+                    if (name == u"authorization")
+                        authorization = toQString(headerText);
+                    continue;
+                }
+                event.headers.setLowerCase(std::move(name), headerValue.intern(headerText));
             }
             break;
         }
@@ -494,7 +567,7 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
                 const auto type = eventTypeFromName(typeName.intern(text));
                 if (!type)
                     return fail(QStringLiteral("unknown \"type\": ") +
-                                toQString(text.substr(0, 32)));
+                                redact::quoteMasked(toQString(text), 32));
                 event.type = *type;
                 break;
             }
@@ -526,7 +599,7 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
                 event.retryAfter = retryAfter.intern(text);
                 break;
             case Field::Body:
-                event.body = toQString(text);
+                event.body = bodies.masked(text);
                 break;
             case Field::RequestId:
                 event.requestId = toQString(text);
@@ -568,6 +641,12 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
         extra += '}';
         event.extraJson = QByteArray(extra.data(), static_cast<qsizetype>(extra.size()));
     }
+    // Masked here, on the parser's thread, so every consumer of a parsed line (a report, an
+    // import, tail, the listener, the dashboard) only ever holds the masked event. The interned
+    // fields, header values and bodies were masked when first seen, secret headers never kept.
+    if (!authorization.isEmpty())
+        redact::applyIdentityFromAuthorization(event, authorization);
+    redact::redactEvent(event, redact::AlreadyMasked::ShortFieldsHeadersAndBody);
     return true;
 }
 
@@ -647,9 +726,8 @@ bool isBlankLine(const char *text, size_t size)
 // two on one line, a record the reader refuses, a line the stream would skip) it stops, and the
 // caller goes on line by line from there, so every malformed line is reported as it always was.
 // Advances pos (the next line's start) and line (the last line done) over the lines it parsed.
-static void parseWholeLines(NdjsonReader::Impl &impl, const Chunk &chunk,
-                            const QString &sourceName, ParsedChunk &parsed, size_t &pos,
-                            qint64 &line)
+static void parseWholeLines(NdjsonReader::Impl &impl, const Chunk &chunk, const QString &sourceName,
+                            ParsedChunk &parsed, size_t &pos, qint64 &line)
 {
     const char *data = chunk.bytes.get();
     const size_t size = chunk.size;

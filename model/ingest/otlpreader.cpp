@@ -2,6 +2,7 @@
 
 #include "ingest/jsonscanner.h"
 #include "ingest/readerutil.h"
+#include "ingest/redaction.h"
 
 #include <QIODevice>
 
@@ -188,7 +189,8 @@ void mapSpan(simdjson::dom::element span, const std::vector<Attribute> &resource
     const auto start = nanosOf(span, "startTimeUnixNano");
     if (!start) {
         sink.onMalformed(
-            {source, line, u"span \"" + toQString(name) + u"\" has no startTimeUnixNano"});
+            {source, line,
+             u"span " + redact::quoteMasked(toQString(name)) + u" has no startTimeUnixNano"});
         return;
     }
     RequestEvent event;
@@ -412,8 +414,8 @@ ReadResult OtlpReader::read(QIODevice &input, const QString &sourceName, IngestS
         if (control.checkpoint)
             control.checkpoint(scan.offset(), scan.lineAt(scan.pos()));
     }
-    if (!ingest::finishScan(result, counted, scan, sourceName, fatal) && documents == 0
-        && counted.malformed == 0 && !result.cancelled)
+    if (!ingest::finishScan(result, counted, scan, sourceName, fatal) && documents == 0 &&
+        counted.malformed == 0 && !result.cancelled)
         result.fatalError = sourceName + QStringLiteral(": empty file, no OTLP/JSON request");
     if (control.progress)
         control.progress(result.bytesRead, input.isSequential() ? -1 : input.size());

@@ -8,6 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 // Redaction is a scanner, not a set of regular expressions: it runs on every imported event, and
 // one pass over the text that collects the ranges to mask (and allocates nothing when it finds
 // none) keeps the common clean event free.
@@ -45,6 +49,16 @@ constexpr bool isTokenChar(char16_t c)
 constexpr bool isBlank(char16_t c)
 {
     return c == u' ' || c == u'\t';
+}
+constexpr bool isAsciiLetter(char16_t c)
+{
+    return (c >= u'a' && c <= u'z') || (c >= u'A' && c <= u'Z');
+}
+// Characters a key or token is written in (base64, base64url, hex, percent-encoding).
+constexpr bool isTokenRunChar(char16_t c)
+{
+    return isAlnum(c) || c == u'-' || c == u'_' || c == u'+' || c == u'/' || c == u'=' ||
+           c == u'%' || c == u'~';
 }
 constexpr bool isWhite(char16_t c)
 {
@@ -227,6 +241,34 @@ template <typename Char> bool isAlreadyRedacted(const Char *s, qsizetype begin, 
     return end - begin == 8 && equalsAsciiCi(s, end, begin, "redacted");
 }
 
+// Paging cursors named "...Token" (Fabric's continuationToken, OData's $skiptoken and
+// $deltatoken, Google's pageToken): a position in a listing, not a credential, and operators
+// need them to tell requests apart.
+bool isCursorName(std::string_view name)
+{
+    static constexpr std::array cursors = {
+        "continuationtoken"sv, "continuation_token"sv, "continuation-token"sv, "pagetoken"sv,
+        "nextpagetoken"sv,     "page_token"sv,         "next_page_token"sv,    "nexttoken"sv,
+        "skiptoken"sv,         "$skiptoken"sv,         "deltatoken"sv,         "$deltatoken"sv,
+        "synctoken"sv,         "resumetoken"sv};
+    return inSet(name, cursors);
+}
+
+// A key in free text or a URL parameter that *ends* like a credential's name: "clientSecret",
+// "x-ms-token-aad-access-token", "ServiceBusAuthorization", "x-goog-api-key", "adminPassword".
+// Only the ending counts, unlike header names: "authorization_uri", "total_tokens",
+// "tokenType" and "setDiscoveredCookie" name no credential. Lower-case ASCII in.
+bool endsLikeSecretKey(std::string_view name)
+{
+    for (const std::string_view ending :
+         {"authorization"sv, "apikey"sv, "api-key"sv, "api_key"sv, "subscription-key"sv,
+          "subscription_key"sv, "secret"sv, "password"sv, "passwd"sv, "signature"sv, "token"sv}) {
+        if (name.size() >= ending.size() && name.substr(name.size() - ending.size()) == ending)
+            return ending != "token"sv || !isCursorName(name);
+    }
+    return false;
+}
+
 struct Range
 {
     qsizetype begin;
@@ -317,8 +359,20 @@ private:
             else
                 segment.push(c);
         }
-        const bool secret = (whole.valid && isSecretTextKey(whole.view())) ||
-                            (segment.valid && segment.size > 0 && isSecretTextKey(segment.view()));
+        // A key in a form-encoded or query-like run (`a=1&code=...`, at the start of the text or
+        // after '&' / '?') names a secret by the URL parameter rules too: an OAuth `code=` in a
+        // token request body is as secret as in a redirect URL.
+        const char16_t before = at(keyBegin - 1);
+        const bool formContext =
+            at(sep) == u'=' && (keyBegin == 0 || before == u'&' || before == u'?');
+        const auto secretKey = [formContext](const SmallName &name) {
+            if (!name.valid || name.size == 0)
+                return false;
+            const std::string_view view = name.view();
+            return isSecretTextKey(view) || (formContext && isSecretUrlParam(view)) ||
+                   endsLikeSecretKey(view);
+        };
+        const bool secret = secretKey(whole) || secretKey(segment);
         if (!secret)
             return sep + 1;
         const bool lineValued = (whole.valid && isLineValuedKey(whole.view())) ||
@@ -590,7 +644,8 @@ template <typename Char> std::vector<Range> urlRanges(const Char *s, qsizetype n
                 ++p;
             if (p > valueBegin && !isAlreadyRedacted(s, valueBegin, p)) {
                 const SmallName name = urlName(s, nameBegin, nameEnd);
-                if (name.valid && (isSecretUrlParam(name.view()) || isSecretTextKey(name.view())))
+                if (name.valid && (isSecretUrlParam(name.view()) || isSecretTextKey(name.view()) ||
+                                   endsLikeSecretKey(name.view())))
                     ranges.push_back({valueBegin, p});
             }
         }
@@ -687,7 +742,10 @@ bool redactTextInPlace(QString &text)
 struct UrlTriggers
 {
     bool parameters = false; // '?', '#' or '@': query, fragment, userinfo
-    bool jwt = false;        // "eyJ" somewhere (a token pasted into a path segment)
+    // Worth the free-text scan: "eyJ" (a token pasted into a path segment), a blank (the field
+    // holds text, "Bearer ..." say, not a URL) or a '=' before any query (";sig=" path
+    // parameters, "AccountKey=" in something that is not a URL at all).
+    bool text = false;
 };
 
 UrlTriggers urlTriggers(const QString &url)
@@ -695,17 +753,49 @@ UrlTriggers urlTriggers(const QString &url)
     UrlTriggers found;
     const char16_t *d = utf16(url);
     const qsizetype n = url.size();
-    for (qsizetype i = 0; i < n; ++i) {
+    // "eyJ" is found by its rare 'J', then the two characters before it are checked.
+    const auto classify = [&found, d](qsizetype i) {
         const char16_t c = d[i];
         if (c == u'?' || c == u'#' || c == u'@')
             found.parameters = true;
-        else if (c == u'e' && i + 2 < n && d[i + 1] == u'y' && d[i + 2] == u'J')
-            found.jwt = true;
-        else
+        else if ((c == u'J' && i >= 2 && d[i - 2] == u'e' && d[i - 1] == u'y') || c == u' ' ||
+                 c == u'\t' || (c == u'=' && !found.parameters))
+            found.text = true;
+    };
+    qsizetype i = 0;
+#if defined(__SSE2__)
+    // Every report masks every URL: eight characters per step, and only a step that holds one
+    // of the trigger characters is looked at one by one (most steps hold none: ~3 % of a
+    // report's CPU went to the character loop alone). Once a query is found, its '=' and '&'
+    // no longer matter: only the text triggers are looked for.
+    const __m128i question = _mm_set1_epi16(short(u'?'));
+    const __m128i hash = _mm_set1_epi16(short(u'#'));
+    const __m128i atSign = _mm_set1_epi16(short(u'@'));
+    const __m128i space = _mm_set1_epi16(short(u' '));
+    const __m128i tab = _mm_set1_epi16(short(u'\t'));
+    const __m128i equals = _mm_set1_epi16(short(u'='));
+    const __m128i letterJ = _mm_set1_epi16(short(u'J'));
+    for (; i + 8 <= n; i += 8) {
+        const __m128i chars = _mm_loadu_si128(reinterpret_cast<const __m128i *>(d + i));
+        __m128i hits =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(chars, space), _mm_cmpeq_epi16(chars, tab)),
+                         _mm_cmpeq_epi16(chars, letterJ));
+        if (!found.parameters) {
+            hits = _mm_or_si128(hits, _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(chars, question),
+                                                                _mm_cmpeq_epi16(chars, hash)),
+                                                   _mm_or_si128(_mm_cmpeq_epi16(chars, atSign),
+                                                                _mm_cmpeq_epi16(chars, equals))));
+        }
+        if (_mm_movemask_epi8(hits) == 0)
             continue;
-        if (found.parameters && found.jwt)
-            break;
+        for (qsizetype k = i; k < i + 8; ++k)
+            classify(k);
+        if (found.parameters && found.text)
+            return found;
     }
+#endif
+    for (; i < n; ++i)
+        classify(i);
     return found;
 }
 
@@ -765,7 +855,7 @@ bool isSecretHeader(QStringView lowerName)
         switch (lower(d[i])) {
         case u'a':
             if (equalsAsciiCi(d, n, i, "authorization") || equalsAsciiCi(d, n, i, "api-key") ||
-                equalsAsciiCi(d, n, i, "apikey"))
+                equalsAsciiCi(d, n, i, "api_key") || equalsAsciiCi(d, n, i, "apikey"))
                 return true;
             break;
         case u'c':
@@ -774,11 +864,11 @@ bool isSecretHeader(QStringView lowerName)
             break;
         case u's':
             if (equalsAsciiCi(d, n, i, "secret") || equalsAsciiCi(d, n, i, "subscription-key") ||
-                equalsAsciiCi(d, n, i, "signature"))
+                equalsAsciiCi(d, n, i, "subscription_key") || equalsAsciiCi(d, n, i, "signature"))
                 return true;
             break;
         case u'p':
-            if (equalsAsciiCi(d, n, i, "password"))
+            if (equalsAsciiCi(d, n, i, "password") || equalsAsciiCi(d, n, i, "passwd"))
                 return true;
             break;
         case u't':
@@ -826,9 +916,16 @@ QByteArray redactBytes(const QByteArray &bytes)
     return applyRanges(bytes, scanner.ranges);
 }
 
-void redactEvent(RequestEvent &event)
+void redactShortField(QString &value)
 {
-    if (!event.headers.isEmpty()) {
+    if (!value.isEmpty() && looksLikeUrl(value))
+        redactUrlInPlace(value);
+    redactTextInPlace(value);
+}
+
+void redactEvent(RequestEvent &event, AlreadyMasked already)
+{
+    if (already == AlreadyMasked::Nothing && !event.headers.isEmpty()) {
         const QString authorization = event.headers.value(u"authorization");
         if (!authorization.isEmpty())
             applyIdentityFromAuthorization(event, authorization);
@@ -858,19 +955,75 @@ void redactEvent(RequestEvent &event)
             event.headers = kept;
         }
     }
-    // A URL's secrets are its parameters and userinfo (redactUrl); the only other thing worth
-    // a text scan is a JWT pasted into a path segment.
+    // A URL's secrets are its parameters and userinfo (redactUrl); the free-text scan runs only
+    // when the URL shows something else worth it (see UrlTriggers).
     if (!event.url.isEmpty()) {
         const UrlTriggers triggers = urlTriggers(event.url);
         if (triggers.parameters)
             redactUrlParametersInPlace(event.url);
-        if (triggers.jwt)
+        if (triggers.text)
             redactTextInPlace(event.url);
     }
-    redactTextInPlace(event.body);
+    if (already == AlreadyMasked::Nothing)
+        redactTextInPlace(event.body);
     redactTextInPlace(event.text);
     if (!event.extraJson.isEmpty())
         event.extraJson = redactBytes(event.extraJson);
+    // The short fields are not meant to hold secrets, but a log may put anything anywhere
+    // ("identity": "Bearer eyJ...", an operation id that is a SAS URL): every text field is
+    // scanned. Clean values cost one table lookup per character and stay shared.
+    for (QString *field : {&event.requestId, &event.batchId, &event.operationId})
+        redactShortField(*field);
+    if (already == AlreadyMasked::Nothing) {
+        for (QString *field :
+             {&event.identity, &event.app, &event.tenant, &event.service, &event.category,
+              &event.method, &event.serviceBusNamespace, &event.entity, &event.lane,
+              &event.errorCode, &event.retryAfter, &event.breakerScope, &event.breakerState})
+            redactShortField(*field);
+    }
+    event.secretsMasked = true;
+}
+
+QString quoteMasked(QStringView value, qsizetype maxChars)
+{
+    QString masked = value.toString();
+    redactTextInPlace(masked);
+    if (looksLikeUrl(masked))
+        redactUrlInPlace(masked);
+    // A credential in the wrong column ("status": "<an API key>") matches no pattern; a value
+    // that is quoted only to explain why it was refused does not need its long random-looking
+    // runs, so any run of 16 or more token characters mixing letters and digits goes too.
+    QString out;
+    out.reserve(masked.size() + 2);
+    out.append(u'"');
+    const QStringView view(masked);
+    qsizetype i = 0;
+    while (i < view.size()) {
+        qsizetype end = i;
+        bool letter = false;
+        bool digit = false;
+        while (end < view.size() && isTokenRunChar(view[end].unicode())) {
+            letter = letter || isAsciiLetter(view[end].unicode());
+            digit = digit || (view[end] >= u'0' && view[end] <= u'9');
+            ++end;
+        }
+        if (end == i) {
+            out.append(view[i]);
+            ++i;
+            continue;
+        }
+        if (end - i >= 16 && letter && digit)
+            out.append(kRedacted);
+        else
+            out.append(view.sliced(i, end - i));
+        i = end;
+    }
+    if (maxChars > 0 && out.size() > maxChars + 1) {
+        out.truncate(maxChars + 1);
+        out.append(u'…');
+    }
+    out.append(u'"');
+    return out;
 }
 
 std::optional<JwtClaims> claimsFromAuthorization(QStringView authorizationHeaderValue)

@@ -46,8 +46,29 @@ QByteArray redactBytes(const QByteArray &bytes);
 // Drops secret headers (after reading the identity from an Authorization bearer token, see
 // applyIdentityFromAuthorization), masks secrets in the URL, body, annotation text, the other
 // header values and extraJson (whose unknown keys may be "authorization", "cookie", ...).
-// retryAfter, errorCode and ids are not secret and are left alone.
-void redactEvent(RequestEvent &event);
+// Every other text field is scanned as free text. Sets event.secretsMasked.
+// A reader that masked some fields itself (values it interns and bodies it caches, masked once
+// per distinct value with redactShortField() and redactText(); headers it dropped or masked as
+// it read them) says so, and only the rest is scanned: the URL, text, extraJson and the
+// per-request ids.
+enum class AlreadyMasked { Nothing, ShortFieldsHeadersAndBody };
+void redactEvent(RequestEvent &event, AlreadyMasked already = AlreadyMasked::Nothing);
+// Masks a short field's value (an identity, a method, an error code, a header value) as
+// redactEvent() would.
+void redactShortField(QString &value);
+// What every sink calls on an event before it writes, sends or shows it: masks it unless its
+// reader already did (the flag), so masking happens once and no path can skip it.
+inline void ensureMasked(RequestEvent &event)
+{
+    if (!event.secretsMasked)
+        redactEvent(event);
+}
+
+// A value from the input, to quote in a message (a malformed record's reason, an error): its
+// secrets masked first, then any long random-looking run (a bare key in the wrong column that
+// no pattern recognises), then cut to maxChars characters, in double quotes. The only way
+// readers quote what they read.
+QString quoteMasked(QStringView value, qsizetype maxChars = 64);
 
 // Identity claims of a bearer JWT, read without checking the signature (Throttlescope only
 // needs to know *who* was charged, not to trust them). The token itself is never stored.

@@ -2,6 +2,7 @@
 
 #include "core/timeparse.h"
 #include "ingest/readerutil.h"
+#include "ingest/redaction.h"
 
 #include <QIODevice>
 
@@ -276,7 +277,7 @@ ReadResult ResilienceReader::read(QIODevice &input, const QString &sourceName, I
             if (!state) {
                 counted.onMalformed(
                     {sourceName, lines.lineNumber(),
-                     u"unknown circuit breaker state \"" + toQString(target) + u'"'});
+                     u"unknown circuit breaker state " + redact::quoteMasked(toQString(target))});
                 lines.checkpoint();
                 continue;
             }

@@ -837,6 +837,8 @@ qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event)
     };
     auto text = [&](int column) { return s.textAt(c + column); };
     auto shared = [&](int column) { return s.internedTextAt(c + column); };
+    // The workspace writer masks every event before storing it (WorkspaceWriter::submit).
+    event.secretsMasked = true;
     event.type = EventType(intOr(0, 0));
     event.tsMs = intOr(1, 0);
     event.identity = shared(2);

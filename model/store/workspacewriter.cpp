@@ -221,7 +221,7 @@ bool WorkspaceWriter::submit(WriteBatch &&batch)
     // Redacted here, on the producer's thread: secrets never enter the queue, and the work is
     // spread over two cores (the writer thread is the bottleneck of an import).
     for (RequestEvent &event : batch.events)
-        redact::redactEvent(event);
+        redact::ensureMasked(event);
     // A reason may quote the record it rejects.
     for (MalformedRecord &record : batch.malformed)
         record.reason = redact::redactText(record.reason);

@@ -216,6 +216,23 @@ private slots:
             << u"{\"authorization\": {\"scheme\": \"REDACTED\", \"parameter\": \"REDACTED\", \"n\": \"REDACTED\", \"ok\": true}, \"y\": \"keep\"}"_qs;
         QTest::newRow("secret-key-truncated-array")
             << u"{\"cookie\": [\"abc"_qs << u"{\"cookie\": [\"REDACTED"_qs;
+        // A form-encoded body (an OAuth token request) names its secrets as a URL does.
+        QTest::newRow("form-code")
+            << u"grant_type=authorization_code&code=0.AXoA-abc&client_id=app&redirect_uri=x"_qs
+            << u"grant_type=authorization_code&code=REDACTED&client_id=app&redirect_uri=x"_qs;
+        QTest::newRow("form-code-first")
+            << u"code=0.AXoA-abc&state=1"_qs << u"code=REDACTED&state=1"_qs;
+        // Keys that end like a credential's name.
+        QTest::newRow("aad-token-key")
+            << u"{\"x-ms-token-aad-access-token\":\"abc\",\"n\":1}"_qs
+            << u"{\"x-ms-token-aad-access-token\":\"REDACTED\",\"n\":1}"_qs;
+        QTest::newRow("camel-refresh-token")
+            << u"{\"refreshToken\": \"abc\"}"_qs << u"{\"refreshToken\": \"REDACTED\"}"_qs;
+        QTest::newRow("servicebus-authorization-key")
+            << u"ServiceBusAuthorization: SharedAccessSignature sr=a&sig=b&se=1"_qs
+            << u"ServiceBusAuthorization: REDACTED"_qs;
+        QTest::newRow("admin-password-key")
+            << u"adminPassword=hunter2; x=1"_qs << u"adminPassword=REDACTED; x=1"_qs;
         QTest::newRow("jwt-alone")
             << u"token was "_qs + jwt + u" (expired)"_qs << u"token was REDACTED (expired)"_qs;
         QTest::newRow("jwt-unsigned")
@@ -288,6 +305,9 @@ private slots:
                 {"url-scheme", u"password://example"_qs},
                 {"already-redacted", u"Authorization: REDACTED\nsig=REDACTED"_qs},
                 {"unicode", u"\u65e5\u672c\u8a9e \u00fcber \U0001F600 code: 20166"_qs},
+                {"code-in-prose", u"failed with error code=50009, retrying"_qs},
+                {"token-counts",
+                 u"{\"total_tokens\":12,\"tokenType\":\"x\",\"pageToken\":\"p2\"}"_qs},
                 {"empty", QString()}}) {
             QTest::newRow(name) << text << text;
         }
@@ -471,6 +491,67 @@ private slots:
               u"body-secret"_qs, u"text-secret-token-123"_qs, u"extra-secret"_qs})
             QVERIFY2(!everything.contains(secret), qPrintable(secret));
         QCOMPARE(QJsonDocument::fromJson(e.extraJson).object().value(u"lane2").toString(), u"x"_qs);
+    }
+
+    // A log may put a credential in any field; every text field is masked, and the event says
+    // it was (sinks then leave it alone).
+    void everyFieldIsMasked()
+    {
+        const QString jwt = aliceJwt();
+        RequestEvent e;
+        e.identity = u"Bearer "_qs + jwt;
+        e.operationId = u"https://a.blob.core.windows.net/c/b?sv=1&sig=op-secret"_qs;
+        e.requestId = u"code=req-secret&x=1"_qs;
+        e.url = u"Authorization: Bearer url-secret-token-123"_qs;
+        e.app = jwt;
+        e.breakerScope = u"user:alice; password=scope-secret"_qs;
+        QVERIFY(!e.secretsMasked);
+        redactEvent(e);
+        QVERIFY(e.secretsMasked);
+        const QString everything =
+            e.identity + e.operationId + e.requestId + e.url + e.app + e.breakerScope;
+        for (const QString &secret : {jwt, u"op-secret"_qs, u"req-secret"_qs,
+                                      u"url-secret-token-123"_qs, u"scope-secret"_qs})
+            QVERIFY2(!everything.contains(secret), qPrintable(secret));
+        QCOMPARE(e.identity, u"Bearer REDACTED"_qs);
+        QCOMPARE(e.operationId, u"https://a.blob.core.windows.net/c/b?sv=1&sig=REDACTED"_qs);
+        // ensureMasked() leaves an event that is already masked alone.
+        RequestEvent masked;
+        masked.secretsMasked = true;
+        masked.body = u"password=kept-because-already-masked"_qs;
+        ensureMasked(masked);
+        QCOMPARE(masked.body, u"password=kept-because-already-masked"_qs);
+        RequestEvent unmasked;
+        unmasked.body = u"password=masked-now"_qs;
+        ensureMasked(unmasked);
+        QCOMPARE(unmasked.body, u"password=REDACTED"_qs);
+    }
+
+    // What a malformed record's reason may quote: masked first, then long random-looking runs,
+    // then cut.
+    void quoteMasked_data()
+    {
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("date") << u"2026-02-30T22:44:09.512Z"_qs
+                              << u"\"2026-02-30T22:44:09.512Z\""_qs;
+        QTest::newRow("jwt") << aliceJwt() << u"\"REDACTED\""_qs;
+        QTest::newRow("bearer-jwt") << u"Bearer "_qs + aliceJwt() << u"\"Bearer REDACTED\""_qs;
+        QTest::newRow("bare-key") << u"ApiKeySecret05abcdef"_qs << u"\"REDACTED\""_qs;
+        QTest::newRow("sig") << u"sig=abc&se=1"_qs << u"\"sig=REDACTED&se=1\""_qs;
+        QTest::newRow("form-code") << u"code=FormCode21abcdef"_qs << u"\"code=REDACTED\""_qs;
+        QTest::newRow("words") << u"internationalization state"_qs
+                               << u"\"internationalization state\""_qs;
+        QTest::newRow("guid") << u"1b9fe8ed-5ce1-40c3-aadc-9a63a29703c7"_qs << u"\"REDACTED\""_qs;
+        QTest::newRow("cut-after-masking")
+            << u"x-functions-key: abcdefghijklmnop0123456789 and a long tail of plain words"_qs
+            << u"\"x-functions-key: REDACTED and a long tail of pla\u2026\""_qs;
+    }
+    void quoteMasked()
+    {
+        QFETCH(QString, value);
+        QFETCH(QString, expected);
+        QCOMPARE(ts::redact::quoteMasked(value, 48), expected);
     }
 
     void eventUrlWithJwtInPath()
