@@ -438,6 +438,10 @@ bool HttpConnection::readChunked()
                      QStringLiteral("chunked body exceeds the limit of %1 bytes").arg(m_maxBody));
                 return true;
             }
+            // Room for the largest body at once: growing by doubling would keep the previous
+            // buffers resident (a 32 MiB cap cost 80 MiB). Pages are touched only as data comes.
+            if (m_request.body.capacity() < m_maxBody)
+                m_request.body.reserve(m_maxBody);
             m_remaining = size;
             m_state = State::ChunkData;
             continue;
