@@ -668,8 +668,9 @@ int runServe(const QStringList &args)
                                         u"S"_qs, u"10"_qs);
     const QCommandLineOption commitOption(
         u"commit-timeout"_qs,
-        u"Seconds a POST waits for its events to be stored before it is answered 503."_qs, u"S"_qs,
-        u"10"_qs);
+        u"Seconds a POST waits for its events to be stored before it is answered 503 (below "
+        u"clients' own timeouts: OpenTelemetry exporters give up after 10 s)."_qs,
+        u"S"_qs, u"5"_qs);
     parser.addOption(listenOption);
     parser.addOption(tokenOption);
     parser.addOption(tokenFileOption);

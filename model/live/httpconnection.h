@@ -94,8 +94,6 @@ public:
 
     // Between requests or still receiving a head: nothing would be lost by closing it.
     [[nodiscard]] bool isIdle() const;
-    // Waiting for the answer to a complete request.
-    [[nodiscard]] bool isBusy() const { return m_state == State::Waiting; }
 
 signals:
     // The connection is gone (closed by either side); delete it later.

@@ -68,8 +68,10 @@ struct ListenerOptions
     // connection).
     int idleTimeoutMs = 30000;
     int headTimeoutMs = 10000;
-    // How long a request waits for its records to be stored before it is answered 503.
-    int commitTimeoutMs = 10000;
+    // How long a request waits for its records to be stored before it is answered 503: below
+    // clients' own timeouts (OpenTelemetry exporters give up after 10 s), so that they see the
+    // 503 and its Retry-After.
+    int commitTimeoutMs = 5000;
 };
 
 struct ListenerHealth
