@@ -142,6 +142,7 @@ public:
             return false;
         }
         m_syncOut = settings.acknowledged && settings.workspacePath.isEmpty();
+        // Opened before the writer starts: with a workspace, the writer's thread writes it.
         if (!settings.outPath.isEmpty()) {
             m_out.setFileName(settings.outPath);
             // Unbuffered: a failed write is known at once and can be cut off again.
