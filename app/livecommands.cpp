@@ -15,14 +15,21 @@
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QEventLoop>
 #include <QFile>
 #include <QFileInfo>
 #include <QHash>
+#include <QMutex>
+#include <QMutexLocker>
 #include <QSocketNotifier>
 #include <QTextStream>
 #include <QTimer>
 
+#include <atomic>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <sys/socket.h>
@@ -96,21 +103,58 @@ private:
 };
 
 // ---- where events end up: a workspace and/or a canonical NDJSON file -------------------------
+//
+// With a workspace, --out follows what the workspace committed, in commit order (it is written
+// from the writer's onSettled, after each COMMIT): a kill can leave --out short of the last
+// transaction, never holding lines the workspace does not have, so a restarted tail (which
+// resumes from the workspace's ledger) appends no duplicates. Without a workspace --out is the
+// store itself.
 
 class LiveOutput
 {
 public:
-    // `appendToOut`: tail and serve add to an existing file (a restart continues it); the
-    // simulator writes a whole session and replaces it.
-    bool open(const QString &workspacePath, const QString &outPath, QString *error,
-              bool appendToOut = true)
+    struct Settings
     {
-        if (workspacePath.isEmpty() && outPath.isEmpty()) {
+        QString workspacePath;
+        QString outPath;
+        // tail and serve add to an existing file (a restart continues it); the simulator
+        // writes a whole session and replaces it.
+        bool appendToOut = true;
+        // serve: clients are told their records are stored. A failed transaction is answered
+        // 503 and the writer goes on; without a workspace each write to --out reaches the
+        // disk (fdatasync) before it is acknowledged.
+        bool acknowledged = false;
+    };
+
+    LiveOutput() = default;
+    LiveOutput(const LiveOutput &) = delete;
+    LiveOutput &operator=(const LiveOutput &) = delete;
+    ~LiveOutput()
+    {
+        // Its last onSettled calls use the members below.
+        if (m_writer)
+            m_writer->finish();
+    }
+
+    bool open(const Settings &settings, QString *error)
+    {
+        if (settings.workspacePath.isEmpty() && settings.outPath.isEmpty()) {
             *error = QStringLiteral("nowhere to write: give --workspace WS and/or --out FILE");
             return false;
         }
-        if (!workspacePath.isEmpty()) {
-            if (!m_workspace.open(workspacePath)) {
+        m_syncOut = settings.acknowledged && settings.workspacePath.isEmpty();
+        // Opened before the writer starts: with a workspace, the writer's thread writes it.
+        if (!settings.outPath.isEmpty()) {
+            m_out.setFileName(settings.outPath);
+            // Unbuffered: a failed write is known at once and can be cut off again.
+            if (!m_out.open(QIODevice::WriteOnly | QIODevice::Unbuffered |
+                            (settings.appendToOut ? QIODevice::Append : QIODevice::Truncate))) {
+                *error = QStringLiteral("%1: %2").arg(settings.outPath, m_out.errorString());
+                return false;
+            }
+        }
+        if (!settings.workspacePath.isEmpty()) {
+            if (!m_workspace.open(settings.workspacePath)) {
                 *error = m_workspace.errorString();
                 return false;
             }
@@ -119,16 +163,13 @@ public:
             // Live data trickles in: small transactions often, and the query indexes stay
             // maintained (the dashboard may read the workspace meanwhile).
             options.maxQueuedRecords = 8192;
-            if (!m_writer->start(workspacePath, options)) {
+            options.continueAfterFailedTransaction = settings.acknowledged;
+            options.onSettled = [this](const std::deque<WriteBatch> &batches,
+                                       const QString &writeError) {
+                onSettled(batches, writeError);
+            };
+            if (!m_writer->start(settings.workspacePath, options)) {
                 *error = m_writer->errorString();
-                return false;
-            }
-        }
-        if (!outPath.isEmpty()) {
-            m_out.setFileName(outPath);
-            if (!m_out.open(QIODevice::WriteOnly |
-                            (appendToOut ? QIODevice::Append : QIODevice::Truncate))) {
-                *error = QStringLiteral("%1: %2").arg(outPath, m_out.errorString());
                 return false;
             }
         }
@@ -163,24 +204,11 @@ public:
         return id;
     }
 
+    // tail and simulate: blocks while the workspace's queue is full. False once nothing more
+    // can be stored.
     bool write(qint64 sourceId, QList<RequestEvent> &&events, QList<MalformedRecord> &&malformed,
                std::optional<LedgerCheckpoint> checkpoint)
     {
-        m_events += events.size();
-        m_malformed += malformed.size();
-        if (!events.isEmpty())
-            m_lastEventMs = events.constLast().tsMs;
-        if (m_out.isOpen() && !events.isEmpty()) {
-            QByteArray buffer;
-            for (RequestEvent &event : events) {
-                redact::ensureMasked(event);
-                live::appendNdjsonLine(event, buffer);
-            }
-            if (m_out.write(buffer) != buffer.size() || !m_out.flush()) {
-                err() << "error: " << m_out.fileName() << ": " << m_out.errorString() << Qt::endl;
-                return false;
-            }
-        }
         if (m_writer) {
             WriteBatch batch;
             batch.sourceId = sourceId;
@@ -191,8 +219,74 @@ public:
                 err() << "error: workspace: " << m_writer->errorString() << Qt::endl;
                 return false;
             }
+            return !m_outFailed;
         }
+        QString error;
+        if (!appendOut(ndjsonLines(events), &error)) {
+            err() << "error: " << error << Qt::endl;
+            return false;
+        }
+        noteStored(events.size(), malformed.size(), lastTime(events));
         return true;
+    }
+
+    // serve: never blocks. `done` is completed once the records are durable in every sink
+    // (Stored), or with the reason they are not and never will be.
+    void submit(qint64 sourceId, live::IngestBatch &&batch, const live::IngestCompletion &done)
+    {
+        if (!m_writer) {
+            QString error;
+            if (!appendOut(ndjsonLines(batch.events), &error)) {
+                done.complete(live::IngestOutcome::Failed, error);
+                return;
+            }
+            noteStored(batch.events.size(), batch.malformed.size(), lastTime(batch.events));
+            done.complete(live::IngestOutcome::Stored);
+            return;
+        }
+        WriteBatch write;
+        write.sourceId = sourceId;
+        write.events = std::move(batch.events);
+        write.malformed = std::move(batch.malformed);
+        write.commitBy = batch.deadline;
+        quint64 sequence = 0;
+        {
+            // Held across trySubmit(): the batch may be committed (and onSettled look for its
+            // completion) before trySubmit() returns.
+            QMutexLocker locker(&m_waitingMutex);
+            switch (m_writer->trySubmit(std::move(write), &sequence)) {
+            case WorkspaceWriter::SubmitStatus::Queued:
+                m_waiting.insert(sequence, done);
+                break;
+            case WorkspaceWriter::SubmitStatus::QueueFull:
+                locker.unlock();
+                done.complete(live::IngestOutcome::Busy,
+                              QStringLiteral("the workspace writer is behind (queue full)"));
+                return;
+            case WorkspaceWriter::SubmitStatus::Stopped:
+                locker.unlock();
+                done.complete(live::IngestOutcome::Failed,
+                              QStringLiteral("workspace: %1").arg(m_writer->errorString()));
+                return;
+            }
+        }
+        // At the deadline a batch still queued (the writer waits for another connection's
+        // write lock) is withdrawn: never written, so the client's retry duplicates nothing.
+        // One being written is answered by onSettled (the writer gives up on the lock by then).
+        QTimer::singleShot(qMax<qint64>(0, batch.deadline.remainingTime()), &m_timerContext,
+                           [this, sequence] {
+                               if (!m_writer || !m_writer->cancel(sequence))
+                                   return;
+                               live::IngestCompletion withdrawn;
+                               {
+                                   QMutexLocker locker(&m_waitingMutex);
+                                   withdrawn = m_waiting.take(sequence);
+                               }
+                               withdrawn.complete(live::IngestOutcome::Busy,
+                                                  QStringLiteral("the workspace did not commit in "
+                                                                 "time (another process holds its "
+                                                                 "write lock?)"));
+                           });
     }
 
     bool finish()
@@ -205,7 +299,7 @@ public:
         }
         if (m_out.isOpen())
             m_out.close();
-        return ok;
+        return ok && !m_outFailed;
     }
 
     [[nodiscard]] qint64 events() const { return m_events; }
@@ -213,13 +307,124 @@ public:
     [[nodiscard]] qint64 lastEventMs() const { return m_lastEventMs; }
 
 private:
+    // On the writer thread, after each transaction (WorkspaceWriter::Options::onSettled).
+    void onSettled(const std::deque<WriteBatch> &batches, const QString &error)
+    {
+        QString outError;
+        if (error.isEmpty()) {
+            QByteArray lines;
+            qint64 events = 0;
+            qint64 malformed = 0;
+            qint64 lastEventMs = -1;
+            for (const WriteBatch &batch : batches) {
+                if (m_out.isOpen()) {
+                    for (const RequestEvent &event : batch.events)
+                        live::appendNdjsonLine(event, lines);
+                }
+                events += batch.events.size();
+                malformed += batch.malformed.size();
+                if (!batch.events.isEmpty())
+                    lastEventMs = lastTime(batch.events);
+            }
+            if (!m_outFailed && !appendOut(lines, &outError)) {
+                // --out no longer mirrors the workspace: stop (tail resumes from the ledger).
+                m_outFailed = true;
+                QMetaObject::invokeMethod(
+                    QCoreApplication::instance(),
+                    [outError] {
+                        err() << "error: " << outError << Qt::endl;
+                        QCoreApplication::exit(kExitFailure);
+                    },
+                    Qt::QueuedConnection);
+            } else if (m_outFailed && m_out.isOpen()) {
+                outError = QStringLiteral("%1: an earlier write failed").arg(m_out.fileName());
+            }
+            noteStored(events, malformed, lastEventMs);
+        }
+        QMutexLocker locker(&m_waitingMutex);
+        for (const WriteBatch &batch : batches) {
+            const auto it = m_waiting.find(batch.sequence);
+            if (it == m_waiting.end())
+                continue;
+            const live::IngestCompletion done = it.value();
+            m_waiting.erase(it);
+            if (!error.isEmpty()) {
+                // Past its deadline the writer gave up waiting for the lock: busy, not broken.
+                done.complete(batch.commitBy.hasExpired() ? live::IngestOutcome::Busy
+                                                          : live::IngestOutcome::Failed,
+                              QStringLiteral("workspace: %1").arg(error));
+            } else if (!outError.isEmpty()) {
+                done.complete(live::IngestOutcome::Failed, outError);
+            } else {
+                done.complete(live::IngestOutcome::Stored);
+            }
+        }
+    }
+
+    // Appends the events to --out (if any) and makes them durable as configured. On failure
+    // the file is cut back to where it was: no partial line is left behind.
+    bool appendOut(const QByteArray &buffer, QString *error)
+    {
+        if (!m_out.isOpen() || buffer.isEmpty())
+            return true;
+        const qint64 before = m_out.size();
+        bool ok = m_out.write(buffer) == buffer.size();
+        if (ok && m_syncOut)
+            ok = ::fdatasync(m_out.handle()) == 0;
+        if (ok)
+            return true;
+        *error = QStringLiteral("%1: %2").arg(m_out.fileName(),
+                                              m_out.error() != QFileDevice::NoError
+                                                  ? m_out.errorString()
+                                                  : QString::fromLocal8Bit(std::strerror(errno)));
+        m_out.unsetError();
+        if (::ftruncate(m_out.handle(), before) != 0)
+            m_outFailed = true; // a partial line may remain: nothing more is appended
+        return false;
+    }
+
+    // --out is a sink like the workspace: what reaches it is masked (the readers have done it;
+    // the writer checks what it commits, this checks what goes straight to the file).
+    QByteArray ndjsonLines(QList<RequestEvent> &events) const
+    {
+        QByteArray lines;
+        if (m_out.isOpen()) {
+            for (RequestEvent &event : events) {
+                redact::ensureMasked(event);
+                live::appendNdjsonLine(event, lines);
+            }
+        }
+        return lines;
+    }
+    static qint64 lastTime(const QList<RequestEvent> &events)
+    {
+        return events.isEmpty() ? -1 : events.constLast().tsMs;
+    }
+    void noteStored(qint64 events, qint64 malformed, qint64 lastEventMs)
+    {
+        m_events += events;
+        m_malformed += malformed;
+        if (lastEventMs >= 0)
+            m_lastEventMs = lastEventMs;
+    }
+
     Workspace m_workspace;
     std::unique_ptr<WorkspaceWriter> m_writer;
+    // Written by the writer thread (onSettled) when there is a workspace, else by the thread
+    // that calls write() / submit().
     QFile m_out;
+    bool m_syncOut = false;
+    std::atomic<bool> m_outFailed{false};
     QHash<QString, qint64> m_sourceIds;
-    qint64 m_events = 0;
-    qint64 m_malformed = 0;
-    qint64 m_lastEventMs = -1;
+    // Updated where --out is written (see m_out), read by the status line.
+    std::atomic<qint64> m_events{0};
+    std::atomic<qint64> m_malformed{0};
+    std::atomic<qint64> m_lastEventMs{-1};
+    // Protects m_waiting: serve's completions by batch sequence, added on the listener's
+    // thread, taken by onSettled on the writer thread or by the deadline timer.
+    QMutex m_waitingMutex;
+    QHash<quint64, live::IngestCompletion> m_waiting;
+    QObject m_timerContext; // the deadline timers die with the output
 };
 
 // Prints "<what>: N events (+R/s), M malformed ..." on stderr every few seconds.
@@ -277,8 +482,10 @@ int usage(const QCommandLineParser &parser, const QString &message)
 
 const QCommandLineOption kWorkspaceOption(u"workspace"_qs, u"Workspace file to write into."_qs,
                                           u"WS"_qs);
-const QCommandLineOption kOutOption(u"out"_qs, u"Also append canonical NDJSON to FILE."_qs,
-                                    u"FILE"_qs);
+const QCommandLineOption kOutOption(
+    u"out"_qs,
+    u"Also append canonical NDJSON to FILE (with --workspace: what the workspace committed)."_qs,
+    u"FILE"_qs);
 const QCommandLineOption kStatusOption(u"status-interval"_qs,
                                        u"Seconds between status lines on stderr (0 = none)."_qs,
                                        u"S"_qs, u"5"_qs);
@@ -314,7 +521,7 @@ int runTail(const QStringList &args)
 
     LiveOutput output;
     QString error;
-    if (!output.open(parser.value(kWorkspaceOption), parser.value(kOutOption), &error)) {
+    if (!output.open({parser.value(kWorkspaceOption), parser.value(kOutOption)}, &error)) {
         err() << "error: " << error << Qt::endl;
         return kExitFailure;
     }
@@ -390,12 +597,48 @@ int runTail(const QStringList &args)
     return loopResult == 0 ? kExitOk : kExitFailure;
 }
 
+namespace {
+
+// The bearer token from a file only its owner can read (so it shows neither in `ps` nor to
+// other users): the first line, without surrounding white space.
+bool readTokenFile(const QString &path, QString *token, QString *error)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = QStringLiteral("%1: %2").arg(path, file.errorString());
+        return false;
+    }
+    if (file.permissions() & (QFileDevice::ReadOther | QFileDevice::WriteOther)) {
+        *error = QStringLiteral("%1 is accessible to other users; make it private (chmod 600 %1)")
+                     .arg(path);
+        return false;
+    }
+    *token = QString::fromUtf8(file.readLine()).trimmed();
+    if (token->isEmpty()) {
+        *error = QStringLiteral("%1: no token on its first line").arg(path);
+        return false;
+    }
+    return true;
+}
+
+// "2", "0.5": seconds as milliseconds; -1 when not a positive number.
+int secondsOption(const QCommandLineParser &parser, const QCommandLineOption &option)
+{
+    bool ok = false;
+    const double seconds = parser.value(option).toDouble(&ok);
+    return ok && seconds > 0 && seconds < 86400 ? int(seconds * 1000) : -1;
+}
+
+} // namespace
+
 int runServe(const QStringList &args)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(
         u"Receive request logs over HTTP: POST /ingest (NDJSON, gzip), POST /v1/traces "
-        u"(OTLP/HTTP JSON), GET /health."_qs);
+        u"(OTLP/HTTP JSON), GET /health. A POST is answered 200 once its events are stored "
+        u"(committed to the workspace, or written and synced to --out without one), else 503 "
+        u"with Retry-After."_qs);
     parser.addOption(kWorkspaceOption);
     parser.addOption(kOutOption);
     parser.addOption(kStatusOption);
@@ -404,13 +647,46 @@ int runServe(const QStringList &args)
                                           u"HOST:PORT"_qs, u"127.0.0.1:4318"_qs);
     const QCommandLineOption tokenOption(
         u"token"_qs,
-        u"Bearer token clients must send (required off loopback; or TS_INGEST_TOKEN)."_qs,
+        u"Bearer token clients must send (required off loopback). Visible in ps: prefer "
+        u"--token-file or the TS_INGEST_TOKEN environment variable."_qs,
         u"TOKEN"_qs);
+    const QCommandLineOption tokenFileOption(
+        u"token-file"_qs, u"Read the bearer token from FILE (not readable by other users)."_qs,
+        u"FILE"_qs);
     const QCommandLineOption limitOption(u"max-body-mb"_qs, u"Largest accepted body."_qs, u"MB"_qs,
                                          u"32"_qs);
+    const QCommandLineOption originOption(
+        u"allow-origin"_qs,
+        u"Accept browser requests from ORIGIN, e.g. https://app.example (repeatable; * = any). "
+        u"Requests with any other Origin are refused."_qs,
+        u"ORIGIN"_qs);
+    const QCommandLineOption hostOption(
+        u"allow-host"_qs,
+        u"Accept this Host header besides the listening address (NAME or NAME:PORT, "
+        u"repeatable; * = any)."_qs,
+        u"HOST"_qs);
+    const QCommandLineOption connectionsOption(u"max-connections"_qs,
+                                               u"Open connections at most."_qs, u"N"_qs, u"64"_qs);
+    const QCommandLineOption idleOption(
+        u"idle-timeout"_qs, u"Close connections idle this long (seconds)."_qs, u"S"_qs, u"30"_qs);
+    const QCommandLineOption headOption(u"head-timeout"_qs,
+                                        u"Seconds a request's headers may take to arrive."_qs,
+                                        u"S"_qs, u"10"_qs);
+    const QCommandLineOption commitOption(
+        u"commit-timeout"_qs,
+        u"Seconds a POST waits for its events to be stored before it is answered 503 (below "
+        u"clients' own timeouts: OpenTelemetry exporters give up after 10 s)."_qs,
+        u"S"_qs, u"5"_qs);
     parser.addOption(listenOption);
     parser.addOption(tokenOption);
+    parser.addOption(tokenFileOption);
     parser.addOption(limitOption);
+    parser.addOption(originOption);
+    parser.addOption(hostOption);
+    parser.addOption(connectionsOption);
+    parser.addOption(idleOption);
+    parser.addOption(headOption);
+    parser.addOption(commitOption);
     if (!parseArguments(parser, u"serve"_qs, args))
         return kExitUsage;
     if (parser.isSet(u"help"_qs)) {
@@ -423,18 +699,43 @@ int runServe(const QStringList &args)
     if (!live::IngestListener::parseListenAddress(parser.value(listenOption), &options.address,
                                                   &options.port, &error))
         return usage(parser, error);
-    options.bearerToken = parser.isSet(tokenOption) ? parser.value(tokenOption)
-                                                    : qEnvironmentVariable("TS_INGEST_TOKEN");
+    if (parser.isSet(tokenOption) && parser.isSet(tokenFileOption))
+        return usage(parser, u"give --token or --token-file, not both"_qs);
+    if (parser.isSet(tokenOption)) {
+        options.bearerToken = parser.value(tokenOption);
+        err() << "warning: --token is visible to other users (ps); prefer --token-file FILE or "
+                 "TS_INGEST_TOKEN"
+              << Qt::endl;
+    } else if (parser.isSet(tokenFileOption)) {
+        if (!readTokenFile(parser.value(tokenFileOption), &options.bearerToken, &error)) {
+            err() << "error: " << error << Qt::endl;
+            return kExitFailure;
+        }
+    } else {
+        options.bearerToken = qEnvironmentVariable("TS_INGEST_TOKEN");
+    }
     options.maxBodyBytes = qint64(qMax(1, parser.value(limitOption).toInt())) * 1024 * 1024;
+    options.allowedOrigins = parser.values(originOption);
+    options.allowedHosts = parser.values(hostOption);
+    options.maxConnections = parser.value(connectionsOption).toInt();
+    options.idleTimeoutMs = secondsOption(parser, idleOption);
+    options.headTimeoutMs = secondsOption(parser, headOption);
+    options.commitTimeoutMs = secondsOption(parser, commitOption);
+    if (options.maxConnections < 1)
+        return usage(parser, u"--max-connections must be a positive number"_qs);
+    if (options.idleTimeoutMs < 0 || options.headTimeoutMs < 0 || options.commitTimeoutMs < 0)
+        return usage(parser, u"timeouts must be positive numbers of seconds"_qs);
 
-    // The listener calls the sink on this (the main) thread; batches are handed to the writer
-    // after each request and on a short timer.
-    struct BufferingSink final : IngestSink
+    // Hands each request's records to the output (set once it is open, before the event loop
+    // runs: no request is read before that).
+    struct OutputSink final : live::IngestBatchSink
     {
-        QList<RequestEvent> events;
-        QList<MalformedRecord> malformed;
-        void onEvent(RequestEvent &&event) override { events.append(std::move(event)); }
-        void onMalformed(MalformedRecord &&record) override { malformed.append(std::move(record)); }
+        LiveOutput *output = nullptr;
+        qint64 sourceId = 0;
+        void submit(live::IngestBatch &&batch, live::IngestCompletion done) override
+        {
+            output->submit(sourceId, std::move(batch), done);
+        }
     } sink;
     live::IngestListener listener(sink);
     // Listening first: a refused address (no token off loopback, port in use) must not leave
@@ -444,29 +745,19 @@ int runServe(const QStringList &args)
         return kExitFailure;
     }
     LiveOutput output;
-    if (!output.open(parser.value(kWorkspaceOption), parser.value(kOutOption), &error)) {
+    if (!output.open({parser.value(kWorkspaceOption), parser.value(kOutOption), true, true},
+                     &error)) {
         err() << "error: " << error << Qt::endl;
         return kExitFailure;
     }
     const QString sourceName =
         QStringLiteral("http://%1:%2").arg(options.address.toString()).arg(listener.port());
-    const qint64 sourceId = output.sourceId(sourceName, QStringLiteral("http"));
-    bool writeFailed = false;
-    auto flush = [&] {
-        if (sink.events.isEmpty() && sink.malformed.isEmpty())
-            return;
-        if (!output.write(sourceId, std::exchange(sink.events, {}),
-                          std::exchange(sink.malformed, {}), std::nullopt)) {
-            writeFailed = true;
-            QCoreApplication::exit(kExitFailure);
-        }
-    };
-    QObject::connect(&listener, &live::IngestListener::eventsIngested, QCoreApplication::instance(),
-                     flush);
-    QTimer flushTimer;
-    flushTimer.setInterval(200);
-    QObject::connect(&flushTimer, &QTimer::timeout, QCoreApplication::instance(), flush);
-    flushTimer.start();
+    sink.output = &output;
+    sink.sourceId = output.sourceId(sourceName, QStringLiteral("http"));
+    if (listener.maxConnections() < options.maxConnections) {
+        err() << "warning: at most " << listener.maxConnections()
+              << " connections (the file descriptor limit allows no more)" << Qt::endl;
+    }
 
     // Scripts wait for this line (and read the port from it when --listen asked for port 0).
     QTextStream(stdout) << "listening on " << sourceName << Qt::endl;
@@ -482,11 +773,19 @@ int runServe(const QStringList &args)
         },
         output);
     const int loopResult = QCoreApplication::exec();
-    flush();
+    // Requests already received are answered once their records are stored (or not): their
+    // clients must not be left guessing, or their retries duplicate what was stored.
+    listener.stopListening();
+    if (listener.pendingRequests() > 0) {
+        QEventLoop drain;
+        QObject::connect(&listener, &live::IngestListener::drained, &drain, &QEventLoop::quit);
+        QTimer::singleShot(options.commitTimeoutMs + 5000, &drain, &QEventLoop::quit);
+        drain.exec();
+    }
     const bool finished = output.finish();
     err() << "serve: stopped" << (quitOnSignal.received() ? " on signal" : "") << ", "
           << output.events() << " events, " << output.malformed() << " malformed" << Qt::endl;
-    if (writeFailed || !finished)
+    if (!finished)
         return kExitFailure;
     return loopResult == 0 ? kExitOk : kExitFailure;
 }
@@ -555,7 +854,7 @@ int runSimulate(const QStringList &args)
 
     LiveOutput output;
     QString error;
-    if (!output.open(parser.value(kWorkspaceOption), parser.value(kOutOption), &error, false)) {
+    if (!output.open({parser.value(kWorkspaceOption), parser.value(kOutOption), false}, &error)) {
         err() << "error: " << error << Qt::endl;
         return kExitFailure;
     }

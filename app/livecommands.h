@@ -5,10 +5,14 @@
 // (--workspace WS, through WorkspaceWriter) and/or a canonical NDJSON file (--out FILE).
 //
 //   throttlescope tail --workspace WS [--out FILE] [--glob PATTERN] FILE|DIR...
-//   throttlescope serve --listen 127.0.0.1:PORT --workspace WS [--out FILE] [--token T]
+//   throttlescope serve --listen 127.0.0.1:PORT --workspace WS [--out FILE] [--token-file F]
+//                       [--allow-origin O] [--allow-host H] [--max-connections N]
+//                       [--idle-timeout S] [--head-timeout S] [--commit-timeout S]
 //   throttlescope simulate --scenario NAME --out FILE [--seed N] [--duration S] [--speed X]
 //
-// tail and serve run until SIGINT or SIGTERM, then flush everything received and exit 0.
+// tail and serve run until SIGINT or SIGTERM, then flush everything received and exit 0. With a
+// workspace, --out holds what the workspace committed. serve answers a POST 200 only once its
+// records are stored (committed, or written and synced to --out without a workspace), else 503.
 
 #include <QStringList>
 

@@ -29,6 +29,14 @@ InflateStatus inflateBody(const QByteArray &compressed, qint64 maxOutput, QByteA
         }
         const qsizetype before = output->size();
         const qsizetype room = qMin<qsizetype>(kStep, maxOutput - before);
+        if (output->capacity() < before + room) {
+            // Typical bodies expand a few times; past that, room for the largest allowed output
+            // at once: growing by doubling would keep each previous buffer resident (a body
+            // inflating to a 32 MiB limit cost 68 MiB). Pages are touched only as they fill.
+            output->reserve(output->isEmpty()
+                                ? qMin<qsizetype>(maxOutput, compressed.size() * 4 + kStep)
+                                : qsizetype(maxOutput));
+        }
         output->resize(before + room);
         stream.next_out = reinterpret_cast<Bytef *>(output->data() + before);
         stream.avail_out = uInt(room);

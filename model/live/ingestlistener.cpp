@@ -5,39 +5,54 @@
 #include "ingest/ndjsonreader.h"
 #include "ingest/otlpreader.h"
 
+#include <QCryptographicHash>
 #include <QDateTime>
-#include <QHttpServer>
-#include <QHttpServerRequest>
-#include <QHttpServerResponse>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QMutexLocker>
 #include <QTcpServer>
+#include <QTcpSocket>
+#include <QTimer>
 
+#include <atomic>
+#include <climits>
 #include <cstring>
+
+#include <dirent.h>
+#include <sys/resource.h>
 
 namespace ts::live {
 
 namespace {
 
-using Status = QHttpServerResponse::StatusCode;
-
 constexpr int kRecentErrors = 20;
-
-QByteArray headerValue(const QHttpServerRequest &request, QByteArrayView name)
+// How long past a request's commit deadline the listener waits for its sink before answering
+// 503 on its own: long enough for a transaction that began just before the deadline.
+int completionGraceMs(int commitTimeoutMs)
 {
-    // Header names are case-insensitive (RFC 9110); Qt 6.4 keeps them as sent.
-    const auto headers = request.headers();
-    for (const auto &header : headers) {
-        if (header.first.compare(name, Qt::CaseInsensitive) == 0)
-            return header.second.trimmed();
-    }
-    return {};
+    return qBound(1000, commitTimeoutMs / 2, 5000);
+}
+// GET /health carries no body; a small one is read and ignored.
+constexpr qint64 kHealthBodyLimit = 64 * 1024;
+// File descriptors left to the rest of the process (workspace, WAL, --out, Qt) when the
+// connection cap is fitted to the descriptor limit.
+constexpr int kReservedDescriptors = 32;
+constexpr int kRetryAfterBusySeconds = 1;
+constexpr int kRetryAfterFailedSeconds = 5;
+constexpr int kAcceptRetryMs = 100;
+
+const QByteArray kIngestPath = QByteArrayLiteral("/ingest");
+const QByteArray kTracesPath = QByteArrayLiteral("/v1/traces");
+const QByteArray kHealthPath = QByteArrayLiteral("/health");
+
+QByteArray sha256(const QByteArray &data)
+{
+    return QCryptographicHash::hash(data, QCryptographicHash::Sha256);
 }
 
-// Compares in time independent of where the first difference is, so a token cannot be guessed
-// byte by byte from response times.
+// Compares in time independent of where the first difference is (both are digests of the
+// same length, so the token's length does not show either).
 bool constantTimeEquals(const QByteArray &a, const QByteArray &b)
 {
     if (a.size() != b.size())
@@ -57,20 +72,155 @@ bool isBlank(const char *data, qsizetype size)
     return true;
 }
 
-QHttpServerResponse jsonResponse(const QJsonObject &object, Status status)
+HttpResponse jsonResponse(const QJsonObject &object, int status)
 {
-    return QHttpServerResponse(QByteArrayLiteral("application/json"),
-                               QJsonDocument(object).toJson(QJsonDocument::Compact), status);
+    HttpResponse response;
+    response.status = status;
+    response.body = QJsonDocument(object).toJson(QJsonDocument::Compact);
+    return response;
+}
+
+// How many more descriptors this process may open, minus a reserve.
+int descriptorRoom()
+{
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY ||
+        limit.rlim_cur > rlim_t(INT_MAX)) {
+        return INT_MAX;
+    }
+    int open = 0;
+    if (DIR *fds = ::opendir("/proc/self/fd")) {
+        while (const dirent *entry = ::readdir(fds))
+            open += entry->d_name[0] != '.' ? 1 : 0;
+        ::closedir(fds);
+    } else {
+        open = int(limit.rlim_cur) / 4; // no /proc: assume a quarter is in use
+    }
+    return int(limit.rlim_cur) - open - kReservedDescriptors;
+}
+
+QByteArray normalizedOrigin(QByteArray origin)
+{
+    origin = origin.trimmed().toLower();
+    while (origin.endsWith('/'))
+        origin.chop(1);
+    return origin;
 }
 
 } // namespace
 
-IngestListener::IngestListener(IngestSink &sink, QObject *parent)
-    : QObject(parent), m_sink(sink), m_reader(std::make_unique<NdjsonReader>())
+// ---- completions ------------------------------------------------------------------------------
+
+struct IngestCompletion::State
 {
+    std::shared_ptr<IngestListener::CompletionChannel> channel;
+    quint64 requestId = 0;
+    std::atomic<bool> done{false};
+
+    ~State()
+    {
+        if (!done.exchange(true))
+            deliver(IngestOutcome::Failed, QStringLiteral("the records were dropped unstored"));
+    }
+    void deliver(IngestOutcome outcome, const QString &message) const
+    {
+        QMutexLocker locker(&channel->mutex);
+        if (IngestListener *listener = channel->listener) {
+            // Queued even on the listener's own thread: the sink may complete inside submit().
+            QMetaObject::invokeMethod(
+                listener,
+                [listener, id = requestId, outcome, message] {
+                    listener->finishRequest(id, outcome, message);
+                },
+                Qt::QueuedConnection);
+        }
+    }
+};
+
+void IngestCompletion::complete(IngestOutcome outcome, const QString &message) const
+{
+    if (m_state && !m_state->done.exchange(true))
+        m_state->deliver(outcome, message);
 }
 
-IngestListener::~IngestListener() = default;
+// ---- the two sink adapters and the HTTP handler ----------------------------------------------
+
+class IngestListener::ImmediateSink final : public IngestBatchSink
+{
+public:
+    explicit ImmediateSink(IngestSink &sink) : m_sink(sink) {}
+    void submit(IngestBatch &&batch, IngestCompletion done) override
+    {
+        for (RequestEvent &event : batch.events)
+            m_sink.onEvent(std::move(event));
+        for (MalformedRecord &record : batch.malformed)
+            m_sink.onMalformed(std::move(record));
+        done.complete(IngestOutcome::Stored);
+    }
+
+private:
+    IngestSink &m_sink;
+};
+
+class IngestListener::Handler final : public HttpHandler
+{
+public:
+    explicit Handler(IngestListener &listener) : m_listener(listener) {}
+    std::optional<HttpResponse> headReceived(const HttpRequest &request,
+                                             qint64 *maxBodyBytes) override
+    {
+        return m_listener.checkHead(request, maxBodyBytes);
+    }
+    void requestReceived(HttpConnection &connection, HttpRequest &&request) override
+    {
+        m_listener.handleRequest(connection, std::move(request));
+    }
+    HttpResponse errorResponse(int status, const QString &message) override
+    {
+        return m_listener.reject(status, message);
+    }
+
+private:
+    IngestListener &m_listener;
+};
+
+// ---- the listener -----------------------------------------------------------------------------
+
+IngestListener::IngestListener(IngestBatchSink &sink, QObject *parent)
+    : QObject(parent), m_sink(sink), m_handler(std::make_unique<Handler>(*this)),
+      m_reader(std::make_unique<NdjsonReader>()), m_channel(std::make_shared<CompletionChannel>())
+{
+    m_channel->listener = this;
+    m_sweepTimer = new QTimer(this);
+    m_sweepTimer->setInterval(500);
+    connect(m_sweepTimer, &QTimer::timeout, this, &IngestListener::sweepOverdue);
+}
+
+IngestListener::IngestListener(IngestSink &sink, QObject *parent)
+    : QObject(parent), m_immediateSink(std::make_unique<ImmediateSink>(sink)),
+      m_sink(*m_immediateSink), m_handler(std::make_unique<Handler>(*this)),
+      m_reader(std::make_unique<NdjsonReader>()), m_channel(std::make_shared<CompletionChannel>())
+{
+    m_channel->listener = this;
+    m_sweepTimer = new QTimer(this);
+    m_sweepTimer->setInterval(500);
+    connect(m_sweepTimer, &QTimer::timeout, this, &IngestListener::sweepOverdue);
+}
+
+IngestListener::~IngestListener()
+{
+    {
+        QMutexLocker locker(&m_channel->mutex);
+        m_channel->listener = nullptr;
+    }
+    m_server.reset();
+    // Before the handler they call goes away, and without their closed() reaching us.
+    const std::list<HttpConnection *> connections = std::exchange(m_connections, {});
+    for (HttpConnection *connection : connections) {
+        disconnect(connection, nullptr, this, nullptr);
+        delete connection;
+    }
+}
 
 bool IngestListener::parseListenAddress(const QString &text, QHostAddress *address, quint16 *port,
                                         QString *error)
@@ -110,38 +260,93 @@ bool IngestListener::start(const ListenerOptions &options, QString *error)
         *error =
             QStringLiteral("refusing to listen on %1 without a bearer token: anyone who can reach "
                            "this address could write events into the workspace. Pass a token "
-                           "(--token) or listen on 127.0.0.1.")
+                           "(--token-file or TS_INGEST_TOKEN) or listen on 127.0.0.1.")
                 .arg(options.address.toString());
         return false;
     }
-    m_options = options;
-    auto server = std::make_unique<QHttpServer>();
-    server->route(QStringLiteral("/ingest"), QHttpServerRequest::Method::Post,
-                  [this](const QHttpServerRequest &request) { return handleIngest(request); });
-    server->route(QStringLiteral("/v1/traces"), QHttpServerRequest::Method::Post,
-                  [this](const QHttpServerRequest &request) { return handleTraces(request); });
-    server->route(QStringLiteral("/health"), QHttpServerRequest::Method::Get,
-                  [this](const QHttpServerRequest &request) { return handleHealth(request); });
-    server->setMissingHandler(
-        [this](const QHttpServerRequest &request, QHttpServerResponder &&responder) {
-            reject(404, QStringLiteral("no route for %1 (POST /ingest, POST /v1/traces, "
-                                       "GET /health)")
-                            .arg(request.url().path()))
-                .write(std::move(responder));
-        });
-
-    auto *tcp = new QTcpServer(server.get());
-    if (!tcp->listen(options.address, options.port)) {
+    auto server = std::make_unique<QTcpServer>();
+    if (!server->listen(options.address, options.port)) {
         *error = QStringLiteral("cannot listen on %1:%2: %3")
                      .arg(options.address.toString())
                      .arg(options.port)
-                     .arg(tcp->errorString());
+                     .arg(server->errorString());
         return false;
     }
-    server->bind(tcp);
-    m_port = tcp->serverPort();
+    m_options = options;
+    m_tokenDigest =
+        options.bearerToken.isEmpty() ? QByteArray() : sha256(options.bearerToken.toUtf8());
+    // Past the descriptor limit accept() fails and new clients wait in the kernel's backlog
+    // behind whoever holds the connections: the cap keeps a descriptor free for them.
+    m_maxConnections = qMax(1, qMin(options.maxConnections, descriptorRoom()));
+    m_stopping = false;
+    connect(server.get(), &QTcpServer::newConnection, this, &IngestListener::onNewConnection);
+    connect(server.get(), &QTcpServer::acceptError, this, [this](QAbstractSocket::SocketError) {
+        // Out of descriptors (another part of the process took them): QTcpServer stops
+        // accepting. Make room and try again shortly, rather than stop serving for good.
+        noteError(503, QStringLiteral("cannot accept a connection: %1")
+                           .arg(m_server ? m_server->errorString() : QString()));
+        const auto idle = std::find_if(m_connections.begin(), m_connections.end(),
+                                       [](HttpConnection *c) { return c->isIdle(); });
+        if (idle != m_connections.end())
+            (*idle)->abort();
+        QTimer::singleShot(kAcceptRetryMs, this, [this] {
+            if (m_server && !m_stopping)
+                m_server->resumeAccepting();
+        });
+    });
+    m_port = server->serverPort();
     m_server = std::move(server);
     return true;
+}
+
+void IngestListener::stopListening()
+{
+    m_stopping = true;
+    if (m_server)
+        m_server->close();
+    const std::list<HttpConnection *> connections = m_connections;
+    for (HttpConnection *connection : connections)
+        connection->closeWhenIdle();
+    if (m_pending.isEmpty())
+        emit drained();
+}
+
+void IngestListener::onNewConnection()
+{
+    HttpLimits limits;
+    limits.headTimeoutMs = m_options.headTimeoutMs;
+    limits.idleTimeoutMs = m_options.idleTimeoutMs;
+    while (QTcpSocket *socket = m_server->nextPendingConnection()) {
+        if (int(m_connections.size()) >= m_maxConnections) {
+            // Room for the newcomer: the oldest connection that has no request in progress (a
+            // half-open one, a slow head, an idle keep-alive) goes. Only when every connection
+            // carries a request is the newcomer refused.
+            const auto idle = std::find_if(m_connections.begin(), m_connections.end(),
+                                           [](HttpConnection *c) { return c->isIdle(); });
+            if (idle != m_connections.end()) {
+                (*idle)->abort(); // removed from m_connections by its closed() signal
+            } else {
+                noteError(503,
+                          QStringLiteral("connection limit of %1 reached").arg(m_maxConnections));
+                const QByteArray body =
+                    QJsonDocument(QJsonObject{{u"error"_qs, u"too many connections"_qs}})
+                        .toJson(QJsonDocument::Compact);
+                connect(socket, &QAbstractSocket::disconnected, socket, &QObject::deleteLater);
+                socket->write("HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
+                              "application/json\r\nRetry-After: 1\r\nConnection: close\r\n"
+                              "Content-Length: " +
+                              QByteArray::number(body.size()) + "\r\n\r\n" + body);
+                socket->disconnectFromHost();
+                continue;
+            }
+        }
+        auto *connection = new HttpConnection(socket, *m_handler, limits, this);
+        connect(connection, &HttpConnection::closed, this, [this](HttpConnection *closed) {
+            m_connections.remove(closed);
+            closed->deleteLater();
+        });
+        m_connections.push_back(connection);
+    }
 }
 
 ListenerHealth IngestListener::health() const
@@ -150,223 +355,406 @@ ListenerHealth IngestListener::health() const
     return m_health;
 }
 
-QHttpServerResponse IngestListener::reject(int status, const QString &message)
+void IngestListener::noteError(int status, const QString &message)
 {
-    {
-        QMutexLocker locker(&m_healthMutex);
-        ++m_health.rejectedRequests;
-        m_health.recentErrors.append(QStringLiteral("%1 %2: %3")
-                                         .arg(formatIsoMs(QDateTime::currentMSecsSinceEpoch()))
-                                         .arg(status)
-                                         .arg(message));
-        while (m_health.recentErrors.size() > kRecentErrors)
-            m_health.recentErrors.removeFirst();
-    }
-    return jsonResponse({{u"error"_qs, message}}, Status(status));
+    QMutexLocker locker(&m_healthMutex);
+    ++m_health.rejectedRequests;
+    m_health.recentErrors.append(QStringLiteral("%1 %2: %3")
+                                     .arg(formatIsoMs(QDateTime::currentMSecsSinceEpoch()))
+                                     .arg(status)
+                                     .arg(message));
+    while (m_health.recentErrors.size() > kRecentErrors)
+        m_health.recentErrors.removeFirst();
 }
 
-bool IngestListener::admit(const QHttpServerRequest &request, QByteArray *body,
-                           std::unique_ptr<QHttpServerResponse> *rejection)
+HttpResponse IngestListener::reject(int status, const QString &message)
+{
+    noteError(status, message);
+    return jsonResponse({{u"error"_qs, message}}, status);
+}
+
+void IngestListener::noteStored(qint64 events, qint64 malformed)
+{
+    QMutexLocker locker(&m_healthMutex);
+    m_health.eventsReceived += events;
+    m_health.malformedLines += malformed;
+    if (events > 0)
+        m_health.lastEventMs = QDateTime::currentMSecsSinceEpoch();
+}
+
+bool IngestListener::hostAllowed(const QByteArray &hostHeader) const
+{
+    const QByteArray host = hostHeader.trimmed().toLower();
+    QByteArray name;
+    QByteArray portText;
+    if (host.startsWith('[')) {
+        const qsizetype close = host.indexOf(']');
+        if (close < 0)
+            return false;
+        name = host.mid(1, close - 1);
+        const QByteArray rest = host.mid(close + 1);
+        if (rest.startsWith(':'))
+            portText = rest.mid(1);
+        else if (!rest.isEmpty())
+            return false;
+    } else {
+        const qsizetype colon = host.indexOf(':');
+        if (colon >= 0 && host.lastIndexOf(':') != colon)
+            return false; // an IPv6 address must be bracketed
+        name = colon < 0 ? host : host.left(colon);
+        portText = colon < 0 ? QByteArray() : host.mid(colon + 1);
+    }
+    bool portOk = true;
+    const uint port = portText.isEmpty() ? 80 : portText.toUInt(&portOk);
+    if (name.isEmpty() || !portOk)
+        return false;
+    for (const QString &allowed : m_options.allowedHosts) {
+        const QByteArray entry = allowed.trimmed().toLower().toUtf8();
+        if (entry == "*" || entry == host || entry == name)
+            return true;
+    }
+    if (port != m_port)
+        return false;
+    QHostAddress literal;
+    const bool isAddress = literal.setAddress(QString::fromLatin1(name));
+    if (m_options.address.isLoopback())
+        return name == "localhost" || (isAddress && literal.isLoopback());
+    if (m_options.address == QHostAddress::AnyIPv4 || m_options.address == QHostAddress::AnyIPv6 ||
+        m_options.address == QHostAddress::Any) {
+        // Every address of the machine: an address literal cannot be rebound by DNS.
+        return isAddress || name == "localhost";
+    }
+    return isAddress && literal.isEqual(m_options.address, QHostAddress::TolerantConversion);
+}
+
+bool IngestListener::originAllowed(const QByteArray &origin) const
+{
+    const QByteArray wanted = normalizedOrigin(origin);
+    for (const QString &allowed : m_options.allowedOrigins) {
+        const QByteArray entry = normalizedOrigin(allowed.toUtf8());
+        if (entry == "*" || entry == wanted)
+            return true;
+    }
+    return false;
+}
+
+QList<QPair<QByteArray, QByteArray>> IngestListener::corsHeaders(const HttpRequest &request) const
+{
+    if (!request.hasHeader("origin"))
+        return {};
+    return {{"Access-Control-Allow-Origin", request.header("origin")}, {"Vary", "Origin"}};
+}
+
+std::optional<HttpResponse> IngestListener::checkHead(const HttpRequest &request,
+                                                      qint64 *maxBodyBytes)
 {
     {
         QMutexLocker locker(&m_healthMutex);
         ++m_health.requests;
     }
-    if (!m_options.bearerToken.isEmpty()) {
-        const QByteArray authorization = headerValue(request, "authorization");
-        const QByteArray expected = "Bearer " + m_options.bearerToken.toUtf8();
-        if (!constantTimeEquals(authorization, expected)) {
-            auto response = std::make_unique<QHttpServerResponse>(reject(
+    // Host: a browser led to this port by a DNS name that was rebound to 127.0.0.1 sends that
+    // name. Header values are never quoted back: they are the client's bytes.
+    if (!request.hasHeader("host")) {
+        if (request.minorVersion >= 1)
+            return reject(400, QStringLiteral("missing Host header"));
+    } else if (!hostAllowed(request.header("host"))) {
+        return reject(403, QStringLiteral("the Host header does not name this listener (allow "
+                                          "other names with --allow-host)"));
+    }
+    // Origin: any web page can make a browser POST here (a text/plain POST needs no
+    // preflight); browsers name the page's origin, other clients send none.
+    const bool hasOrigin = request.hasHeader("origin");
+    if (hasOrigin && !originAllowed(request.header("origin"))) {
+        return reject(403, QStringLiteral("cross-origin requests from browsers are refused "
+                                          "(allow an origin with --allow-origin)"));
+    }
+    const QList<QPair<QByteArray, QByteArray>> cors = corsHeaders(request);
+    if (request.method == "OPTIONS") {
+        // A CORS preflight (never carries credentials) or a plain OPTIONS.
+        HttpResponse response;
+        response.status = 204;
+        response.headers = cors;
+        response.headers.emplaceBack("Allow", "GET, POST, OPTIONS");
+        if (hasOrigin) {
+            response.headers.emplaceBack("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+            response.headers.emplaceBack("Access-Control-Allow-Headers",
+                                         "Authorization, Content-Type, Content-Encoding");
+            response.headers.emplaceBack("Access-Control-Max-Age", "600");
+        }
+        return response;
+    }
+    if (!m_tokenDigest.isEmpty()) {
+        // "Bearer" is case-insensitive (RFC 9110, 11.1); the token is compared as a digest.
+        const QByteArray authorization = request.header("authorization");
+        const qsizetype space = authorization.indexOf(' ');
+        const QByteArrayView scheme =
+            space < 0 ? QByteArrayView(authorization) : QByteArrayView(authorization).first(space);
+        const QByteArray credentials =
+            space < 0 ? QByteArray() : authorization.mid(space + 1).trimmed();
+        const bool schemeOk = scheme.compare("bearer", Qt::CaseInsensitive) == 0;
+        if (!constantTimeEquals(sha256(credentials), m_tokenDigest) || !schemeOk) {
+            HttpResponse response = reject(
                 401, authorization.isEmpty() ? QStringLiteral("missing Authorization: Bearer token")
-                                             : QStringLiteral("wrong bearer token")));
-            response->setHeader(QByteArrayLiteral("WWW-Authenticate"),
-                                QByteArrayLiteral("Bearer realm=\"throttlescope\""));
-            *rejection = std::move(response);
-            return false;
+                                             : QStringLiteral("wrong bearer token"));
+            response.headers = cors;
+            response.headers.emplaceBack("WWW-Authenticate", "Bearer realm=\"throttlescope\"");
+            return response;
         }
     }
-    const QByteArray raw = request.body();
-    if (raw.size() > m_options.maxBodyBytes) {
-        *rejection = std::make_unique<QHttpServerResponse>(
-            reject(413, QStringLiteral("body of %1 bytes exceeds the limit of %2 bytes")
-                            .arg(raw.size())
-                            .arg(m_options.maxBodyBytes)));
-        return false;
-    }
-    const QByteArray encoding = headerValue(request, "content-encoding").toLower();
-    if (encoding.isEmpty() || encoding == "identity") {
-        *body = raw;
-        return true;
-    }
-    if (encoding != "gzip" && encoding != "x-gzip" && encoding != "deflate") {
-        *rejection = std::make_unique<QHttpServerResponse>(
-            reject(415, QStringLiteral("unsupported Content-Encoding \"%1\" (gzip or identity)")
-                            .arg(QString::fromLatin1(encoding))));
-        return false;
-    }
-    QString error;
-    switch (inflateBody(raw, m_options.maxBodyBytes, body, &error)) {
-    case InflateStatus::Ok:
-        return true;
-    case InflateStatus::TooLarge:
-        *rejection = std::make_unique<QHttpServerResponse>(
-            reject(413, QStringLiteral("decompressed body exceeds the limit of %1 bytes")
-                            .arg(m_options.maxBodyBytes)));
-        return false;
-    case InflateStatus::Corrupt:
-        break;
-    }
-    *rejection = std::make_unique<QHttpServerResponse>(reject(400, error));
-    return false;
-}
-
-void IngestListener::noteEvents(qint64 events, qint64 malformed)
-{
-    {
-        QMutexLocker locker(&m_healthMutex);
-        m_health.eventsReceived += events;
-        m_health.malformedLines += malformed;
-        if (events > 0)
-            m_health.lastEventMs = QDateTime::currentMSecsSinceEpoch();
-    }
-    if (events > 0)
-        emit eventsIngested(events);
-}
-
-QHttpServerResponse IngestListener::handleIngest(const QHttpServerRequest &request)
-{
-    QByteArray body;
-    std::unique_ptr<QHttpServerResponse> rejection;
-    if (!admit(request, &body, &rejection))
-        return std::move(*rejection);
-
-    static const QString source = QStringLiteral("http");
-    qint64 accepted = 0;
-    qint64 malformed = 0;
-    QJsonArray errors;
-    const char *const begin = body.constData();
-    const qsizetype size = body.size();
-    qsizetype lineStart = 0;
-    qint64 lineNumber = 0;
-    while (lineStart < size) {
-        const char *newline = static_cast<const char *>(
-            std::memchr(begin + lineStart, '\n', size_t(size - lineStart)));
-        const qsizetype lineEnd = newline ? newline - begin : size;
-        ++lineNumber;
-        qsizetype length = lineEnd - lineStart;
-        if (length > 0 && begin[lineStart + length - 1] == '\r')
-            --length;
-        if (!isBlank(begin + lineStart, length)) {
-            RequestEvent event;
-            QString reason;
-            if (m_reader->parseLine(begin + lineStart, length, event, &reason)) {
-                event.source = source;
-                event.line = lineNumber;
-                event.offset = lineStart;
-                m_sink.onEvent(std::move(event));
-                ++accepted;
-            } else {
-                ++malformed;
-                if (errors.size() < m_options.maxReportedErrors)
-                    errors.append(QJsonObject{{u"line"_qs, lineNumber}, {u"reason"_qs, reason}});
-                m_sink.onMalformed(MalformedRecord{source, lineNumber, reason});
-            }
+    const bool post = request.method == "POST";
+    const bool get = request.method == "GET";
+    if (request.path == kHealthPath) {
+        if (!get) {
+            HttpResponse response = reject(405, QStringLiteral("GET /health"));
+            response.headers.emplaceBack("Allow", "GET");
+            return response;
         }
-        lineStart = lineEnd + 1;
+        *maxBodyBytes = kHealthBodyLimit;
+        return std::nullopt;
     }
-    noteEvents(accepted, malformed);
-    if (malformed == 0)
-        return jsonResponse({{u"accepted"_qs, accepted}, {u"rejected"_qs, 0}}, Status::Ok);
-
-    QJsonObject answer{{u"error"_qs, QStringLiteral("%1 malformed line(s); the %2 valid "
-                                                    "line(s) were accepted")
-                                         .arg(malformed)
-                                         .arg(accepted)},
-                       {u"accepted"_qs, accepted},
-                       {u"rejected"_qs, malformed},
-                       {u"errors"_qs, errors}};
-    if (malformed > errors.size())
-        answer.insert(u"errorsOmitted"_qs, malformed - errors.size());
-    QString firstLines;
-    for (qsizetype i = 0; i < qMin<qsizetype>(errors.size(), 5); ++i) {
-        const QJsonObject error = errors.at(i).toObject();
-        firstLines += QStringLiteral(" line %1: %2;")
-                          .arg(error.value(u"line").toInteger())
-                          .arg(error.value(u"reason").toString());
+    const bool traces = request.path == kTracesPath;
+    if (request.path != kIngestPath && !traces) {
+        return reject(404, QStringLiteral("no such route (POST /ingest, POST /v1/traces, "
+                                          "GET /health)"));
     }
-    reject(400,
-           QStringLiteral("POST /ingest: %1 malformed line(s):%2").arg(malformed).arg(firstLines));
-    return jsonResponse(answer, Status::BadRequest);
-}
-
-QHttpServerResponse IngestListener::handleTraces(const QHttpServerRequest &request)
-{
-    QByteArray body;
-    std::unique_ptr<QHttpServerResponse> rejection;
-    if (!admit(request, &body, &rejection))
-        return std::move(*rejection);
-    const QByteArray contentType = headerValue(request, "content-type").toLower();
-    if (contentType.startsWith("application/x-protobuf") ||
-        contentType.startsWith("application/protobuf")) {
+    if (!post) {
+        HttpResponse response = reject(405, traces ? QStringLiteral("POST /v1/traces")
+                                                   : QStringLiteral("POST /ingest"));
+        response.headers.emplaceBack("Allow", "POST");
+        return response;
+    }
+    *maxBodyBytes = m_options.maxBodyBytes;
+    if (request.contentLength > m_options.maxBodyBytes) {
+        HttpResponse response = reject(413, QStringLiteral("body of %1 bytes exceeds the limit of "
+                                                           "%2 bytes")
+                                                .arg(request.contentLength)
+                                                .arg(m_options.maxBodyBytes));
+        response.headers = cors;
+        return response;
+    }
+    const QByteArray encoding = request.header("content-encoding").toLower();
+    if (!encoding.isEmpty() && encoding != "identity" && encoding != "gzip" &&
+        encoding != "x-gzip" && encoding != "deflate") {
+        return reject(415, QStringLiteral("unsupported Content-Encoding (gzip or identity)"));
+    }
+    const QByteArray contentType = request.header("content-type").toLower();
+    if (traces && (contentType.startsWith("application/x-protobuf") ||
+                   contentType.startsWith("application/protobuf"))) {
         return reject(415, QStringLiteral("OTLP protobuf is not supported: configure the exporter "
                                           "for JSON (OTEL_EXPORTER_OTLP_PROTOCOL=http/json)"));
     }
-
-    // Counts what the importer hands over on its way to the caller's sink.
-    struct CountingSink final : IngestSink
-    {
-        explicit CountingSink(IngestSink &next) : next(next) {}
-        void onEvent(RequestEvent &&event) override
-        {
-            ++events;
-            next.onEvent(std::move(event));
-        }
-        void onMalformed(MalformedRecord &&record) override
-        {
-            ++malformed;
-            next.onMalformed(std::move(record));
-        }
-        IngestSink &next;
-        qint64 events = 0;
-        qint64 malformed = 0;
-    } counting(m_sink);
-    QString error;
-    const bool ok = parseOtlpJson(body, QStringLiteral("otlp"), counting, &error);
-    noteEvents(counting.events, counting.malformed);
-    if (!ok)
-        return reject(400, QStringLiteral("POST /v1/traces: %1").arg(error));
-    // ExportTraceServiceResponse; partialSuccess names spans that could not be used.
-    QJsonObject answer;
-    if (counting.malformed > 0) {
-        answer.insert(
-            u"partialSuccess"_qs,
-            QJsonObject{{u"rejectedSpans"_qs, counting.malformed},
-                        {u"errorMessage"_qs,
-                         QStringLiteral("%1 span(s) could not be read").arg(counting.malformed)}});
-    }
-    return jsonResponse(answer, Status::Ok);
+    return std::nullopt;
 }
 
-QHttpServerResponse IngestListener::handleHealth(const QHttpServerRequest &request)
+void IngestListener::handleRequest(HttpConnection &connection, HttpRequest &&request)
 {
-    if (!m_options.bearerToken.isEmpty()) {
-        QByteArray ignored;
-        std::unique_ptr<QHttpServerResponse> rejection;
-        if (!admit(request, &ignored, &rejection))
-            return std::move(*rejection);
-    }
-    const ListenerHealth health = this->health();
-    QJsonObject answer{
-        {u"status"_qs, u"ok"_qs},
-        {u"eventsReceived"_qs, health.eventsReceived},
-        {u"malformedLines"_qs, health.malformedLines},
-        {u"requests"_qs, health.requests},
-        {u"errors"_qs, health.rejectedRequests},
-        {u"lastEventTime"_qs,
-         health.lastEventMs < 0 ? QJsonValue() : QJsonValue(formatIsoMs(health.lastEventMs))},
-        {u"recentErrors"_qs, QJsonArray::fromStringList(health.recentErrors)},
+    const QList<QPair<QByteArray, QByteArray>> cors = corsHeaders(request);
+    auto answer = [&](HttpResponse response) {
+        response.headers += cors;
+        connection.respond(response);
     };
-    return jsonResponse(answer, Status::Ok);
+    if (request.path == kHealthPath) {
+        const ListenerHealth health = this->health();
+        answer(jsonResponse(
+            QJsonObject{
+                {u"status"_qs, u"ok"_qs},
+                {u"eventsReceived"_qs, health.eventsReceived},
+                {u"malformedLines"_qs, health.malformedLines},
+                {u"requests"_qs, health.requests},
+                {u"errors"_qs, health.rejectedRequests},
+                {u"lastEventTime"_qs, health.lastEventMs < 0
+                                          ? QJsonValue()
+                                          : QJsonValue(formatIsoMs(health.lastEventMs))},
+                {u"recentErrors"_qs, QJsonArray::fromStringList(health.recentErrors)},
+            },
+            200));
+        return;
+    }
+
+    QByteArray body;
+    const QByteArray encoding = request.header("content-encoding").toLower();
+    if (encoding.isEmpty() || encoding == "identity") {
+        body = std::exchange(request.body, QByteArray());
+    } else {
+        QString error;
+        const InflateStatus status =
+            inflateBody(request.body, m_options.maxBodyBytes, &body, &error);
+        request.body = QByteArray();
+        if (status == InflateStatus::TooLarge) {
+            answer(reject(413, QStringLiteral("decompressed body exceeds the limit of %1 bytes")
+                                   .arg(m_options.maxBodyBytes)));
+            return;
+        }
+        if (status == InflateStatus::Corrupt) {
+            answer(reject(400, error));
+            return;
+        }
+    }
+
+    IngestBatch batch;
+    batch.deadline = QDeadlineTimer(qMax(0, m_options.commitTimeoutMs));
+    PendingRequest pending;
+    HttpResponse storedAnswer;
+    if (request.path == kTracesPath) {
+        // Collects what the importer maps, for the sink.
+        struct CollectingSink final : IngestSink
+        {
+            explicit CollectingSink(IngestBatch &batch) : batch(batch) {}
+            void onEvent(RequestEvent &&event) override { batch.events.append(std::move(event)); }
+            void onMalformed(MalformedRecord &&record) override
+            {
+                batch.malformed.append(std::move(record));
+            }
+            IngestBatch &batch;
+        } collecting(batch);
+        QString error;
+        if (!parseOtlpJson(body, QStringLiteral("otlp"), collecting, &error)) {
+            answer(reject(400, QStringLiteral("POST /v1/traces: %1").arg(error)));
+            return;
+        }
+        // ExportTraceServiceResponse; partialSuccess names spans that could not be used.
+        QJsonObject object;
+        if (!batch.malformed.isEmpty()) {
+            object.insert(
+                u"partialSuccess"_qs,
+                QJsonObject{
+                    {u"rejectedSpans"_qs, batch.malformed.size()},
+                    {u"errorMessage"_qs,
+                     QStringLiteral("%1 span(s) could not be read").arg(batch.malformed.size())}});
+        }
+        storedAnswer = jsonResponse(object, 200);
+    } else {
+        static const QString source = QStringLiteral("http");
+        QJsonArray errors;
+        const char *const begin = body.constData();
+        const qsizetype size = body.size();
+        qsizetype lineStart = 0;
+        qint64 lineNumber = 0;
+        while (lineStart < size) {
+            const char *newline = static_cast<const char *>(
+                std::memchr(begin + lineStart, '\n', size_t(size - lineStart)));
+            const qsizetype lineEnd = newline ? newline - begin : size;
+            ++lineNumber;
+            qsizetype length = lineEnd - lineStart;
+            if (length > 0 && begin[lineStart + length - 1] == '\r')
+                --length;
+            if (!isBlank(begin + lineStart, length)) {
+                RequestEvent event;
+                QString reason;
+                if (m_reader->parseLine(begin + lineStart, length, event, &reason)) {
+                    event.source = source;
+                    event.line = lineNumber;
+                    event.offset = lineStart;
+                    batch.events.append(std::move(event));
+                } else {
+                    if (errors.size() < m_options.maxReportedErrors) {
+                        errors.append(
+                            QJsonObject{{u"line"_qs, lineNumber}, {u"reason"_qs, reason}});
+                    }
+                    batch.malformed.append(MalformedRecord{source, lineNumber, reason});
+                }
+            }
+            lineStart = lineEnd + 1;
+        }
+        const qint64 accepted = batch.events.size();
+        const qint64 malformed = batch.malformed.size();
+        if (malformed == 0) {
+            storedAnswer = jsonResponse({{u"accepted"_qs, accepted}, {u"rejected"_qs, 0}}, 200);
+        } else {
+            QJsonObject object{{u"error"_qs, QStringLiteral("%1 malformed line(s); the %2 valid "
+                                                            "line(s) were accepted")
+                                                 .arg(malformed)
+                                                 .arg(accepted)},
+                               {u"accepted"_qs, accepted},
+                               {u"rejected"_qs, malformed},
+                               {u"errors"_qs, errors}};
+            if (malformed > errors.size())
+                object.insert(u"errorsOmitted"_qs, malformed - errors.size());
+            // Only the reader's reasons are quoted, never the lines themselves.
+            QString firstLines;
+            for (qsizetype i = 0; i < qMin<qsizetype>(errors.size(), 5); ++i) {
+                const QJsonObject error = errors.at(i).toObject();
+                firstLines += QStringLiteral(" line %1: %2;")
+                                  .arg(error.value(u"line").toInteger())
+                                  .arg(error.value(u"reason").toString());
+            }
+            pending.errorLine = QStringLiteral("POST /ingest: %1 malformed line(s):%2")
+                                    .arg(malformed)
+                                    .arg(firstLines);
+            storedAnswer = jsonResponse(object, 400);
+        }
+    }
+    body = QByteArray();
+
+    if (batch.events.isEmpty() && batch.malformed.isEmpty()) {
+        answer(storedAnswer); // nothing to store
+        return;
+    }
+    const quint64 id = ++m_nextRequestId;
+    pending.connection = &connection;
+    pending.storedAnswer = std::make_shared<HttpResponse>(std::move(storedAnswer));
+    pending.extraHeaders = cors;
+    pending.events = batch.events.size();
+    pending.malformed = batch.malformed.size();
+    pending.answerBy = QDeadlineTimer(qMax(0, m_options.commitTimeoutMs) +
+                                      completionGraceMs(m_options.commitTimeoutMs));
+    m_pending.insert(id, std::move(pending));
+    if (!m_sweepTimer->isActive())
+        m_sweepTimer->start();
+    auto state = std::make_shared<IngestCompletion::State>();
+    state->channel = m_channel;
+    state->requestId = id;
+    m_sink.submit(std::move(batch), IngestCompletion(std::move(state)));
+}
+
+void IngestListener::finishRequest(quint64 requestId, IngestOutcome outcome, const QString &message)
+{
+    const auto it = m_pending.find(requestId);
+    if (it == m_pending.end())
+        return; // answered already (overdue)
+    const PendingRequest pending = std::move(it.value());
+    m_pending.erase(it);
+    if (m_pending.isEmpty())
+        m_sweepTimer->stop();
+
+    HttpResponse response;
+    if (outcome == IngestOutcome::Stored) {
+        noteStored(pending.events, pending.malformed);
+        if (!pending.errorLine.isEmpty())
+            noteError(400, pending.errorLine);
+        response = *pending.storedAnswer;
+        if (pending.events > 0)
+            emit eventsIngested(pending.events);
+    } else {
+        response =
+            reject(503, QStringLiteral("not stored, retry: %1")
+                            .arg(message.isEmpty() ? QStringLiteral("the store failed") : message));
+        response.headers.emplaceBack("Retry-After",
+                                     QByteArray::number(outcome == IngestOutcome::Busy
+                                                            ? kRetryAfterBusySeconds
+                                                            : kRetryAfterFailedSeconds));
+    }
+    response.headers += pending.extraHeaders;
+    if (pending.connection)
+        pending.connection->respond(response);
+    if (m_stopping && m_pending.isEmpty())
+        emit drained();
+}
+
+void IngestListener::sweepOverdue()
+{
+    QList<quint64> overdue;
+    for (auto it = m_pending.cbegin(); it != m_pending.cend(); ++it) {
+        if (it.value().answerBy.hasExpired())
+            overdue.append(it.key());
+    }
+    for (const quint64 id : std::as_const(overdue)) {
+        finishRequest(
+            id, IngestOutcome::Busy,
+            QStringLiteral("the records were not stored within %1 s")
+                .arg((m_options.commitTimeoutMs + completionGraceMs(m_options.commitTimeoutMs)) /
+                     1000.0));
+    }
 }
 
 } // namespace ts::live

@@ -305,7 +305,7 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
     db.setDatabaseName(path);
     // Waiting on a lock held by the writer's current transaction is normal (it is short);
     // failing with SQLITE_BUSY would not be.
-    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=30000"));
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1").arg(kBusyTimeoutMs));
     auto failWith = [&](const QString &message) {
         if (error)
             *error = path + u": " + message;

@@ -137,6 +137,10 @@ QString eventColumnList(); // "type,ts_ms,identity,..."
 // "INSERT INTO events(...) VALUES(?,?,...)", with `rows` rows of values.
 QString eventInsertSql(int rows = 1);
 
+// How long a connection waits for another connection's lock before SQLITE_BUSY. Waiting on a
+// lock held by the writer's current transaction is normal (it is short).
+inline constexpr int kBusyTimeoutMs = 30000;
+
 // The SQLite handle under a QSQLITE connection. The event insert and the event reads use it
 // directly: QSqlResult::bindValue() formats a placeholder name (QString::arg) and hashes it for
 // every value, and every value travels in a QVariant, which made a 32-column insert cost ~30 us

@@ -188,7 +188,7 @@ bool WorkspaceWriter::start(const QString &workspacePath, const Options &options
         QMutexLocker locker(&m_mutex);
         m_queue.clear();
         m_queuedRecords = 0;
-        m_submittedBatches = m_committedBatches = 0;
+        m_submittedBatches = m_settledBatches = 0;
         m_started = m_stopping = m_failed = false;
         m_error.clear();
         m_written = {};
@@ -216,15 +216,32 @@ bool WorkspaceWriter::isRunning() const
     return m_thread && m_started && !m_stopping && !m_failed;
 }
 
-bool WorkspaceWriter::submit(WriteBatch &&batch)
+namespace {
+
+// Redacted on the producer's thread: secrets never enter the queue, and the work is spread over
+// two cores (the writer thread is the bottleneck of an import).
+void redactBatch(WriteBatch &batch)
 {
-    // Redacted here, on the producer's thread: secrets never enter the queue, and the work is
-    // spread over two cores (the writer thread is the bottleneck of an import).
     for (RequestEvent &event : batch.events)
         redact::ensureMasked(event);
     // A reason may quote the record it rejects.
     for (MalformedRecord &record : batch.malformed)
         record.reason = redact::redactText(record.reason);
+}
+
+} // namespace
+
+void WorkspaceWriter::enqueueLocked(WriteBatch &&batch, qsizetype records)
+{
+    batch.sequence = ++m_submittedBatches;
+    m_queue.push_back(std::move(batch));
+    m_queuedRecords += records;
+    m_queueNotEmpty.wakeOne();
+}
+
+bool WorkspaceWriter::submit(WriteBatch &&batch)
+{
+    redactBatch(batch);
     const qsizetype records = batch.recordCount();
     std::deque<WriteBatch> spent; // destroyed after the lock is released
     QMutexLocker locker(&m_mutex);
@@ -236,18 +253,58 @@ bool WorkspaceWriter::submit(WriteBatch &&batch)
     }
     if (m_failed || m_stopping || !m_started)
         return false;
-    m_queue.push_back(std::move(batch));
-    m_queuedRecords += records;
-    ++m_submittedBatches;
-    m_queueNotEmpty.wakeOne();
+    enqueueLocked(std::move(batch), records);
     return true;
+}
+
+WorkspaceWriter::SubmitStatus WorkspaceWriter::trySubmit(WriteBatch &&batch, quint64 *sequence)
+{
+    const qsizetype records = batch.recordCount();
+    std::deque<WriteBatch> spent; // destroyed after the lock is released
+    {
+        QMutexLocker locker(&m_mutex);
+        spent.swap(m_spent);
+        if (m_failed || m_stopping || !m_started)
+            return SubmitStatus::Stopped;
+        if (m_queuedRecords > 0 && m_queuedRecords + records > m_options.maxQueuedRecords)
+            return SubmitStatus::QueueFull;
+    }
+    // Outside the lock (the writer keeps draining meanwhile); the queue may have filled up
+    // again in between, which only matters for the bound, not for correctness: checked again.
+    redactBatch(batch);
+    QMutexLocker locker(&m_mutex);
+    if (m_failed || m_stopping)
+        return SubmitStatus::Stopped;
+    if (m_queuedRecords > 0 && m_queuedRecords + records > m_options.maxQueuedRecords)
+        return SubmitStatus::QueueFull;
+    enqueueLocked(std::move(batch), records);
+    *sequence = m_submittedBatches;
+    return SubmitStatus::Queued;
+}
+
+bool WorkspaceWriter::cancel(quint64 sequence)
+{
+    std::optional<WriteBatch> withdrawn; // freed after the lock is released
+    QMutexLocker locker(&m_mutex);
+    for (auto it = m_queue.begin(); it != m_queue.end(); ++it) {
+        if (it->sequence != sequence)
+            continue;
+        m_queuedRecords -= it->recordCount();
+        withdrawn.emplace(std::move(*it));
+        m_queue.erase(it);
+        ++m_settledBatches;
+        m_queueNotFull.wakeAll();
+        m_committed.wakeAll();
+        return true;
+    }
+    return false;
 }
 
 bool WorkspaceWriter::flush()
 {
     QMutexLocker locker(&m_mutex);
     const quint64 target = m_submittedBatches;
-    while (!m_failed && m_committedBatches < target)
+    while (!m_failed && m_settledBatches < target)
         m_committed.wait(&m_mutex);
     return !m_failed;
 }
@@ -289,18 +346,27 @@ qint64 WorkspaceWriter::malformedWritten() const
 
 void WorkspaceWriter::setError(const QString &error)
 {
+    std::deque<WriteBatch> dropped;
     {
         QMutexLocker locker(&m_mutex);
         if (!m_failed) {
             m_failed = true;
             m_error = error;
         }
-        m_queue.clear();
+        dropped.swap(m_queue);
         m_queuedRecords = 0;
+        m_settledBatches += dropped.size();
         m_queueNotFull.wakeAll();
         m_committed.wakeAll();
     }
+    settle(dropped, error);
     Q_EMIT failed(error);
+}
+
+void WorkspaceWriter::settle(const std::deque<WriteBatch> &batches, const QString &error)
+{
+    if (m_options.onSettled && !batches.empty())
+        m_options.onSettled(batches, error);
 }
 
 void WorkspaceWriter::run()
@@ -354,15 +420,39 @@ void WorkspaceWriter::run()
             m_queueNotFull.wakeAll();
         }
         const quint64 batchCount = drained.size();
-        if (!writeBatches(*statements, drained))
-            break;
+        if (!writeBatches(*statements, drained, &error)) {
+            error = m_path + u": " + error;
+            if (!m_options.continueAfterFailedTransaction) {
+                {
+                    QMutexLocker locker(&m_mutex);
+                    m_settledBatches += batchCount;
+                }
+                settle(drained, error);
+                setError(error);
+                break;
+            }
+            // Rolled back: the producers learn that these were not written and the writer
+            // tries the next batches (the lock may be free again, or the disk have room).
+            settle(drained, error);
+            {
+                QMutexLocker locker(&m_mutex);
+                m_error = error;
+                m_settledBatches += batchCount;
+                m_committed.wakeAll();
+            }
+            drained.clear();
+            continue;
+        }
+        // Reported before flush() returns for these batches: a producer that flushes and then
+        // reads what onSettled produced (the live commands' --out) finds it complete.
+        settle(drained, QString());
         Counters written;
         {
             QMutexLocker locker(&m_mutex);
             // Only one set waits for the producer; if it has not taken the previous one (no
             // submit since), that one is freed here so memory stays bounded.
             m_spent.swap(drained);
-            m_committedBatches += batchCount;
+            m_settledBatches += batchCount;
             written = m_written;
             m_committed.wakeAll();
         }
@@ -401,9 +491,10 @@ void WorkspaceWriter::run()
     store::closeConnection(db, connectionName);
 }
 
-bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<WriteBatch> &batches)
+bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<WriteBatch> &batches,
+                                   QString *errorOut)
 {
-    QString error;
+    QString &error = *errorOut;
     auto failWith = [&](const QString &what) {
         error = what + u": " + error;
         return false;
@@ -484,23 +575,32 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
         return true;
     };
 
+    // Another connection holding the write lock (a second writer, a `sqlite3` shell in a
+    // transaction) is waited for only as long as the producers of these batches wait.
+    QDeadlineTimer lockDeadline(QDeadlineTimer::Forever);
+    for (const WriteBatch &batch : batches)
+        lockDeadline = qMin(lockDeadline, batch.commitBy);
+    if (!lockDeadline.isForever()) {
+        sqlite3_busy_timeout(
+            statements.nativeHandle,
+            int(qBound(qint64(0), lockDeadline.remainingTime(), qint64(store::kBusyTimeoutMs))));
+    }
     // IMMEDIATE takes the write lock up front, so the transaction cannot fail half-way on a
     // lock upgrade; readers keep reading the last committed state meanwhile (WAL).
-    if (!store::execSql(statements.db, QStringLiteral("BEGIN IMMEDIATE"), &error)) {
-        setError(m_path + u": " + error);
+    const bool began = store::execSql(statements.db, QStringLiteral("BEGIN IMMEDIATE"), &error);
+    if (!lockDeadline.isForever())
+        sqlite3_busy_timeout(statements.nativeHandle, store::kBusyTimeoutMs);
+    if (!began)
         return false;
-    }
     if (!writeAll()) {
         statements.blockSummaries.clear();
         QString ignored;
         store::execSql(statements.db, QStringLiteral("ROLLBACK"), &ignored);
-        setError(m_path + u": " + error);
         return false;
     }
     if (!store::execSql(statements.db, QStringLiteral("COMMIT"), &error)) {
         QString ignored;
         store::execSql(statements.db, QStringLiteral("ROLLBACK"), &ignored);
-        setError(m_path + u": " + error);
         return false;
     }
     QMutexLocker locker(&m_mutex);

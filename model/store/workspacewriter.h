@@ -6,10 +6,13 @@
 // nothing.
 //
 // Producers (an import, the live listener) call submit() from any thread; it blocks while the
-// queue is full, so a 2 GB import runs in flat memory at the speed of the disk.
+// queue is full, so a 2 GB import runs in flat memory at the speed of the disk. A producer that
+// must not block (the HTTP listener answering its clients) calls trySubmit() and learns from
+// Options::onSettled when its batch is committed, or that it never will be.
 
 #include "core/requestevent.h"
 
+#include <QDeadlineTimer>
 #include <QList>
 #include <QMutex>
 #include <QObject>
@@ -17,6 +20,7 @@
 #include <QWaitCondition>
 
 #include <deque>
+#include <functional>
 #include <optional>
 
 class QThread;
@@ -40,6 +44,13 @@ struct WriteBatch
     QList<MalformedRecord> malformed;
     // Set on batches that end at a record boundary of a resumable source.
     std::optional<LedgerCheckpoint> checkpoint;
+    // Set by submit() / trySubmit(): the batch's place in submission (= commit) order, from 1.
+    quint64 sequence = 0;
+    // When the producer stops waiting for this batch (a listener answers its client by then).
+    // The writer waits for another connection's write lock only until the earliest deadline of
+    // the batches it is about to write; past it the transaction fails instead of committing
+    // later, so a producer told "not written" is never wrong. Forever: SQLite's busy timeout.
+    QDeadlineTimer commitBy{QDeadlineTimer::Forever};
 
     [[nodiscard]] qsizetype recordCount() const { return events.size() + malformed.size(); }
 };
@@ -49,6 +60,13 @@ class WorkspaceWriter : public QObject
     Q_OBJECT
 
 public:
+    // Called on the writer thread once per transaction, in commit order, with its batches:
+    // `error` empty = committed; otherwise none of them is stored and never will be (the
+    // transaction failed, or the writer stopped before writing them). Cancelled batches are not
+    // reported. The batches are only borrowed for the call.
+    using SettledCallback =
+        std::function<void(const std::deque<WriteBatch> &batches, const QString &error)>;
+
     struct Options
     {
         // Records (events + malformed) allowed to wait in the queue before submit() blocks.
@@ -57,6 +75,19 @@ public:
         // finish() makes sure the reader's time index exists (part of the schema since version
         // 2, so normally there is nothing to do).
         bool createIndexesOnFinish = true;
+        // What a failed transaction (another connection's lock held past the batches'
+        // deadlines, a full disk, an I/O error) does. false: the writer stops, submit() fails
+        // from then on (an import resumes later from the ledger). true: the transaction is
+        // rolled back, its batches are reported failed to onSettled, and the writer goes on
+        // with the next ones (the listener answered 503 for them; clients retry).
+        bool continueAfterFailedTransaction = false;
+        SettledCallback onSettled;
+    };
+
+    enum class SubmitStatus {
+        Queued,
+        QueueFull, // the queue holds maxQueuedRecords already: try again later
+        Stopped,   // failed or finishing: nothing more is written
     };
 
     explicit WorkspaceWriter(QObject *parent = nullptr);
@@ -73,6 +104,12 @@ public:
     // thread, before it is queued. Returns
     // false (and drops the batch) after a write error or once finish() began.
     bool submit(WriteBatch &&batch);
+    // Thread-safe. Like submit() but never blocks: a full queue is QueueFull (the batch is
+    // dropped). On Queued, *sequence is the batch's sequence number (WriteBatch::sequence).
+    SubmitStatus trySubmit(WriteBatch &&batch, quint64 *sequence);
+    // Thread-safe. Withdraws a queued batch the writer has not taken yet: true = it will never
+    // be written (and is not reported to onSettled); false = it is being written or settled.
+    bool cancel(quint64 sequence);
     // Thread-safe. Waits until everything submitted before the call is committed. False if a
     // write failed.
     bool flush();
@@ -80,6 +117,8 @@ public:
     // False if anything failed. Call from the thread that called start().
     bool finish();
 
+    // The error that stopped the writer; with continueAfterFailedTransaction, the last failed
+    // transaction's.
     [[nodiscard]] QString errorString() const;
     [[nodiscard]] qint64 eventsWritten() const;
     [[nodiscard]] qint64 malformedWritten() const;
@@ -98,28 +137,34 @@ private:
     };
 
     void run();
-    bool writeBatches(WriterStatements &statements, std::deque<WriteBatch> &batches);
+    bool writeBatches(WriterStatements &statements, std::deque<WriteBatch> &batches,
+                      QString *error);
+    // Redacts and numbers a batch; call with m_mutex held once it is sure to be queued.
+    void enqueueLocked(WriteBatch &&batch, qsizetype records);
+    // Stops the writer for good; the batches still queued are reported failed.
     void setError(const QString &error);
+    void settle(const std::deque<WriteBatch> &batches, const QString &error);
 
     QString m_path;
     Options m_options;
     QThread *m_thread = nullptr;
 
     // m_mutex protects everything below it: the queue and its record count, the submitted and
-    // committed sequence numbers, the started / stopping flags, the first error and the
-    // written counters. The three conditions are waited on with it.
+    // settled batch counts, the started / stopping flags, the first error and the written
+    // counters. The three conditions are waited on with it.
     mutable QMutex m_mutex;
     QWaitCondition m_queueNotEmpty; // writer waits: batches to write, or stop requested
     QWaitCondition m_queueNotFull;  // producers wait in submit()
-    QWaitCondition m_committed;     // flush() and start() wait: progress of the writer
+    QWaitCondition m_committed;     // flush() and start() wait: batches settled, or started
     std::deque<WriteBatch> m_queue;
     // Batches already committed, handed back so that the next submit() frees them on the
     // producer's thread: the events were allocated there, and freeing them on the writer
     // thread cost it ~10% (cross-arena frees) on the import's critical path.
     std::deque<WriteBatch> m_spent;
     qsizetype m_queuedRecords = 0;
-    quint64 m_submittedBatches = 0;
-    quint64 m_committedBatches = 0;
+    quint64 m_submittedBatches = 0; // also the last sequence number handed out
+    // Batches committed, failed or cancelled: flush() waits for it to reach m_submittedBatches.
+    quint64 m_settledBatches = 0;
     bool m_started = false; // the thread finished opening (successfully or not)
     bool m_stopping = false;
     bool m_failed = false;
