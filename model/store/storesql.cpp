@@ -105,6 +105,39 @@ QStringList migrationStatements(int toVersion)
     }
 }
 
+// Whether the file open on `db` is a workspace this build can open, or a new, empty file that
+// may become one; reads the header and sqlite_master, changes nothing. Used before the first
+// statement that would write (and again inside the migration's transaction, against a race).
+bool checkWorkspaceIdentity(QSqlDatabase &db, QString *error)
+{
+    auto refuse = [&](const QString &message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    QSqlQuery query(db);
+    if (!query.exec(QStringLiteral("SELECT (SELECT user_version FROM pragma_user_version),"
+                                   " (SELECT application_id FROM pragma_application_id),"
+                                   " (SELECT count(*) FROM sqlite_master)")) ||
+        !query.next()) {
+        // Not SQLite at all ("file is not a database"), or unreadable.
+        return refuse(query.lastError().text());
+    }
+    const qint64 version = query.value(0).toLongLong();
+    const qint64 applicationId = query.value(1).toLongLong();
+    const qint64 tables = query.value(2).toLongLong();
+    if (version > kWorkspaceSchemaVersion && applicationId == kApplicationId) {
+        return refuse(QStringLiteral("workspace schema version %1 is newer than this "
+                                     "Throttlescope supports (%2)")
+                          .arg(version)
+                          .arg(kWorkspaceSchemaVersion));
+    }
+    const bool empty = version == 0 && tables == 0;
+    if (!empty && applicationId != kApplicationId)
+        return refuse(QStringLiteral("not a Throttlescope workspace"));
+    return true;
+}
+
 bool migrate(QSqlDatabase &db, QString *error)
 {
     // IMMEDIATE: two processes opening a new workspace at once must not both create tables.
@@ -118,21 +151,10 @@ bool migrate(QSqlDatabase &db, QString *error)
         return false;
     };
 
+    QString refusal;
+    if (!checkWorkspaceIdentity(db, &refusal))
+        return rollbackWith(refusal);
     const qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), 0);
-    const qint64 applicationId = queryInt(db, QStringLiteral("PRAGMA application_id"), 0);
-    if (version > kWorkspaceSchemaVersion) {
-        return rollbackWith(QStringLiteral("workspace schema version %1 is newer than this "
-                                           "Throttlescope supports (%2)")
-                                .arg(version)
-                                .arg(kWorkspaceSchemaVersion));
-    }
-    if (version == 0) {
-        const qint64 tables = queryInt(db, QStringLiteral("SELECT count(*) FROM sqlite_master"), 0);
-        if (tables > 0 && applicationId != kApplicationId)
-            return rollbackWith(QStringLiteral("not a Throttlescope workspace"));
-    } else if (applicationId != kApplicationId) {
-        return rollbackWith(QStringLiteral("not a Throttlescope workspace"));
-    }
     if (version == kWorkspaceSchemaVersion)
         return execSql(db, QStringLiteral("COMMIT"), error) || rollbackWith({});
 
@@ -316,6 +338,14 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
         return failWith(db.lastError().text());
 
     QString pragmaError;
+    // Nothing below may change a file that is not ours: journal_mode=WAL rewrites the header of
+    // the file and leaves -wal / -shm files beside it. So the file is identified first, by
+    // reading its header only.
+    {
+        QString refusal;
+        if (!checkWorkspaceIdentity(db, &refusal))
+            return failWith(refusal);
+    }
     // WAL is a property of the file: readers never block the writer and a killed writer
     // leaves the last committed transaction intact. synchronous=NORMAL is durable against a
     // crash of the process (what the import ledger needs); only an OS crash can lose the last

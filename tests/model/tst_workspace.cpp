@@ -11,6 +11,7 @@
 #include "store/workspacewriter.h"
 #include "testlinereader.h"
 
+#include <QDateTime>
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
@@ -23,6 +24,7 @@
 #include <atomic>
 
 using namespace ts;
+using namespace Qt::StringLiterals;
 
 Q_DECLARE_METATYPE(ts::RequestEvent)
 Q_DECLARE_METATYPE(ts::EventFilter)
@@ -770,6 +772,60 @@ private Q_SLOTS:
                                            .arg(ledgerLine + 1))
                      .toLongLong(),
                  resumed.resumedFromOffset);
+    }
+
+    // A file that is not a workspace is refused before anything is written to it: not its
+    // journal mode (the header), not its user_version, no -wal / -shm beside it.
+    void foreignFileLeftUntouched_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::newRow("SQLite file of another application") << u"sqlite"_s;
+        QTest::newRow("SQLite file with a user_version") << u"sqlite user_version"_s;
+        QTest::newRow("SQLite file with another application_id") << u"sqlite application_id"_s;
+        QTest::newRow("text file") << u"text"_s;
+    }
+
+    void foreignFileLeftUntouched()
+    {
+        QFETCH(QString, kind);
+        const QString path = freshPath(QStringLiteral("foreign"));
+        if (kind.startsWith(u"sqlite")) {
+            scalar(path, QStringLiteral("CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)"));
+            scalar(path, QStringLiteral("INSERT INTO notes(text) VALUES('keep me')"));
+            if (kind.endsWith(u"user_version"))
+                scalar(path, QStringLiteral("PRAGMA user_version = 2"));
+            if (kind.endsWith(u"application_id"))
+                scalar(path, QStringLiteral("PRAGMA application_id = 1234"));
+            QCOMPARE(scalar(path, QStringLiteral("PRAGMA journal_mode")).toString(), u"delete"_s);
+        } else {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(QByteArray(4096, 'x'));
+        }
+        auto bytes = [&path] {
+            QFile file(path);
+            return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+        };
+        const QByteArray before = bytes();
+        const QDateTime modified = QFileInfo(path).lastModified();
+        QVERIFY(!before.isEmpty());
+
+        Workspace workspace;
+        QVERIFY(!workspace.open(path));
+        QVERIFY2(kind == u"text" ||
+                     workspace.errorString().contains(u"not a Throttlescope workspace"),
+                 qPrintable(workspace.errorString()));
+        WorkspaceWriter writer;
+        QVERIFY(!writer.start(path));
+        WorkspaceReader reader;
+        QVERIFY(!reader.open(path));
+        test::TestLineReader lineReader;
+        QVERIFY(!importOnce(path, freshPath(QStringLiteral("foreign-log")), lineReader).ok());
+
+        QCOMPARE(bytes(), before);
+        QCOMPARE(QFileInfo(path).lastModified(), modified);
+        for (const char *suffix : {"-wal", "-shm", "-journal"})
+            QVERIFY2(!QFileInfo::exists(path + QLatin1StringView(suffix)), suffix);
     }
 
     void cancelledImportResumes_data()
