@@ -100,6 +100,22 @@ QStringList migrationStatements(int toVersion)
         statements << blockSummaryRebuildStatements(QString());
         return statements;
     }
+    case 3:
+        return {
+            // Sources are recognised by content, whatever their name: head_hash is the hex
+            // SHA-1 of the first head_length bytes, for imported files and tailed files alike
+            // (fingerprint stays the identity a live source is looked up by, "tail:DEV:INODE").
+            // A file import's fingerprint already was that hash: it carries over.
+            QStringLiteral("ALTER TABLE sources ADD COLUMN head_hash TEXT"),
+            QStringLiteral("UPDATE sources SET head_hash = fingerprint WHERE length(fingerprint)"
+                           " = 40 AND fingerprint NOT GLOB '*[^0-9a-f]*'"),
+            // The file's size when an import of it last started (what "complete" would be).
+            QStringLiteral("ALTER TABLE sources ADD COLUMN seen_size INTEGER NOT NULL DEFAULT -1"),
+            // The import run that holds the source: a run writes only while it is the owner,
+            // checked in the transaction that writes, so two imports of one file never both
+            // store it (see WorkspaceWriter / importFile).
+            QStringLiteral("ALTER TABLE import_ledger ADD COLUMN owner TEXT"),
+        };
     default:
         return {};
     }
@@ -408,6 +424,28 @@ void closeConnection(QSqlDatabase &db, const QString &connectionName)
     db = QSqlDatabase(); // the last handle must be gone before removeDatabase()
     if (QSqlDatabase::contains(connectionName))
         QSqlDatabase::removeDatabase(connectionName);
+}
+
+QString sourceColumns()
+{
+    return QStringLiteral(
+        "id,path,format,size,mtime_ms,head_length,fingerprint,added_ms,head_hash,seen_size");
+}
+
+SourceRecord sourceFromQuery(const QSqlQuery &query)
+{
+    SourceRecord source;
+    source.id = query.value(0).toLongLong();
+    source.path = query.value(1).toString();
+    source.format = query.value(2).toString();
+    source.size = query.value(3).toLongLong();
+    source.mtimeMs = query.value(4).toLongLong();
+    source.headLength = query.value(5).toLongLong();
+    source.fingerprint = query.value(6).toString().toLatin1();
+    source.addedMs = query.value(7).toLongLong();
+    source.headHash = query.value(8).toString().toLatin1();
+    source.seenSize = query.value(9).toLongLong();
+    return source;
 }
 
 QStringList queryIndexStatements()
