@@ -11,8 +11,10 @@
 
 #include <QElapsedTimer>
 #include <QFile>
-
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QLocale>
 #include <QTextStream>
 
@@ -32,6 +34,8 @@ namespace {
 
 constexpr int kExitOk = 0;
 constexpr int kExitNothingRead = 1;
+// import: an input was missing, unreadable or failed (the others are still imported).
+constexpr int kExitInputFailed = 1;
 constexpr int kExitUsage = 2;
 
 // Which allocator serves malloc in this process, for --version (benchmark figures depend on
@@ -87,6 +91,7 @@ private:
 
 struct ReportArguments
 {
+    bool help = false;
     bool json = false;
     QStringList policies;
     SourceOptions source;
@@ -103,7 +108,8 @@ void printUsage(QTextStream &out)
            "  throttlescope --version\n"
            "  throttlescope report [--json] [--policy NAME|FILE]... [--format FORMAT] FILE...|-\n"
            "  throttlescope report --workspace WS.db [--json]\n"
-           "  throttlescope import --workspace WS.db FILE...\n"
+           "  throttlescope import --workspace WS.db FILE...     (exit 1 if any FILE is "
+           "missing or fails)\n"
            "  throttlescope tail --workspace WS.db [--out FILE] [--glob PATTERN] FILE|DIR...\n"
            "  throttlescope serve --listen 127.0.0.1:PORT --workspace WS.db [--token T]\n"
            "  throttlescope simulate --scenario NAME --out FILE [--seed N] [--duration S]\n"
@@ -124,7 +130,9 @@ bool parseArguments(const QStringList &args, ReportArguments &parsed)
             return true;
         };
         QString policy;
-        if (arg == u"--json") {
+        if (arg == u"--help" || arg == u"-h") {
+            parsed.help = true;
+        } else if (arg == u"--json") {
             parsed.json = true;
         } else if (arg == u"--policy") {
             if (!value(policy))
@@ -150,6 +158,30 @@ bool parseArguments(const QStringList &args, ReportArguments &parsed)
         }
     }
     return true;
+}
+
+void printImportHelp(QTextStream &out)
+{
+    out << "usage: throttlescope import --workspace WS.db [--format FORMAT] FILE...|-\n"
+           "Stores each FILE's requests in the workspace, exactly once. A file is recognised by\n"
+           "its content, whatever its name: importing it again adds only what was appended, a\n"
+           "renamed, rotated or copied file adds only its new lines, and an interrupted import\n"
+           "resumes where it stopped. A file truncated and rewritten is read again from the\n"
+           "start (with a warning).\n"
+           "Exit status: 0 when every FILE was imported (or already was); 1 when any FILE is\n"
+           "missing, unreadable or could not be imported (named on stderr as\n"
+           "'FILE: cannot open: ...'; the other FILEs are still imported); 2 for bad usage.\n";
+}
+
+void printReportHelp(QTextStream &out)
+{
+    out << "usage: throttlescope report [--json] [--policy NAME|FILE]... [--format FORMAT] "
+           "FILE...|-\n"
+           "       throttlescope report --workspace WS.db [--json]\n"
+           "Exit status: 0 when a report was produced (a FILE that cannot be read is named on\n"
+           "stderr and left out); 1 when nothing could be read; 2 for bad usage. On a workspace\n"
+           "whose imports did not all finish, the report says so (\"incompleteSources\" in\n"
+           "JSON, a warning on stderr).\n";
 }
 
 std::optional<PolicySet> policiesFrom(const ReportArguments &parsed)
@@ -216,7 +248,55 @@ int runWorkspaceReport(const ReportArguments &parsed)
     for (StoredMalformed stored : samples)
         analysis.onMalformed(std::move(stored.record));
     analysis.countMalformed(reader.countMalformed() - samples.size());
-    printReport(analysis.report(), parsed.json);
+
+    // Sources an import did not finish (killed, cancelled, or still running elsewhere): the
+    // report covers only what was committed of them, and says so.
+    const QList<IncompleteImport> incomplete = incompleteImports(reader.sources(), reader.ledger());
+    const QLocale c = QLocale::c();
+    auto sizeText = [&c](const IncompleteImport &item) -> QString {
+        if (item.sizeBytes < 0)
+            return c.toString(item.committedBytes) + u" bytes";
+        return c.toString(item.committedBytes) + u" of " + c.toString(item.sizeBytes) + u" bytes";
+    };
+    for (const IncompleteImport &item : incomplete) {
+        err() << "warning: " << parsed.workspace << ": " << item.source.path
+              << ": import incomplete (" << sizeText(item)
+              << " imported; interrupted or still running): run import again to finish it"
+              << Qt::endl;
+    }
+    const ReportData report = analysis.report();
+    if (parsed.json) {
+        // The report's own keys are left as they are; "incompleteSources" is added (sorted in
+        // with them, as the writer sorts its keys).
+        QJsonObject object = QJsonDocument::fromJson(reportToJson(report)).object();
+        QJsonArray sources;
+        for (const IncompleteImport &item : incomplete) {
+            sources.append(
+                QJsonObject{{u"path"_qs, item.source.path},
+                            {u"committedBytes"_qs, item.committedBytes},
+                            {u"sizeBytes"_qs, item.sizeBytes >= 0 ? QJsonValue(item.sizeBytes)
+                                                                  : QJsonValue(QJsonValue::Null)}});
+        }
+        object.insert(u"incompleteSources"_qs, sources);
+        const QByteArray text = QJsonDocument(object).toJson(QJsonDocument::Indented);
+        std::fwrite(text.constData(), 1, size_t(text.size()), stdout);
+        std::fflush(stdout);
+        return kExitOk;
+    }
+    QString text = reportToText(report);
+    if (!incomplete.isEmpty()) {
+        QString lines = u"  INCOMPLETE: "_qs + c.toString(incomplete.size()) +
+                        u" source(s) only partly imported (an import was interrupted or is still "
+                        u"running; run import again to finish):\n"_qs;
+        for (const IncompleteImport &item : incomplete)
+            lines += u"    "_qs + item.source.path + u": "_qs + sizeText(item) + u" imported\n"_qs;
+        // At the end of the opening paragraph, next to the counts it qualifies.
+        const qsizetype paragraphEnd = text.indexOf(u"\n\n"_qs);
+        text.insert(paragraphEnd < 0 ? text.size() : paragraphEnd + 1, lines);
+    }
+    QTextStream out(stdout);
+    out << text;
+    out.flush();
     return kExitOk;
 }
 
@@ -226,6 +306,11 @@ int runImport(const QStringList &args)
     ReportArguments parsed;
     if (!parseArguments(args, parsed))
         return kExitUsage;
+    if (parsed.help) {
+        QTextStream out(stdout);
+        printImportHelp(out);
+        return kExitOk;
+    }
     if (parsed.workspace.isEmpty() || parsed.files.isEmpty()) {
         err() << "throttlescope import: usage: import --workspace WS.db FILE..." << Qt::endl;
         return kExitUsage;
@@ -241,6 +326,9 @@ int runImport(const QStringList &args)
         return kExitNothingRead;
     }
     int imported = 0;
+    // Inputs missing, unreadable or failed: each one makes the exit status 1, but the others
+    // are still imported.
+    int failedInputs = 0;
     QList<qint64> sourcesWithMalformed;
     QLocale c = QLocale::c();
     for (const QString &path : std::as_const(parsed.files)) {
@@ -251,6 +339,7 @@ int runImport(const QStringList &args)
             path == u"-" ? true : (probe.setFileName(path), probe.open(QIODevice::ReadOnly));
         if (!opened) {
             err() << name << ": cannot open: " << probe.errorString() << Qt::endl;
+            ++failedInputs;
             continue;
         }
         QString error;
@@ -258,6 +347,7 @@ int runImport(const QStringList &args)
         probe.close();
         if (!logReader) {
             err() << error << Qt::endl;
+            ++failedInputs;
             continue;
         }
         ImportOptions options;
@@ -277,19 +367,39 @@ int runImport(const QStringList &args)
         if (!result.ok()) {
             err() << name << ": " << importStatusName(result.status) << ": " << result.error
                   << Qt::endl;
+            ++failedInputs;
             continue;
         }
         ++imported;
+        if (result.contentReplaced()) {
+            err() << "warning: " << name
+                  << ": not the content imported from this path before (truncated and "
+                     "rewritten, or replaced; "
+                  << c.toString(result.replacedCommittedBytes)
+                  << " bytes of it had been imported): read from the start as new content"
+                  << Qt::endl;
+        }
         if (result.status == ImportResult::Status::AlreadyImported) {
-            err() << name << ": already imported, nothing added" << Qt::endl;
+            if (result.earlierCopy)
+                err() << name << ": an earlier copy of " << result.continuesPath
+                      << ", imported further already: nothing added" << Qt::endl;
+            else if (!result.continuesPath.isEmpty())
+                err() << name << ": already imported as " << result.continuesPath
+                      << ", nothing added" << Qt::endl;
+            else
+                err() << name << ": already imported, nothing added" << Qt::endl;
             continue;
         }
         if (result.malformedAdded > 0)
             sourcesWithMalformed << result.sourceId;
         err() << name << ": " << c.toString(result.eventsAdded) << " events, "
               << c.toString(result.malformedAdded) << " malformed records added";
+        if (!result.continuesPath.isEmpty())
+            err() << " (the content of " << result.continuesPath << ", renamed or copied)";
         if (result.resumed)
             err() << " (resumed after line " << c.toString(result.resumedFromLine) << ")";
+        if (result.status == ImportResult::Status::Superseded)
+            err() << "; another import of the same file took it over and adds the rest";
         err() << Qt::endl;
         if (result.heldBytes > 0) {
             err() << name << ": the last line (" << c.toString(result.heldBytes)
@@ -317,6 +427,8 @@ int runImport(const QStringList &args)
             }
         }
     }
+    if (failedInputs > 0)
+        return kExitInputFailed;
     return imported > 0 ? kExitOk : kExitNothingRead;
 }
 
@@ -325,6 +437,11 @@ int runReport(const QStringList &args)
     ReportArguments parsed;
     if (!parseArguments(args, parsed))
         return kExitUsage;
+    if (parsed.help) {
+        QTextStream out(stdout);
+        printReportHelp(out);
+        return kExitOk;
+    }
     if (!parsed.workspace.isEmpty())
         return runWorkspaceReport(parsed);
     if (parsed.files.isEmpty()) {

@@ -549,7 +549,8 @@ int runTail(const QStringList &args)
                 continue;
             positions.append(live::TailPosition{source.path, ledger->committedOffset,
                                                 ledger->committedLine, parts.at(1).toULongLong(),
-                                                parts.at(2).toULongLong()});
+                                                parts.at(2).toULongLong(), source.headLength,
+                                                source.headHash});
         }
         tailer.setStartPositions(positions);
     }
@@ -564,8 +565,11 @@ int runTail(const QStringList &args)
             batch.path, QStringLiteral("tail:%1:%2").arg(batch.device).arg(batch.inode));
         for (const MalformedRecord &record : std::as_const(malformed))
             err() << record.toString() << Qt::endl;
+        // The head travels with the offset: both are committed together, so a restart never
+        // applies an offset to other content.
         if (!output.write(sourceId, std::move(events), std::move(malformed),
-                          LedgerCheckpoint{batch.endOffset, batch.endLine, false})) {
+                          LedgerCheckpoint{batch.endOffset, batch.endLine, false, batch.headLength,
+                                           batch.headHash})) {
             writeFailed = true;
             QCoreApplication::exit(kExitFailure);
         }
@@ -573,6 +577,13 @@ int runTail(const QStringList &args)
     QObject::connect(&tailer, &live::FileTailer::errorOccurred, QCoreApplication::instance(),
                      [](const QString &path, const QString &message) {
                          err() << "warning: " << path << ": " << message << Qt::endl;
+                     });
+    QObject::connect(&tailer, &live::FileTailer::fileTruncated, QCoreApplication::instance(),
+                     [](const QString &path) {
+                         err() << "warning: " << path
+                               << ": truncated or rewritten since it was read: reading it again "
+                                  "from the start"
+                               << Qt::endl;
                      });
     QObject::connect(&tailer, &live::FileTailer::fileOpened, QCoreApplication::instance(),
                      [](const QString &path, qint64 offset) {

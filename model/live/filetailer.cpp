@@ -1,5 +1,7 @@
 #include "filetailer.h"
 
+#include "core/contenthash.h"
+
 #include <QDateTime>
 #include <QDir>
 #include <QElapsedTimer>
@@ -12,6 +14,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -23,8 +26,8 @@ namespace {
 // still split by line count before it is handed out.
 constexpr qint64 kReadChunk = 1 << 20;
 // Bytes from the start of a file remembered to notice "truncated and written again past the old
-// length" between two polls, which the size alone cannot show.
-constexpr qsizetype kHeadFingerprint = 256;
+// length" between two polls, which the size alone cannot show, and to recognise its content.
+constexpr qsizetype kHeadFingerprint = kTailHeadBytes;
 
 QByteArray encodedPath(const QString &path)
 {
@@ -84,7 +87,11 @@ struct FileTailer::Tracked
     qint64 readOffset = 0; // bytes consumed from the file, including `partial`
     qint64 line = 0;       // complete lines handed out
     QByteArray partial;    // an incomplete last line, held until its '\n' arrives
-    QByteArray head;       // the file's first bytes, see kHeadFingerprint
+    QByteArray head;       // the file's first committed bytes, see kHeadFingerprint
+    QByteArray headHash;   // headHashOf(head)
+    // Adopted at the offset of its content (a copy) that it has not reached yet: until it
+    // does, being shorter than readOffset is not a truncation, and nothing is read.
+    bool catchingUp = false;
     qint64 lastSize = -1;
     qint64 lastMtimeNs = -1;
     qint64 orphanSinceMs = -1; // >= 0: no candidate name points to this file any more
@@ -235,22 +242,93 @@ FileTailer::Tracked *FileTailer::findByIdentity(quint64 device, quint64 inode)
     return nullptr;
 }
 
-TailPosition FileTailer::takeStartPosition(const QString &path, quint64 device, quint64 inode,
-                                           qint64 size)
+FileTailer::StartDecision FileTailer::decideStart(const QString &path, int fd, quint64 device,
+                                                  quint64 inode, qint64 size)
 {
-    // Prefer the same file under any name (it may have been rotated while we were closed),
-    // then a position stored without an identity for this name.
-    for (qsizetype i = 0; i < m_startPositions.size(); ++i) {
-        const TailPosition &stored = m_startPositions.at(i);
+    StartDecision decision;
+    decision.position = TailPosition{path, 0, 0, device, inode};
+    const QByteArray head = readAt(fd, 0, qMin<qint64>(kHeadFingerprint, size));
+    QHash<qint64, QByteArray> prefixHashes; // by length: positions share a few head lengths
+    auto startsWith = [&](qint64 length, const QByteArray &hash) {
+        if (length > head.size())
+            return false;
+        auto it = prefixHashes.constFind(length);
+        if (it == prefixHashes.cend())
+            it = prefixHashes.insert(length, headHashOf(QByteArrayView(head).first(length)));
+        return *it == hash;
+    };
+
+    // Its own positions (a renamed file may have several: one per name it was followed under)
+    // and those of the same content elsewhere; the furthest of each kind.
+    std::optional<TailPosition> own;
+    std::optional<TailPosition> sameContent;
+    bool ownContentChanged = false;
+    auto consider = [](std::optional<TailPosition> &best, const TailPosition &candidate) {
+        if (!best || candidate.offset > best->offset)
+            best = candidate;
+    };
+    for (const TailPosition &stored : std::as_const(m_startPositions)) {
         const bool sameFile = stored.inode != 0 && stored.device == device && stored.inode == inode;
-        const bool sameNameUnknownFile = stored.inode == 0 && stored.path == path;
-        if ((sameFile || sameNameUnknownFile) && stored.offset <= size) {
-            TailPosition position = m_startPositions.takeAt(i);
-            position.path = path;
-            return position;
+        if (stored.headLength <= 0 || stored.headHash.isEmpty()) {
+            // No head known (an older workspace): trusted by identity, else by name.
+            if (sameFile || (stored.inode == 0 && stored.path == path))
+                consider(own, stored);
+            continue;
+        }
+        if (!startsWith(stored.headLength, stored.headHash)) {
+            ownContentChanged = ownContentChanged || sameFile;
+            continue;
+        }
+        consider(sameFile ? own : sameContent, stored);
+    }
+    // A copy of a file followed now, made while running.
+    bool maybeCopyInProgress = false;
+    for (const auto &tracked : m_tracked) {
+        if (tracked->head.isEmpty())
+            continue;
+        if (head.size() >= tracked->head.size()) {
+            if (head.startsWith(tracked->head)) {
+                consider(sameContent,
+                         TailPosition{path, tracked->committedOffset(), tracked->line, device,
+                                      inode, tracked->head.size(), tracked->headHash});
+            }
+        } else if (tracked->head.startsWith(head)) {
+            maybeCopyInProgress = true;
         }
     }
-    return TailPosition{path, 0, 0, device, inode};
+
+    if (own || ownContentChanged) {
+        // A position names its file once: an inode (or, without one, a name) met again later
+        // in this session is another file. Its head still recognises copies of its content.
+        for (TailPosition &stored : m_startPositions) {
+            const bool sameFile =
+                stored.inode != 0 && stored.device == device && stored.inode == inode;
+            const bool headless = stored.headLength <= 0 || stored.headHash.isEmpty();
+            if (sameFile || (headless && stored.inode == 0 && stored.path == path)) {
+                stored.device = 0;
+                stored.inode = 0;
+                if (headless)
+                    stored.path.clear(); // nothing left to recognise it by
+            }
+        }
+    }
+    if (own) {
+        if (own->offset <= size)
+            decision.position = *own;
+        else
+            decision.truncated = true; // cut below what was read of it
+    } else if (ownContentChanged) {
+        decision.truncated = true; // rewritten with other content (or its inode was reused)
+    } else if (sameContent) {
+        decision.position = *sameContent;
+        decision.catchingUp = sameContent->offset > size;
+    } else if (maybeCopyInProgress) {
+        decision.defer = true;
+    }
+    decision.position.path = path;
+    decision.position.device = device;
+    decision.position.inode = inode;
+    return decision;
 }
 
 void FileTailer::pollNow()
@@ -294,19 +372,26 @@ void FileTailer::pollNow()
             seen.insert(already);
             continue;
         }
+        const StartDecision start = decideStart(path, fd, quint64(opened.st_dev),
+                                                quint64(opened.st_ino), qint64(opened.st_size));
+        if (start.defer) {
+            ::close(fd); // looked at again by the next poll
+            continue;
+        }
         auto file = std::make_unique<Tracked>();
         file->path = path;
         file->fd = fd;
         file->device = quint64(opened.st_dev);
         file->inode = quint64(opened.st_ino);
-        const TailPosition start =
-            takeStartPosition(path, file->device, file->inode, qint64(opened.st_size));
-        file->readOffset = start.offset;
-        file->line = start.line;
-        if (start.offset > 0)
-            file->head = readAt(fd, 0, qMin<qint64>(kHeadFingerprint, start.offset));
+        file->readOffset = start.position.offset;
+        file->line = start.position.line;
+        file->catchingUp = start.catchingUp;
+        if (!file->catchingUp)
+            refreshHead(*file, file->readOffset);
         seen.insert(file.get());
-        emit fileOpened(path, start.offset);
+        emit fileOpened(path, start.position.offset);
+        if (start.truncated)
+            emit fileTruncated(path);
         publishPosition(*file);
         m_tracked.push_back(std::move(file));
     }
@@ -358,6 +443,12 @@ void FileTailer::readAvailable(Tracked &file)
     file.lastMtimeNs = mtimeNs;
     if (!changed && size == file.readOffset)
         return;
+    if (file.catchingUp) {
+        if (size < file.readOffset)
+            return; // a copy still being written, or an older one: nothing new in it yet
+        file.catchingUp = false;
+        refreshHead(file, file.readOffset);
+    }
 
     // copytruncate (same inode, shorter), or truncated and rewritten beyond the old length
     // between two polls (the first bytes differ).
@@ -369,6 +460,7 @@ void FileTailer::readAvailable(Tracked &file)
         file.line = 0;
         file.partial.clear();
         file.head.clear();
+        file.headHash.clear();
         publishPosition(file);
         emit fileTruncated(file.path);
     }
@@ -400,15 +492,25 @@ void FileTailer::readAvailable(Tracked &file)
         if (chunk.size() < kReadChunk)
             break;
     }
-    if (file.head.size() < kHeadFingerprint && file.readOffset > file.head.size())
-        file.head = readAt(file.fd, 0, qMin<qint64>(kHeadFingerprint, file.readOffset));
     emitLines(file, lines, file.committedOffset());
+}
+
+void FileTailer::refreshHead(Tracked &file, qint64 upTo)
+{
+    // The head covers committed bytes only, so that a file cut back to its committed offset
+    // (an unfinished last line dropped) still starts with it.
+    const qint64 wanted = qMin<qint64>(kHeadFingerprint, upTo);
+    if (file.head.size() >= wanted)
+        return;
+    file.head = readAt(file.fd, 0, wanted);
+    file.headHash = headHashOf(file.head);
 }
 
 void FileTailer::emitLines(Tracked &file, QList<TailLine> &lines, qint64 endOffset)
 {
     if (lines.isEmpty())
         return;
+    refreshHead(file, endOffset);
     TailBatch batch;
     batch.path = file.path;
     batch.device = file.device;
@@ -417,14 +519,16 @@ void FileTailer::emitLines(Tracked &file, QList<TailLine> &lines, qint64 endOffs
     lines = {};
     batch.endLine = batch.lines.constLast().line;
     batch.endOffset = endOffset;
+    batch.headLength = file.head.size();
+    batch.headHash = file.headHash;
     const qint64 count = batch.lines.size();
     if (m_callback)
         m_callback(batch);
     {
         QMutexLocker locker(&m_positionsMutex);
-        m_positions.insert(
-            {file.device, file.inode},
-            TailPosition{file.path, batch.endOffset, batch.endLine, file.device, file.inode});
+        m_positions.insert({file.device, file.inode},
+                           TailPosition{file.path, batch.endOffset, batch.endLine, file.device,
+                                        file.inode, batch.headLength, batch.headHash});
         m_linesDelivered += count;
     }
     emit linesReady(batch);
@@ -433,8 +537,9 @@ void FileTailer::emitLines(Tracked &file, QList<TailLine> &lines, qint64 endOffs
 void FileTailer::publishPosition(const Tracked &file)
 {
     QMutexLocker locker(&m_positionsMutex);
-    m_positions.insert({file.device, file.inode}, TailPosition{file.path, file.committedOffset(),
-                                                               file.line, file.device, file.inode});
+    m_positions.insert({file.device, file.inode},
+                       TailPosition{file.path, file.committedOffset(), file.line, file.device,
+                                    file.inode, file.head.size(), file.headHash});
 }
 
 void FileTailer::forgetPosition(const Tracked &file)

@@ -5,6 +5,11 @@
 // directory are all handled by the same poll. QFileSystemWatcher only *wakes* the poll early;
 // a timer polls anyway because watcher events are unreliable on network and overlay file systems.
 //
+// Content is recognised too, by the hash of a file's head (kTailHeadBytes): across a restart a
+// renamed or copied file resumes from the position of its content, a file truncated and
+// rewritten while nobody watched is read again from its start (fileTruncated), and a copy of a
+// followed file made while running starts where that file stands instead of repeating it.
+//
 // POSIX only (uses open/pread/fstat), which is what the operators run it on.
 
 #include <QByteArray>
@@ -25,17 +30,33 @@ class QTimer;
 
 namespace ts::live {
 
+// Bytes from the start of a file that identify its content (TailPosition::headHash): a file
+// renamed or copied keeps them, one truncated and rewritten does not.
+inline constexpr qint64 kTailHeadBytes = 4096;
+
 // Where reading a file stands. `offset` is just past the last *complete* line handed out, so a
-// partial last line is read again after a restart. `device`/`inode` tell whether the file found
-// at `path` later is still the same file (0 = unknown: then the offset is trusted when the file
-// is at least that long).
+// partial last line is read again after a restart. `device`/`inode` say which file it was
+// (0 = unknown); `headLength`/`headHash` which content: the hex SHA-1 (ts::headHashOf) of the
+// file's first headLength = min(offset, kTailHeadBytes) bytes. A position without a head
+// (0: unknown, from an older workspace) is trusted by identity, else by path, when the file is
+// at least `offset` long.
 struct TailPosition
 {
+    TailPosition() = default;
+    TailPosition(QString filePath, qint64 byteOffset, qint64 lineCount, quint64 fileDevice,
+                 quint64 fileInode, qint64 contentHeadLength = 0, QByteArray contentHeadHash = {})
+        : path(std::move(filePath)), offset(byteOffset), line(lineCount), device(fileDevice),
+          inode(fileInode), headLength(contentHeadLength), headHash(std::move(contentHeadHash))
+    {
+    }
+
     QString path;
     qint64 offset = 0;
     qint64 line = 0; // complete lines handed out so far (the next line is line + 1)
     quint64 device = 0;
     quint64 inode = 0;
+    qint64 headLength = 0;
+    QByteArray headHash;
     bool operator==(const TailPosition &other) const = default;
 };
 
@@ -56,6 +77,9 @@ struct TailBatch
     QList<TailLine> lines;
     qint64 endOffset = 0;
     qint64 endLine = 0;
+    // The content endOffset refers to (see TailPosition): persist it with the offset.
+    qint64 headLength = 0;
+    QByteArray headHash;
 };
 
 class FileTailer : public QObject
@@ -85,8 +109,13 @@ public:
     // Follow every file in `directory` whose name matches one of the wildcard `nameFilters`
     // ("*.ndjson"); files created later are picked up from their first byte.
     void addDirectory(const QString &directory, const QStringList &nameFilters);
-    // Resume points from a previous session (matched by inode, else by path). Files without one
-    // are read from the beginning.
+    // Resume points from a previous session. A file resumes from its own position (same
+    // device + inode) if it still starts with that position's head and is at least as long;
+    // else, being shorter or starting otherwise, it was truncated or rewritten meanwhile: it is
+    // read from the beginning and fileTruncated() is emitted. A file without a position of its
+    // own (renamed across devices, copied, re-created) resumes from the furthest position whose
+    // head it starts with; a copy shorter than that offset is not read until it passes it.
+    // Files matching nothing are read from the beginning.
     void setStartPositions(const QList<TailPosition> &positions);
 
     // Thread-safe: where every known file stands (after the last delivered batch).
@@ -104,6 +133,8 @@ signals:
     void linesReady(const ts::live::TailBatch &batch);
     void fileOpened(const QString &path, qint64 fromOffset);
     void fileRotated(const QString &oldPath, const QString &path); // renamed away, drained
+    // Cut below what was read of it (copytruncate), or rewritten with other content (also
+    // while the tailer was not running): read again from its start.
     void fileTruncated(const QString &path);
     void fileRemoved(const QString &path);
     void errorOccurred(const QString &path, const QString &message);
@@ -125,7 +156,16 @@ private:
     void closeOrphan(Tracked &file);
     void refreshWatcher(const QStringList &candidates);
     Tracked *findByIdentity(quint64 device, quint64 inode);
-    TailPosition takeStartPosition(const QString &path, quint64 device, quint64 inode, qint64 size);
+    struct StartDecision
+    {
+        TailPosition position;
+        bool truncated = false;  // its own position is not its content any more
+        bool catchingUp = false; // a copy shorter than the offset of its content
+        bool defer = false;      // so far a prefix of a followed file's head: decide later
+    };
+    StartDecision decideStart(const QString &path, int fd, quint64 device, quint64 inode,
+                              qint64 size);
+    void refreshHead(Tracked &file, qint64 upTo);
 
     QList<Watch> m_watches;
     std::vector<std::unique_ptr<Tracked>> m_tracked;

@@ -7,6 +7,7 @@
 #include <QUuid>
 
 #include <cstdio>
+#include <memory>
 
 namespace ts {
 
@@ -18,9 +19,10 @@ namespace {
 class BatchingSink final : public IngestSink
 {
 public:
-    BatchingSink(WorkspaceWriter &writer, qint64 sourceId, qsizetype batchRecords, bool resumable)
+    BatchingSink(WorkspaceWriter &writer, qint64 sourceId, qsizetype batchRecords, bool resumable,
+                 std::shared_ptr<ImportClaim> claim)
         : m_writer(writer), m_sourceId(sourceId), m_batchRecords(qMax<qsizetype>(1, batchRecords)),
-          m_resumable(resumable)
+          m_resumable(resumable), m_claim(std::move(claim))
     {
         startBatch();
     }
@@ -28,7 +30,6 @@ public:
     void onEvent(RequestEvent &&event) override
     {
         m_batch.events.append(std::move(event));
-        ++m_events;
         submitIfFullWithoutCheckpoint();
     }
 
@@ -48,7 +49,6 @@ public:
     void onMalformed(MalformedRecord &&record) override
     {
         m_batch.malformed.append(std::move(record));
-        ++m_malformed;
         submitIfFullWithoutCheckpoint();
     }
 
@@ -76,8 +76,6 @@ public:
     }
 
     [[nodiscard]] bool writerFailed() const { return m_writerFailed; }
-    [[nodiscard]] qint64 events() const { return m_events; }
-    [[nodiscard]] qint64 malformed() const { return m_malformed; }
     [[nodiscard]] qint64 lastOffset() const { return m_lastOffset; }
     [[nodiscard]] qint64 lastLine() const { return m_lastLine; }
 
@@ -86,6 +84,7 @@ private:
     {
         m_batch = WriteBatch();
         m_batch.sourceId = m_sourceId;
+        m_batch.claim = m_claim;
         m_batch.events.reserve(m_batchRecords + m_largestRun);
     }
 
@@ -101,10 +100,9 @@ private:
     const qint64 m_sourceId;
     const qsizetype m_batchRecords;
     const bool m_resumable;
+    const std::shared_ptr<ImportClaim> m_claim;
     WriteBatch m_batch;
     qsizetype m_largestRun = 0; // most events handed over by one onEvents() so far
-    qint64 m_events = 0;
-    qint64 m_malformed = 0;
     qint64 m_lastOffset = 0;
     qint64 m_lastLine = 0;
     bool m_writerFailed = false;
@@ -130,6 +128,8 @@ QString importStatusName(ImportResult::Status status)
         return QStringLiteral("cancelled");
     case ImportResult::Status::Failed:
         return QStringLiteral("failed");
+    case ImportResult::Status::Superseded:
+        return QStringLiteral("continued by another import");
     }
     return QStringLiteral("failed");
 }
@@ -143,6 +143,8 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
         return failed(result, QStringLiteral("workspace is not open"));
     const bool fromStdin = path == u"-";
     const bool resumable = reader.supportsResume() && !fromStdin;
+    // This run's name in the ledger while it owns the source.
+    const QByteArray owner = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
 
     QFile input;
     qint64 startOffset = 0;
@@ -151,10 +153,12 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
         if (!input.open(stdin, QIODevice::ReadOnly))
             return failed(result, u"-: " + input.errorString());
         // Every read of stdin is new data: its own source, never matched or resumed.
-        result.sourceId =
-            workspace.addSource(QStringLiteral("-"), reader.formatName(), -1, 0,
-                                "stdin:" + QUuid::createUuid().toByteArray(QUuid::WithoutBraces));
-        if (result.sourceId == 0)
+        const bool claimed = workspace.writeTransaction([&] {
+            result.sourceId = workspace.addSource(QStringLiteral("-"), reader.formatName(), -1, 0,
+                                                  "stdin:" + owner);
+            return result.sourceId != 0 && workspace.claimLedger(result.sourceId, owner);
+        });
+        if (!claimed)
             return failed(result, workspace.errorString());
     } else {
         QString error;
@@ -163,61 +167,91 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
             return failed(result, error);
         result.totalBytes = fingerprint->size;
 
-        std::optional<SourceRecord> source = workspace.findFileSource(*fingerprint);
-        std::optional<LedgerEntry> ledger;
-        if (source) {
-            ledger = workspace.ledger(source->id);
-            // Same head but shorter than what was committed: rewritten, not appended to.
-            if (ledger && ledger->committedOffset > fingerprint->size)
+        // Which content this is and what of it is stored are read, and the source claimed for
+        // this run, in one write transaction: another import deciding the same at the same
+        // time sees this one's claim, or this one sees its.
+        bool nothingToDo = false;
+        const bool claimed = workspace.writeTransaction([&] {
+            const std::optional<FileSourceMatch> match = workspace.matchFileSource(*fingerprint);
+            if (!match)
+                return false;
+            std::optional<SourceRecord> source = match->source;
+            std::optional<LedgerEntry> ledger = match->ledger;
+            const qint64 committed = ledger ? ledger->committedOffset : 0;
+            if (source && committed > fingerprint->size) {
+                if (source->path != fingerprint->path) {
+                    // Another name, the same head, less than was read of it: an earlier copy
+                    // of content imported further.
+                    result.sourceId = source->id;
+                    result.status = ImportResult::Status::AlreadyImported;
+                    result.earlierCopy = true;
+                    result.continuesPath = source->path;
+                    result.endOffset = committed;
+                    result.endLine = ledger->committedLine;
+                    nothingToDo = true;
+                    return true;
+                }
+                // Cut below what was read of it (copytruncate) and written again: new content.
+                result.replacedCommittedBytes = committed;
                 source.reset();
-        }
-        if (source) {
-            result.sourceId = source->id;
-            if (ledger && ledger->complete && ledger->committedOffset == fingerprint->size) {
-                result.status = ImportResult::Status::AlreadyImported;
-                result.endOffset = ledger->committedOffset;
-                result.endLine = ledger->committedLine;
-                return result;
+            } else if (!source && match->replacedAtPath) {
+                result.replacedCommittedBytes =
+                    match->replacedLedger ? match->replacedLedger->committedOffset : 0;
             }
-            if (ledger && resumable) {
-                startOffset = ledger->committedOffset;
-                startLine = ledger->committedLine;
-                result.resumed = true;
-                result.resumedFromOffset = startOffset;
-                result.resumedFromLine = startLine;
-            } else if (!resumable) {
-                // Partly stored, or grown, but the reader can only start over: drop what is
-                // there (batches of a cancelled run included) so nothing is stored twice.
-                if (!workspace.discardSourceData(source->id))
-                    return failed(result, workspace.errorString());
-                result.restarted = true;
+            if (source) {
+                result.sourceId = source->id;
+                if (source->path != fingerprint->path)
+                    result.continuesPath = source->path;
+                if (ledger && ledger->complete && committed == fingerprint->size) {
+                    result.status = ImportResult::Status::AlreadyImported;
+                    result.endOffset = committed;
+                    result.endLine = ledger->committedLine;
+                    nothingToDo = true;
+                    return true;
+                }
+                if (resumable) {
+                    startOffset = committed;
+                    startLine = ledger ? ledger->committedLine : 0;
+                    result.resumed = true;
+                    result.resumedFromOffset = startOffset;
+                    result.resumedFromLine = startLine;
+                } else {
+                    // Partly stored, or grown, but the reader can only start over: drop what
+                    // is there (batches of a cancelled run included) so nothing is stored
+                    // twice.
+                    if (!workspace.discardSourceData(source->id))
+                        return false;
+                    result.restarted = true;
+                }
+                // Its name now, and its head over more bytes if it grew.
+                if (!workspace.updateFileSource(source->id, *fingerprint))
+                    return false;
+            } else {
+                result.sourceId = workspace.addFileSource(*fingerprint, reader.formatName());
+                if (result.sourceId == 0)
+                    return false;
             }
-            // The file may have grown past the head we fingerprinted: remember more of it.
-            if (fingerprint->headLength != source->headLength &&
-                !workspace.updateSourceFingerprint(source->id, fingerprint->headLength,
-                                                   fingerprint->headHash, fingerprint->mtimeMs)) {
-                return failed(result, workspace.errorString());
-            }
-        } else {
-            result.sourceId =
-                workspace.addSource(fingerprint->path, reader.formatName(), fingerprint->mtimeMs,
-                                    fingerprint->headLength, fingerprint->headHash);
-            if (result.sourceId == 0)
-                return failed(result, workspace.errorString());
-        }
+            return workspace.claimLedger(result.sourceId, owner);
+        });
+        if (!claimed)
+            return failed(result, workspace.errorString());
+        if (nothingToDo)
+            return result;
         input.setFileName(path);
         if (!input.open(QIODevice::ReadOnly))
             return failed(result, path + u": " + input.errorString());
     }
 
-    BatchingSink sink(writer, result.sourceId, options.batchRecords, resumable);
+    const auto claim = std::make_shared<ImportClaim>(owner);
+    BatchingSink sink(writer, result.sourceId, options.batchRecords, resumable, claim);
     sink.setResumePoint(startOffset, startLine);
 
-    // The reader polls one flag; it stops for the caller's cancel or for a failed writer.
+    // The reader polls one flag; it stops for the caller's cancel, a failed writer, or a claim
+    // another import took over.
     std::atomic<bool> stop{false};
     auto checkStop = [&] {
         if ((options.cancel && options.cancel->load(std::memory_order_relaxed)) ||
-            sink.writerFailed()) {
+            sink.writerFailed() || claim->lost.load(std::memory_order_relaxed)) {
             stop.store(true, std::memory_order_relaxed);
         }
     };
@@ -251,17 +285,22 @@ ImportResult importFile(Workspace &workspace, WorkspaceWriter &writer, const QSt
     std::optional<LedgerCheckpoint> last;
     if (resumable || complete)
         last = LedgerCheckpoint{endOffset, endLine, complete};
-    if (!sink.writerFailed())
+    if (!sink.writerFailed() && !claim->lost.load())
         sink.submit(last);
     const bool flushed = writer.flush();
 
-    result.eventsAdded = sink.events();
-    result.malformedAdded = sink.malformed();
+    // What the writer committed for this run: less than was read when the run lost its claim.
+    result.eventsAdded = claim->eventsStored.load();
+    result.malformedAdded = claim->malformedStored.load();
     result.endOffset = endOffset;
     result.endLine = endLine;
     result.heldBytes = read.heldBytes;
     if (!flushed || sink.writerFailed())
         return failed(result, writer.errorString());
+    if (claim->lost.load()) {
+        result.status = ImportResult::Status::Superseded;
+        return result;
+    }
     if (!read.fatalError.isEmpty())
         return failed(result, read.fatalError);
     result.status = cancelled ? ImportResult::Status::Cancelled : ImportResult::Status::Imported;

@@ -100,9 +100,58 @@ QStringList migrationStatements(int toVersion)
         statements << blockSummaryRebuildStatements(QString());
         return statements;
     }
+    case 3:
+        return {
+            // Sources are recognised by content, whatever their name: head_hash is the hex
+            // SHA-1 of the first head_length bytes, for imported files and tailed files alike
+            // (fingerprint stays the identity a live source is looked up by, "tail:DEV:INODE").
+            // A file import's fingerprint already was that hash: it carries over.
+            QStringLiteral("ALTER TABLE sources ADD COLUMN head_hash TEXT"),
+            QStringLiteral("UPDATE sources SET head_hash = fingerprint WHERE length(fingerprint)"
+                           " = 40 AND fingerprint NOT GLOB '*[^0-9a-f]*'"),
+            // The file's size when an import of it last started (what "complete" would be).
+            QStringLiteral("ALTER TABLE sources ADD COLUMN seen_size INTEGER NOT NULL DEFAULT -1"),
+            // The import run that holds the source: a run writes only while it is the owner,
+            // checked in the transaction that writes, so two imports of one file never both
+            // store it (see WorkspaceWriter / importFile).
+            QStringLiteral("ALTER TABLE import_ledger ADD COLUMN owner TEXT"),
+        };
     default:
         return {};
     }
+}
+
+// Whether the file open on `db` is a workspace this build can open, or a new, empty file that
+// may become one; reads the header and sqlite_master, changes nothing. Used before the first
+// statement that would write (and again inside the migration's transaction, against a race).
+bool checkWorkspaceIdentity(QSqlDatabase &db, QString *error)
+{
+    auto refuse = [&](const QString &message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    QSqlQuery query(db);
+    if (!query.exec(QStringLiteral("SELECT (SELECT user_version FROM pragma_user_version),"
+                                   " (SELECT application_id FROM pragma_application_id),"
+                                   " (SELECT count(*) FROM sqlite_master)")) ||
+        !query.next()) {
+        // Not SQLite at all ("file is not a database"), or unreadable.
+        return refuse(query.lastError().text());
+    }
+    const qint64 version = query.value(0).toLongLong();
+    const qint64 applicationId = query.value(1).toLongLong();
+    const qint64 tables = query.value(2).toLongLong();
+    if (version > kWorkspaceSchemaVersion && applicationId == kApplicationId) {
+        return refuse(QStringLiteral("workspace schema version %1 is newer than this "
+                                     "Throttlescope supports (%2)")
+                          .arg(version)
+                          .arg(kWorkspaceSchemaVersion));
+    }
+    const bool empty = version == 0 && tables == 0;
+    if (!empty && applicationId != kApplicationId)
+        return refuse(QStringLiteral("not a Throttlescope workspace"));
+    return true;
 }
 
 bool migrate(QSqlDatabase &db, QString *error)
@@ -118,21 +167,10 @@ bool migrate(QSqlDatabase &db, QString *error)
         return false;
     };
 
+    QString refusal;
+    if (!checkWorkspaceIdentity(db, &refusal))
+        return rollbackWith(refusal);
     const qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), 0);
-    const qint64 applicationId = queryInt(db, QStringLiteral("PRAGMA application_id"), 0);
-    if (version > kWorkspaceSchemaVersion) {
-        return rollbackWith(QStringLiteral("workspace schema version %1 is newer than this "
-                                           "Throttlescope supports (%2)")
-                                .arg(version)
-                                .arg(kWorkspaceSchemaVersion));
-    }
-    if (version == 0) {
-        const qint64 tables = queryInt(db, QStringLiteral("SELECT count(*) FROM sqlite_master"), 0);
-        if (tables > 0 && applicationId != kApplicationId)
-            return rollbackWith(QStringLiteral("not a Throttlescope workspace"));
-    } else if (applicationId != kApplicationId) {
-        return rollbackWith(QStringLiteral("not a Throttlescope workspace"));
-    }
     if (version == kWorkspaceSchemaVersion)
         return execSql(db, QStringLiteral("COMMIT"), error) || rollbackWith({});
 
@@ -316,6 +354,14 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
         return failWith(db.lastError().text());
 
     QString pragmaError;
+    // Nothing below may change a file that is not ours: journal_mode=WAL rewrites the header of
+    // the file and leaves -wal / -shm files beside it. So the file is identified first, by
+    // reading its header only.
+    {
+        QString refusal;
+        if (!checkWorkspaceIdentity(db, &refusal))
+            return failWith(refusal);
+    }
     // WAL is a property of the file: readers never block the writer and a killed writer
     // leaves the last committed transaction intact. synchronous=NORMAL is durable against a
     // crash of the process (what the import ledger needs); only an OS crash can lose the last
@@ -378,6 +424,28 @@ void closeConnection(QSqlDatabase &db, const QString &connectionName)
     db = QSqlDatabase(); // the last handle must be gone before removeDatabase()
     if (QSqlDatabase::contains(connectionName))
         QSqlDatabase::removeDatabase(connectionName);
+}
+
+QString sourceColumns()
+{
+    return QStringLiteral(
+        "id,path,format,size,mtime_ms,head_length,fingerprint,added_ms,head_hash,seen_size");
+}
+
+SourceRecord sourceFromQuery(const QSqlQuery &query)
+{
+    SourceRecord source;
+    source.id = query.value(0).toLongLong();
+    source.path = query.value(1).toString();
+    source.format = query.value(2).toString();
+    source.size = query.value(3).toLongLong();
+    source.mtimeMs = query.value(4).toLongLong();
+    source.headLength = query.value(5).toLongLong();
+    source.fingerprint = query.value(6).toString().toLatin1();
+    source.addedMs = query.value(7).toLongLong();
+    source.headHash = query.value(8).toString().toLatin1();
+    source.seenSize = query.value(9).toLongLong();
+    return source;
 }
 
 QStringList queryIndexStatements()

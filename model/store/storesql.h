@@ -18,6 +18,11 @@
 
 struct sqlite3;
 struct sqlite3_stmt;
+class QSqlQuery;
+
+namespace ts {
+struct SourceRecord;
+}
 
 namespace ts::store {
 
@@ -45,6 +50,11 @@ qint64 queryInt(QSqlDatabase &db, const QString &sql, qint64 fallback = -1);
 
 // The query indexes (CREATE INDEX IF NOT EXISTS ...).
 QStringList queryIndexStatements();
+
+// The columns of the sources table a SourceRecord holds ("id,path,..."), and the record read
+// from a query that selected them first, in that order.
+QString sourceColumns();
+SourceRecord sourceFromQuery(const QSqlQuery &query);
 
 // Block summaries: how the reader finds rows by identity, status, error code, lane or source
 // without a secondary index per column. Rows are grouped into blocks of consecutive row ids

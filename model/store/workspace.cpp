@@ -2,27 +2,18 @@
 
 #include "storesql.h"
 
-#include <QCryptographicHash>
 #include <QFile>
 #include <QFileInfo>
+#include <QHash>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QVariant>
 
+#include <sqlite3.h>
+
 namespace ts {
 
 using store::execSql;
-
-std::optional<QByteArray> FileFingerprint::hashHead(const QString &path, qint64 length)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return std::nullopt;
-    const QByteArray head = file.read(length);
-    if (head.size() != length)
-        return std::nullopt;
-    return QCryptographicHash::hash(head, QCryptographicHash::Sha1).toHex();
-}
 
 std::optional<FileFingerprint> FileFingerprint::compute(const QString &path, QString *error)
 {
@@ -40,10 +31,19 @@ std::optional<FileFingerprint> FileFingerprint::compute(const QString &path, QSt
         fingerprint.path = info.absoluteFilePath();
     fingerprint.size = file.size();
     fingerprint.mtimeMs = info.lastModified().toMSecsSinceEpoch();
-    const QByteArray head = file.read(kFingerprintHeadBytes);
-    fingerprint.headLength = head.size();
-    fingerprint.headHash = QCryptographicHash::hash(head, QCryptographicHash::Sha1).toHex();
+    fingerprint.head = file.read(kFingerprintHeadBytes);
+    fingerprint.headLength = fingerprint.head.size();
+    fingerprint.headHash = headHashOf(fingerprint.head);
     return fingerprint;
+}
+
+std::optional<QByteArray> FileFingerprint::hashOfPrefix(qint64 length) const
+{
+    if (length > headLength)
+        return std::nullopt;
+    if (length == headLength)
+        return headHash;
+    return headHashOf(QByteArrayView(head).first(length));
 }
 
 Workspace::Workspace() = default;
@@ -87,65 +87,82 @@ bool Workspace::fail(const QString &what, const QString &detail)
     return false;
 }
 
-namespace {
-
-SourceRecord sourceFromQuery(const QSqlQuery &query)
+bool Workspace::writeTransaction(const std::function<bool()> &work)
 {
-    // Column order of kSourceColumns.
-    SourceRecord source;
-    source.id = query.value(0).toLongLong();
-    source.path = query.value(1).toString();
-    source.format = query.value(2).toString();
-    source.size = query.value(3).toLongLong();
-    source.mtimeMs = query.value(4).toLongLong();
-    source.headLength = query.value(5).toLongLong();
-    source.fingerprint = query.value(6).toString().toLatin1();
-    source.addedMs = query.value(7).toLongLong();
-    return source;
+    sqlite3 *handle = store::nativeHandle(m_db);
+    if (handle && sqlite3_get_autocommit(handle) == 0)
+        return work(); // part of the caller's transaction
+    QString error;
+    if (!execSql(m_db, QStringLiteral("BEGIN IMMEDIATE"), &error))
+        return fail(QStringLiteral("begin transaction"), error);
+    if (!work()) {
+        QString ignored;
+        execSql(m_db, QStringLiteral("ROLLBACK"), &ignored);
+        return false;
+    }
+    if (!execSql(m_db, QStringLiteral("COMMIT"), &error)) {
+        QString ignored;
+        execSql(m_db, QStringLiteral("ROLLBACK"), &ignored);
+        return fail(QStringLiteral("commit"), error);
+    }
+    return true;
 }
 
-const QString kSourceColumns =
-    QStringLiteral("id,path,format,size,mtime_ms,head_length,fingerprint,added_ms");
-
-} // namespace
-
-std::optional<SourceRecord> Workspace::findFileSource(const FileFingerprint &fingerprint)
+std::optional<FileSourceMatch> Workspace::matchFileSource(const FileFingerprint &fingerprint)
 {
+    FileSourceMatch match;
     QSqlQuery query(m_db);
-    query.prepare(u"SELECT " + kSourceColumns + u" FROM sources WHERE path = ? ORDER BY id DESC");
-    query.addBindValue(fingerprint.path);
-    if (!query.exec()) {
+    query.setForwardOnly(true);
+    // Newest first: among equally good matches the latest source is the one that continues.
+    if (!query.exec(u"SELECT " + store::sourceColumns() +
+                    u" FROM sources WHERE head_hash IS NOT NULL ORDER BY id DESC")) {
         fail(QStringLiteral("find source"), query.lastError().text());
         return std::nullopt;
     }
-    // Newest first: after a file was replaced, the latest source at that path is the candidate.
+    std::optional<SourceRecord> latestAtPath;
+    bool latestAtPathMatches = false;
     while (query.next()) {
-        const SourceRecord source = sourceFromQuery(query);
-        if (source.headLength > fingerprint.size)
-            continue; // shorter than what we saw: truncated or replaced
-        if (source.headLength == fingerprint.headLength) {
-            if (source.fingerprint == fingerprint.headHash)
-                return source;
+        const SourceRecord source = store::sourceFromQuery(query);
+        if (!source.isFileImport())
             continue;
+        const bool samePath = source.path == fingerprint.path;
+        bool headMatches = false;
+        if (source.headLength == 0) {
+            // An empty head (an empty file) is a prefix of everything: only the same path
+            // says it is the same file.
+            headMatches = samePath;
+        } else {
+            // A head shorter than ours was taken when the file was smaller: the file grew if
+            // it still starts with it (the head grows with the file).
+            const auto hash = fingerprint.hashOfPrefix(source.headLength);
+            headMatches = hash && *hash == source.headHash;
         }
-        // The file grew since: compare the head we know.
-        const auto hash = FileFingerprint::hashHead(fingerprint.path, source.headLength);
-        if (hash && *hash == source.fingerprint)
-            return source;
+        if (samePath && !latestAtPath) {
+            latestAtPath = source;
+            latestAtPathMatches = headMatches;
+        }
+        // The longest head that matches is the most specific content.
+        if (headMatches && (!match.source || source.headLength > match.source->headLength))
+            match.source = source;
     }
-    return std::nullopt;
+    if (match.source)
+        match.ledger = ledger(match.source->id);
+    if (latestAtPath && !latestAtPathMatches) {
+        match.replacedAtPath = latestAtPath;
+        match.replacedLedger = ledger(latestAtPath->id);
+    }
+    return match;
 }
 
 std::optional<SourceRecord> Workspace::findSourceByPath(const QString &path)
 {
     QSqlQuery query(m_db);
-    query.prepare(u"SELECT " + kSourceColumns +
-                  u" FROM sources WHERE path = ? ORDER BY id DESC "
-                  u"LIMIT 1");
+    query.prepare(u"SELECT " + store::sourceColumns() +
+                  u" FROM sources WHERE path = ? ORDER BY id DESC LIMIT 1");
     query.addBindValue(path);
     if (!query.exec() || !query.next())
         return std::nullopt;
-    return sourceFromQuery(query);
+    return store::sourceFromQuery(query);
 }
 
 qint64 Workspace::addSource(const QString &path, const QString &format, qint64 mtimeMs,
@@ -167,15 +184,38 @@ qint64 Workspace::addSource(const QString &path, const QString &format, qint64 m
     return query.lastInsertId().toLongLong();
 }
 
-bool Workspace::updateSourceFingerprint(qint64 sourceId, qint64 headLength,
-                                        const QByteArray &fingerprint, qint64 mtimeMs)
+qint64 Workspace::addFileSource(const FileFingerprint &fingerprint, const QString &format)
 {
     QSqlQuery query(m_db);
-    query.prepare(QStringLiteral(
-        "UPDATE sources SET head_length = ?, fingerprint = ?, mtime_ms = ? WHERE id = ?"));
-    query.addBindValue(headLength);
-    query.addBindValue(QString::fromLatin1(fingerprint));
-    query.addBindValue(mtimeMs);
+    query.prepare(QStringLiteral("INSERT INTO sources(path,format,size,mtime_ms,head_length,"
+                                 "fingerprint,added_ms,head_hash,seen_size)"
+                                 " VALUES(?,?,-1,?,?,?,?,?,?)"));
+    query.addBindValue(fingerprint.path);
+    query.addBindValue(format);
+    query.addBindValue(fingerprint.mtimeMs);
+    query.addBindValue(fingerprint.headLength);
+    query.addBindValue(QString::fromLatin1(fingerprint.headHash));
+    query.addBindValue(store::nowMs());
+    query.addBindValue(QString::fromLatin1(fingerprint.headHash));
+    query.addBindValue(fingerprint.size);
+    if (!query.exec()) {
+        fail(QStringLiteral("add source"), query.lastError().text());
+        return 0;
+    }
+    return query.lastInsertId().toLongLong();
+}
+
+bool Workspace::updateFileSource(qint64 sourceId, const FileFingerprint &fingerprint)
+{
+    QSqlQuery query(m_db);
+    query.prepare(QStringLiteral("UPDATE sources SET path = ?, head_length = ?, fingerprint = ?,"
+                                 " head_hash = ?, mtime_ms = ?, seen_size = ? WHERE id = ?"));
+    query.addBindValue(fingerprint.path);
+    query.addBindValue(fingerprint.headLength);
+    query.addBindValue(QString::fromLatin1(fingerprint.headHash));
+    query.addBindValue(QString::fromLatin1(fingerprint.headHash));
+    query.addBindValue(fingerprint.mtimeMs);
+    query.addBindValue(fingerprint.size);
     query.addBindValue(sourceId);
     if (!query.exec())
         return fail(QStringLiteral("update source"), query.lastError().text());
@@ -186,18 +226,19 @@ QList<SourceRecord> Workspace::sources()
 {
     QList<SourceRecord> result;
     QSqlQuery query(m_db);
-    if (!query.exec(u"SELECT " + kSourceColumns + u" FROM sources ORDER BY id"))
+    if (!query.exec(u"SELECT " + store::sourceColumns() + u" FROM sources ORDER BY id"))
         return result;
     while (query.next())
-        result.append(sourceFromQuery(query));
+        result.append(store::sourceFromQuery(query));
     return result;
 }
 
 std::optional<LedgerEntry> Workspace::ledger(qint64 sourceId)
 {
     QSqlQuery query(m_db);
-    query.prepare(QStringLiteral("SELECT committed_offset, committed_line, events, malformed, "
-                                 "complete, updated_ms FROM import_ledger WHERE source_id = ?"));
+    query.prepare(
+        QStringLiteral("SELECT committed_offset, committed_line, events, malformed, "
+                       "complete, updated_ms, owner FROM import_ledger WHERE source_id = ?"));
     query.addBindValue(sourceId);
     if (!query.exec() || !query.next())
         return std::nullopt;
@@ -209,14 +250,32 @@ std::optional<LedgerEntry> Workspace::ledger(qint64 sourceId)
     entry.malformed = query.value(3).toLongLong();
     entry.complete = query.value(4).toLongLong() != 0;
     entry.updatedMs = query.value(5).toLongLong();
+    entry.owner = query.value(6).toString().toLatin1();
     return entry;
+}
+
+bool Workspace::claimLedger(qint64 sourceId, const QByteArray &owner)
+{
+    QSqlQuery query(m_db);
+    query.prepare(QStringLiteral(
+        "INSERT INTO import_ledger(source_id, committed_offset, committed_line, complete,"
+        " updated_ms, owner) VALUES(?, 0, 0, 0, ?, ?) ON CONFLICT(source_id) DO UPDATE SET"
+        " owner = excluded.owner, complete = 0, updated_ms = excluded.updated_ms"));
+    query.addBindValue(sourceId);
+    query.addBindValue(store::nowMs());
+    query.addBindValue(QString::fromLatin1(owner));
+    if (!query.exec())
+        return fail(QStringLiteral("claim source"), query.lastError().text());
+    return true;
 }
 
 bool Workspace::discardSourceData(qint64 sourceId)
 {
-    QString error;
-    if (!execSql(m_db, QStringLiteral("BEGIN IMMEDIATE"), &error))
-        return fail(QStringLiteral("discard source data"), error);
+    return writeTransaction([&] { return discardSourceRows(sourceId); });
+}
+
+bool Workspace::discardSourceRows(qint64 sourceId)
+{
     // The blocks holding rows of this source are summarized again from what remains.
     qint64 firstBlock = -1;
     qint64 lastBlock = -1;
@@ -226,11 +285,8 @@ bool Workspace::discardSourceData(qint64 sourceId)
                                      " WHERE field = ? AND value = ?"));
         query.addBindValue(int(store::BlockField::Source));
         query.addBindValue(sourceId);
-        if (!query.exec()) {
-            const QString detail = query.lastError().text();
-            execSql(m_db, QStringLiteral("ROLLBACK"), &error);
-            return fail(QStringLiteral("discard source data"), detail);
-        }
+        if (!query.exec())
+            return fail(QStringLiteral("discard source data"), query.lastError().text());
         if (query.next() && !query.value(0).isNull()) {
             firstBlock = query.value(0).toLongLong();
             lastBlock = query.value(1).toLongLong();
@@ -257,22 +313,33 @@ bool Workspace::discardSourceData(qint64 sourceId)
         QSqlQuery query(m_db);
         query.prepare(sql);
         query.addBindValue(sourceId);
-        if (!query.exec()) {
-            const QString detail = query.lastError().text();
-            execSql(m_db, QStringLiteral("ROLLBACK"), &error);
-            return fail(QStringLiteral("discard source data"), detail);
-        }
+        if (!query.exec())
+            return fail(QStringLiteral("discard source data"), query.lastError().text());
     }
     for (const QString &sql : std::as_const(summaryStatements)) {
         QString detail;
-        if (!execSql(m_db, sql, &detail)) {
-            execSql(m_db, QStringLiteral("ROLLBACK"), &error);
+        if (!execSql(m_db, sql, &detail))
             return fail(QStringLiteral("discard source data"), detail);
-        }
     }
-    if (!execSql(m_db, QStringLiteral("COMMIT"), &error))
-        return fail(QStringLiteral("discard source data"), error);
     return true;
+}
+
+QList<IncompleteImport> incompleteImports(const QList<SourceRecord> &sources,
+                                          const QList<LedgerEntry> &ledger)
+{
+    QHash<qint64, const LedgerEntry *> entries;
+    for (const LedgerEntry &entry : ledger)
+        entries.insert(entry.sourceId, &entry);
+    QList<IncompleteImport> result;
+    for (const SourceRecord &source : sources) {
+        if (!source.isImport())
+            continue;
+        const LedgerEntry *entry = entries.value(source.id);
+        if (entry && entry->complete)
+            continue;
+        result.append({source, entry ? entry->committedOffset : 0, source.seenSize});
+    }
+    return result;
 }
 
 std::optional<QString> Workspace::setting(const QString &key)

@@ -8,18 +8,23 @@
 // Thread affinity: a Workspace owns one QSqlDatabase connection, usable only from the thread
 // that called open() (a QtSql rule). Create one per thread that needs it.
 
+#include "core/contenthash.h"
+
 #include <QByteArray>
 #include <QList>
 #include <QSqlDatabase>
 #include <QString>
 
+#include <functional>
 #include <optional>
 
 namespace ts {
 
-// Bumped whenever the schema changes; each step has a forward migration in workspace.cpp.
+// Bumped whenever the schema changes; each step has a forward migration in storesql.cpp.
 // 2: block summaries (event_blocks) replace the identity / status / error / lane indexes.
-inline constexpr int kWorkspaceSchemaVersion = 2;
+// 3: sources are recognised by content (sources.head_hash, seen_size); the ledger names the
+//    import run that owns a source (import_ledger.owner).
+inline constexpr int kWorkspaceSchemaVersion = 3;
 
 // Bytes of a file's head that identify it: an appended-to log keeps its head, a rotated or
 // replaced one does not.
@@ -28,16 +33,17 @@ inline constexpr qint64 kFingerprintHeadBytes = 64 * 1024;
 // What a file looks like now, computed before an import to find it in the workspace.
 struct FileFingerprint
 {
-    QString path; // absolute
+    QString path; // canonical absolute path
     qint64 size = 0;
     qint64 mtimeMs = 0;
     qint64 headLength = 0; // min(size, kFingerprintHeadBytes)
     QByteArray headHash;   // hex SHA-1 of the first headLength bytes
+    QByteArray head;       // those bytes (to compare shorter known heads without re-reading)
 
     // nullopt and *error set when the file cannot be read.
     static std::optional<FileFingerprint> compute(const QString &path, QString *error = nullptr);
-    // Hex SHA-1 of the first `length` bytes of `path` (nullopt if shorter or unreadable).
-    static std::optional<QByteArray> hashHead(const QString &path, qint64 length);
+    // Hex SHA-1 of the first `length` bytes (nullopt when the file is shorter).
+    [[nodiscard]] std::optional<QByteArray> hashOfPrefix(qint64 length) const;
 };
 
 struct SourceRecord
@@ -47,9 +53,20 @@ struct SourceRecord
     QString format;   // reader format name ("ndjson", "har", ...)
     qint64 size = -1; // bytes when its import last completed, -1 unknown
     qint64 mtimeMs = -1;
-    qint64 headLength = 0; // bytes covered by fingerprint
-    QByteArray fingerprint;
+    qint64 headLength = 0;  // bytes covered by headHash
+    QByteArray fingerprint; // identity: head hash (file import), "stdin:UUID", "tail:DEV:INODE"...
     qint64 addedMs = 0;
+    QByteArray headHash;  // content fingerprint (hex SHA-1 of the head), empty when none
+    qint64 seenSize = -1; // the file's size when an import of it last started, -1 unknown
+
+    // Imported by importFile() (a file, or standard input), as opposed to a live source
+    // (tail, serve, the simulator, the dashboard's scratch sources).
+    [[nodiscard]] bool isFileImport() const
+    {
+        return !headHash.isEmpty() && !fingerprint.startsWith("tail:");
+    }
+    [[nodiscard]] bool isStdinImport() const { return fingerprint.startsWith("stdin:"); }
+    [[nodiscard]] bool isImport() const { return isFileImport() || isStdinImport(); }
 };
 
 struct LedgerEntry
@@ -61,6 +78,32 @@ struct LedgerEntry
     qint64 malformed = 0;       // malformed records stored for this source
     bool complete = false;      // the reader reached the end of the source
     qint64 updatedMs = 0;
+    QByteArray owner; // the import run that holds the source (ImportClaim::owner)
+};
+
+// An import that did not reach the end of its source: killed, cancelled, failed, or still
+// running in another process. `report --workspace` lists them.
+struct IncompleteImport
+{
+    SourceRecord source;
+    qint64 committedBytes = 0; // what the ledger holds (0: no checkpoint yet)
+    qint64 sizeBytes = -1;     // the source's size when the import started, -1 unknown
+};
+// The imports among `sources` whose ledger (from `ledger`) is missing or incomplete.
+QList<IncompleteImport> incompleteImports(const QList<SourceRecord> &sources,
+                                          const QList<LedgerEntry> &ledger);
+
+// The known content a file continues, found by its head (Workspace::matchFileSource).
+struct FileSourceMatch
+{
+    // The source whose head this file starts with (the longest such head wins): the same file,
+    // appended to or not, or a renamed, rotated or copied one. nullopt: new content.
+    std::optional<SourceRecord> source;
+    std::optional<LedgerEntry> ledger; // of `source`
+    // The latest source imported from this same path whose head the file no longer has: the
+    // file was truncated and rewritten, or replaced (rotation), since.
+    std::optional<SourceRecord> replacedAtPath;
+    std::optional<LedgerEntry> replacedLedger;
 };
 
 class Workspace
@@ -80,19 +123,33 @@ public:
     [[nodiscard]] QString errorString() const { return m_error; }
     [[nodiscard]] int schemaVersion() const;
 
-    // Sources. A file source matches when its path is the same and the file still starts with
-    // the bytes its fingerprint covers.
-    std::optional<SourceRecord> findFileSource(const FileFingerprint &fingerprint);
+    // Runs `work` in one write transaction (BEGIN IMMEDIATE: it waits for, and then excludes,
+    // every other writer of the file, in this process or another), committed when `work`
+    // returns true and rolled back otherwise. Inside a transaction already, `work` just runs
+    // as part of it.
+    bool writeTransaction(const std::function<bool()> &work);
+
+    // Sources. A file source is recognised by content, whatever its path: the file starts with
+    // the bytes a source's head hash covers (see FileSourceMatch). An empty head matches only
+    // at the same path.
+    // nullopt (errorString()) when the workspace could not be queried.
+    std::optional<FileSourceMatch> matchFileSource(const FileFingerprint &fingerprint);
     std::optional<SourceRecord> findSourceByPath(const QString &path);
-    // Returns the new source id, 0 on failure.
+    // Returns the new source id, 0 on failure. For live sources (`fingerprint` is their identity).
     qint64 addSource(const QString &path, const QString &format, qint64 mtimeMs, qint64 headLength,
                      const QByteArray &fingerprint);
-    // Re-fingerprints a source over more of its (grown) head; called when an import continues.
-    bool updateSourceFingerprint(qint64 sourceId, qint64 headLength, const QByteArray &fingerprint,
-                                 qint64 mtimeMs);
+    // A file source for an import; 0 on failure.
+    qint64 addFileSource(const FileFingerprint &fingerprint, const QString &format);
+    // The file a source's content is read from now: its (possibly new) name, its head hashed
+    // over more bytes once it grew, its size when this import starts.
+    bool updateFileSource(qint64 sourceId, const FileFingerprint &fingerprint);
     [[nodiscard]] QList<SourceRecord> sources();
 
     std::optional<LedgerEntry> ledger(qint64 sourceId);
+    // Makes `owner` the import run that holds the source and marks its ledger incomplete until
+    // that run finishes (creating the entry at offset 0 if there is none). The writer stores a
+    // batch of a claimed import only while the ledger still names its owner.
+    bool claimLedger(qint64 sourceId, const QByteArray &owner);
     // Deletes the events, malformed records and ledger entry of a source, in one transaction:
     // used when a partial import of a format that cannot resume must start over.
     bool discardSourceData(qint64 sourceId);
@@ -109,6 +166,7 @@ public:
 
 private:
     bool fail(const QString &what, const QString &detail);
+    bool discardSourceRows(qint64 sourceId); // inside a transaction
 
     QString m_path;
     QString m_connectionName;

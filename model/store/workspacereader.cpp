@@ -116,9 +116,6 @@ bool prepareNative(store::Statement &statement, QSqlDatabase &db, const QString 
     return true;
 }
 
-const QString kSourceColumns =
-    QStringLiteral("id,path,format,size,mtime_ms,head_length,fingerprint,added_ms");
-
 // The equality terms of a filter that block summaries describe.
 struct SummarizedTerm
 {
@@ -466,20 +463,12 @@ QList<SourceRecord> WorkspaceReader::sources()
 {
     QList<SourceRecord> result;
     QSqlQuery query(m_db);
-    if (!query.exec(u"SELECT " + kSourceColumns + u" FROM sources ORDER BY id")) {
+    if (!query.exec(u"SELECT " + store::sourceColumns() + u" FROM sources ORDER BY id")) {
         fail(QStringLiteral("list sources"), query.lastError().text());
         return result;
     }
     while (query.next()) {
-        SourceRecord source;
-        source.id = query.value(0).toLongLong();
-        source.path = query.value(1).toString();
-        source.format = query.value(2).toString();
-        source.size = query.value(3).toLongLong();
-        source.mtimeMs = query.value(4).toLongLong();
-        source.headLength = query.value(5).toLongLong();
-        source.fingerprint = query.value(6).toString().toLatin1();
-        source.addedMs = query.value(7).toLongLong();
+        const SourceRecord source = store::sourceFromQuery(query);
         m_sourcePaths.insert(source.id, source.path);
         result.append(source);
     }

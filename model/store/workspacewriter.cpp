@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include <memory>
+#include <unordered_map>
 
 namespace ts {
 
@@ -46,6 +47,13 @@ struct WriterStatements
                    error) &&
                completeSource.prepare(
                    handle, QStringLiteral("UPDATE sources SET size = ? WHERE id = ?"), error) &&
+               updateSourceHead.prepare(handle,
+                                        QStringLiteral("UPDATE sources SET head_length = ?,"
+                                                       " head_hash = ? WHERE id = ?"),
+                                        error) &&
+               ledgerOwner.prepare(
+                   handle, QStringLiteral("SELECT owner FROM import_ledger WHERE source_id = ?"),
+                   error) &&
                upsertBlockSummary.prepare(
                    handle,
                    QStringLiteral("INSERT INTO event_blocks(field, value, block, events)"
@@ -72,6 +80,8 @@ struct WriterStatements
     store::Statement insertMalformed;
     store::Statement upsertLedger;
     store::Statement completeSource;
+    store::Statement updateSourceHead;
+    store::Statement ledgerOwner;
     store::Statement upsertBlockSummary;
     store::Statement insertBlockOverflow;
     // Summaries of the rows of the transaction being written.
@@ -509,9 +519,55 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
     };
     QHash<qint64, Pending> pending;
     Counters added;
+    // Claims checked in this transaction: whether each still owns its source, and what it
+    // stored (added to the claim once committed). No other writer can change an owner while
+    // this transaction holds the write lock, so one check per claim and transaction suffices.
+    struct ClaimState
+    {
+        bool owns = false;
+        Pending stored;
+    };
+    std::unordered_map<ImportClaim *, ClaimState> claims;
+    auto ownsSource = [&](const WriteBatch &batch, bool *owns) -> bool {
+        ImportClaim *claim = batch.claim.get();
+        const auto known = claims.find(claim);
+        if (known != claims.end()) {
+            *owns = known->second.owns;
+            return true;
+        }
+        if (claim->lost.load()) { // in an earlier transaction: no need to ask again
+            *owns = false;
+            claims[claim].owns = false;
+            return true;
+        }
+        store::Statement &owner = statements.ledgerOwner;
+        owner.bindInt(0, batch.sourceId);
+        QString stepError;
+        const bool found = owner.next(&stepError);
+        const QByteArray current = found ? owner.utf8At(0) : QByteArray();
+        owner.reset();
+        if (!stepError.isEmpty()) {
+            error = stepError;
+            return false;
+        }
+        *owns = current == claim->owner;
+        claims[claim].owns = *owns;
+        if (!*owns)
+            claim->lost.store(true);
+        return true;
+    };
 
     auto writeAll = [&]() -> bool {
         for (WriteBatch &batch : batches) {
+            if (batch.claim) {
+                bool owns = false;
+                if (!ownsSource(batch, &owns))
+                    return failWith(QStringLiteral("check import claim"));
+                if (!owns)
+                    continue; // another import took the source over: nothing of this run
+                claims[batch.claim.get()].stored.events += batch.events.size();
+                claims[batch.claim.get()].stored.malformed += batch.malformed.size();
+            }
             Pending &sourcePending = pending[batch.sourceId];
             const qsizetype eventCount = batch.events.size();
             for (qsizetype first = 0; first < eventCount;) {
@@ -560,6 +616,14 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
             if (!ledger.exec(&error))
                 return failWith(QStringLiteral("update import ledger"));
             sourcePending = {};
+            if (checkpoint.headLength >= 0) {
+                store::Statement &head = statements.updateSourceHead;
+                head.bindInt(0, checkpoint.headLength);
+                head.bindUtf8(1, checkpoint.headHash);
+                head.bindInt(2, batch.sourceId);
+                if (!head.exec(&error))
+                    return failWith(QStringLiteral("update source head"));
+            }
             if (checkpoint.complete) {
                 store::Statement &source = statements.completeSource;
                 source.bindInt(0, checkpoint.offsetAfter);
@@ -602,6 +666,10 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
         QString ignored;
         store::execSql(statements.db, QStringLiteral("ROLLBACK"), &ignored);
         return false;
+    }
+    for (const auto &[claim, state] : claims) {
+        claim->eventsStored += state.stored.events;
+        claim->malformedStored += state.stored.malformed;
     }
     QMutexLocker locker(&m_mutex);
     m_written.events += added.events;

@@ -19,8 +19,10 @@
 #include <QString>
 #include <QWaitCondition>
 
+#include <atomic>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 
 class QThread;
@@ -32,9 +34,36 @@ struct WriterStatements; // prepared statements of the writer thread (workspacew
 // Where a source's import stands once the batch carrying it is committed.
 struct LedgerCheckpoint
 {
+    LedgerCheckpoint() = default;
+    LedgerCheckpoint(qint64 offset, qint64 line, bool reachedEnd, qint64 contentHeadLength = -1,
+                     QByteArray contentHeadHash = {})
+        : offsetAfter(offset), lineAfter(line), complete(reachedEnd), headLength(contentHeadLength),
+          headHash(std::move(contentHeadHash))
+    {
+    }
+
     qint64 offsetAfter = 0; // byte offset just past the last record of this batch
     qint64 lineAfter = 0;   // line number of that record
     bool complete = false;  // the reader reached the end of the source
+    // The content the offset refers to, when the source's file can change under the same
+    // identity (a tailed file truncated and rewritten): stored as the source's head_length /
+    // head_hash in the same transaction as the offset, so the two never disagree. -1: unchanged.
+    qint64 headLength = -1;
+    QByteArray headHash;
+};
+
+// One import run's hold on its source (Workspace::claimLedger). The writer stores a batch that
+// carries a claim only while the source's ledger still names `owner`, checked inside the
+// transaction that would store it: when another import took the source over meanwhile, this
+// run's batches are dropped whole, `lost` tells the run to stop, and the count stays exact.
+struct ImportClaim
+{
+    explicit ImportClaim(QByteArray ownerToken) : owner(std::move(ownerToken)) {}
+    const QByteArray owner;
+    // Written by the writer thread, read by the import's thread.
+    std::atomic<bool> lost{false};
+    std::atomic<qint64> eventsStored{0};    // committed for this run
+    std::atomic<qint64> malformedStored{0}; // committed for this run
 };
 
 struct WriteBatch
@@ -51,6 +80,8 @@ struct WriteBatch
     // the batches it is about to write; past it the transaction fails instead of committing
     // later, so a producer told "not written" is never wrong. Forever: SQLite's busy timeout.
     QDeadlineTimer commitBy{QDeadlineTimer::Forever};
+    // Set by importFile(): the batch is stored only while its run owns the source.
+    std::shared_ptr<ImportClaim> claim;
 
     [[nodiscard]] qsizetype recordCount() const { return events.size() + malformed.size(); }
 };

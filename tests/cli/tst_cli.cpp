@@ -2,6 +2,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QImage>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -236,6 +237,26 @@ private slots:
                  "the import finished before it could be killed");
         killed.kill();
         killed.waitForFinished();
+
+        // What the workspace holds now is part of the file, and the report says so.
+        const Run partial = run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws});
+        QCOMPARE(partial.exitCode, 0);
+        QVERIFY2(partial.err.contains("import incomplete"), partial.err.constData());
+        const QJsonObject partialReport = parseJson(partial.out);
+        const QJsonArray incomplete = partialReport.value(u"incompleteSources"_qs).toArray();
+        QCOMPARE(incomplete.size(), 1);
+        const QJsonObject source = incomplete.first().toObject();
+        QCOMPARE(source.value(u"path"_qs).toString(), QFileInfo(log).canonicalFilePath());
+        QCOMPARE(source.value(u"sizeBytes"_qs).toInteger(), QFileInfo(log).size());
+        QVERIFY(source.value(u"committedBytes"_qs).toInteger() > 0);
+        QVERIFY(source.value(u"committedBytes"_qs).toInteger() < QFileInfo(log).size());
+        QVERIFY(partialReport.value(u"events"_qs).toInt() < lines);
+        const Run partialText = run({u"report"_qs, u"--workspace"_qs, ws});
+        QVERIFY2(partialText.out.contains("INCOMPLETE: 1 source(s) only partly imported"),
+                 partialText.out.constData());
+        QVERIFY2(partialText.out.contains(QFileInfo(log).canonicalFilePath().toUtf8()),
+                 partialText.out.constData());
+
         const Run resumed = run({u"import"_qs, u"--workspace"_qs, ws, log});
         QCOMPARE(resumed.exitCode, 0);
         QVERIFY2(resumed.err.contains("resumed after line"), resumed.err.constData());
@@ -243,6 +264,34 @@ private slots:
             parseJson(run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws}).out);
         QCOMPARE(report.value(u"events").toInt(), lines);
         QCOMPARE(report.value(u"malformed").toInt(), 0);
+        QCOMPARE(report.value(u"incompleteSources").toArray().size(), 0);
+    }
+
+    // A missing input is an error of the import: the others are imported, the status says so.
+    void importWithAMissingInputFails()
+    {
+        QTemporaryDir dir;
+        const QString ws = dir.filePath(u"ws.db"_qs);
+        const QString missing = dir.filePath(u"missing.ndjson"_qs);
+        const Run r = run({u"import"_qs, u"--workspace"_qs, ws,
+                           dataFile(u"canonical/spec-examples.ndjson"_qs), missing});
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.err.contains((missing + u": cannot open: "_qs).toUtf8()), r.err.constData());
+        QVERIFY2(r.err.contains("5 events, 0 malformed records added"), r.err.constData());
+        const Run report = run({u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws});
+        QCOMPARE(report.exitCode, 0);
+        QCOMPARE(parseJson(report.out).value(u"events").toInt(), 4);
+        // Missing first, or alone: the same.
+        QCOMPARE(run({u"import"_qs, u"--workspace"_qs, ws, missing,
+                      dataFile(u"canonical/spec-examples.ndjson"_qs)})
+                     .exitCode,
+                 1);
+        QCOMPARE(run({u"import"_qs, u"--workspace"_qs, ws, missing}).exitCode, 1);
+        // Documented in the command's help.
+        const Run help = run({u"import"_qs, u"--help"_qs});
+        QCOMPARE(help.exitCode, 0);
+        QVERIFY2(help.out.contains("missing, unreadable or could not be imported"),
+                 help.out.constData());
     }
 
     void secretsNeverReachTheWorkspace()

@@ -326,6 +326,82 @@ private slots:
         }
     }
 
+    // Restarts meet files changed while tail was stopped. Files are recognised by content: a
+    // renamed or copied file resumes where its content was read up to, a file truncated and
+    // rewritten is read again from its start (with a warning). Each run's own output (--out)
+    // must hold exactly the lines that are new to the workspace, once.
+    void tailRestartRecognisesContent_data()
+    {
+        QTest::addColumn<QString>("change");
+        QTest::newRow("renamed within the glob") << u"rename"_qs;
+        QTest::newRow("truncated and rewritten") << u"rewrite"_qs;
+        QTest::newRow("copied into the glob") << u"copy"_qs;
+    }
+    void tailRestartRecognisesContent()
+    {
+        QFETCH(QString, change);
+        QTemporaryDir dir;
+        const QString logs = dir.filePath(u"logs"_qs);
+        QVERIFY(QDir().mkpath(logs));
+        const QString workspace = dir.filePath(u"live.tsw"_qs);
+        const QString original = logs + u"/app.log"_qs;
+        auto lines = [](int from, int to) {
+            QByteArray data;
+            for (int i = from; i < to; ++i)
+                data += line(i);
+            return data;
+        };
+        int runs = 0;
+        // Runs tail until `expected` lines are out (in file order: a line read twice would come
+        // before them), then stops it; returns its stderr.
+        auto runTail = [&](const QStringList &expected) -> QByteArray {
+            const QString out = dir.filePath(QStringLiteral("run%1.ndjson").arg(++runs));
+            QProcess tail;
+            tail.start(binary(), {u"tail"_qs, u"--workspace"_qs, workspace, u"--out"_qs, out,
+                                  u"--status-interval"_qs, u"0"_qs, logs});
+            if (!tail.waitForStarted())
+                return "did not start";
+            // Not reaching the count is reported by the comparison below.
+            [[maybe_unused]] const bool reached =
+                QTest::qWaitFor([&] { return identities(out).size() >= expected.size(); }, 20000);
+            tail.terminate();
+            tail.waitForFinished(10000);
+            const QByteArray errors = tail.readAllStandardError();
+            [&] { QCOMPARE(identities(out), expected); }();
+            return errors;
+        };
+
+        appendTo(original, lines(0, 2000));
+        runTail(expectedIdentities(0, 2000));
+        if (QTest::currentTestFailed())
+            return;
+        QString grown = original;
+        if (change == u"rename") {
+            grown = logs + u"/app-old.log"_qs;
+            QVERIFY(QFile::rename(original, grown));
+        } else if (change == u"copy") {
+            grown = logs + u"/app-copy.log"_qs;
+            QVERIFY(QFile::copy(original, grown));
+        } else {
+            // Longer than before, so the old offset lies inside the new content.
+            QFile file(original);
+            QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            file.write(lines(10000, 13000));
+        }
+        appendTo(grown, lines(20000, 20500));
+        QStringList expected = expectedIdentities(20000, 20500);
+        if (change == u"rewrite")
+            expected = (expectedIdentities(10000, 13000) + expected);
+        expected.sort();
+        const QByteArray errors = runTail(expected);
+        if (QTest::currentTestFailed())
+            return;
+        QCOMPARE(errors.contains("truncated or rewritten"), change == u"rewrite");
+        // And once more: only what was appended since.
+        appendTo(grown, lines(30000, 30100));
+        runTail(expectedIdentities(30000, 30100));
+    }
+
     void serveStoresPostsAndFlushesOnSigterm()
     {
         QTemporaryDir dir;

@@ -372,6 +372,164 @@ private slots:
         QCOMPARE(collector.texts.size(), 3);
     }
 
+    // Files changed while the tailer was stopped, met again through stored positions: the
+    // content decides, not the name or the inode alone.
+    void restartRecognisesContent_data()
+    {
+        QTest::addColumn<QString>("change");
+        QTest::addColumn<bool>("expectTruncated");
+        QTest::newRow("renamed") << u"rename"_qs << false;
+        QTest::newRow("copied, the copy appended to") << u"copy"_qs << false;
+        QTest::newRow("truncated and rewritten, longer") << u"rewrite"_qs << true;
+        QTest::newRow("cut below its position, same head (copytruncate)") << u"cut"_qs << true;
+        QTest::newRow("followed under two names, a stale position of the old one")
+            << u"two names"_qs << false;
+    }
+    void restartRecognisesContent()
+    {
+        QFETCH(QString, change);
+        QFETCH(bool, expectTruncated);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(u"app.log"_qs);
+        const QString other = dir.filePath(u"other.log"_qs);
+        appendTo(path, numberedLines("one-", 0, 1000)); // more than the head (kTailHeadBytes)
+        QList<TailPosition> stored;
+        {
+            FileTailer tailer;
+            Collector collector;
+            collector.attach(tailer);
+            tailer.addDirectory(dir.path(), {u"*.log"_qs});
+            tailer.start();
+            QCOMPARE(collector.texts.size(), 1000);
+            tailer.stop();
+            stored = tailer.positions();
+        }
+        QCOMPARE(stored.size(), 1);
+        QCOMPARE(stored.constFirst().headLength, kTailHeadBytes);
+        QVERIFY(!stored.constFirst().headHash.isEmpty());
+
+        QList<QByteArray> expected;
+        if (change == u"rename" || change == u"two names") {
+            QVERIFY(QFile::rename(path, other));
+            appendTo(other, numberedLines("two-", 0, 5));
+            expected = splitLines(numberedLines("two-", 0, 5));
+            if (change == u"two names") {
+                // What a workspace holds after a run followed it as other.log too: the old
+                // name's position is behind.
+                TailPosition later = stored.constFirst();
+                later.path = other;
+                later.offset += numberedLines("two-", 0, 5).size();
+                later.line += 5;
+                stored.append(later);
+                appendTo(other, numberedLines("three-", 0, 3));
+                expected = splitLines(numberedLines("three-", 0, 3));
+            }
+        } else if (change == u"copy") {
+            QVERIFY(QFile::copy(path, other));
+            appendTo(other, numberedLines("copy-", 0, 4));
+            expected = splitLines(numberedLines("copy-", 0, 4));
+        } else if (change == u"rewrite") {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            file.write(numberedLines("new-content-", 0, 1200));
+            file.close();
+            expected = splitLines(numberedLines("new-content-", 0, 1200));
+        } else if (change == u"cut") {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::ReadWrite));
+            QVERIFY(file.resize(numberedLines("one-", 0, 800).size()));
+            file.close();
+            appendTo(path, numberedLines("after-", 0, 7));
+            expected = splitLines(numberedLines("one-", 0, 800)) +
+                       splitLines(numberedLines("after-", 0, 7));
+        }
+
+        FileTailer tailer;
+        Collector collector;
+        collector.attach(tailer);
+        QSignalSpy truncated(&tailer, &FileTailer::fileTruncated);
+        tailer.setStartPositions(stored);
+        tailer.addDirectory(dir.path(), {u"*.log"_qs});
+        tailer.start();
+        QString why;
+        QVERIFY2(collector.exactly(expected, &why), qPrintable(why));
+        QCOMPARE(truncated.size(), expectTruncated ? 1 : 0);
+    }
+
+    // A followed file copied into the watched directory while running, the copy seen half
+    // written: nothing of it is read again; what is appended to the copy is.
+    void copyWhileRunningIsNotReadTwice()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(u"app.log"_qs);
+        const QString copy = dir.filePath(u"copy.log"_qs);
+        FileTailer tailer;
+        tailer.setPollInterval(1000000); // polls only when told
+        tailer.setFileSystemWatcherEnabled(false);
+        Collector collector;
+        collector.attach(tailer);
+        appendTo(path, numberedLines("one-", 0, 1000));
+        tailer.addDirectory(dir.path(), {u"*.log"_qs});
+        tailer.start();
+        QCOMPARE(collector.texts.size(), 1000);
+
+        const QByteArray content = numberedLines("one-", 0, 1000);
+        appendTo(copy, {}); // created empty, as cp does
+        tailer.pollNow();
+        appendTo(copy, content.left(100)); // inside the head
+        tailer.pollNow();
+        QVERIFY(content.size() > 5100 && 5100 > kTailHeadBytes);
+        appendTo(copy, content.mid(100, 5000)); // past the head, short of the end
+        tailer.pollNow();
+        appendTo(copy, content.mid(5100));
+        tailer.pollNow();
+        QCOMPARE(collector.texts.size(), 1000);
+        appendTo(copy, numberedLines("copy-", 0, 3));
+        tailer.pollNow();
+        QString why;
+        const QList<QByteArray> expected =
+            splitLines(content) + splitLines(numberedLines("copy-", 0, 3));
+        QVERIFY2(collector.exactly(expected, &why), qPrintable(why));
+        QCOMPARE(collector.paths.constLast(), copy);
+    }
+
+    // A stored position names its file once: a file re-created later under that name (or on
+    // the same inode number) is another file, read from its start.
+    void storedPositionServesItsFileOnce()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(u"app.log"_qs);
+        appendTo(path, numberedLines("old-", 0, 50));
+        QList<TailPosition> stored;
+        {
+            FileTailer tailer;
+            Collector collector;
+            collector.attach(tailer);
+            tailer.addFile(path);
+            tailer.start();
+            tailer.stop();
+            stored = tailer.positions();
+        }
+        QCOMPARE(stored.size(), 1);
+        stored[0] = TailPosition{path, stored[0].offset, stored[0].line, 0, 0}; // by name only
+        FileTailer tailer;
+        tailer.setPollInterval(1000000);
+        tailer.setOrphanGraceMs(0);
+        Collector collector;
+        collector.attach(tailer);
+        tailer.setStartPositions(stored);
+        tailer.addFile(path);
+        tailer.start();
+        QVERIFY(collector.texts.isEmpty());
+        QVERIFY(QFile::remove(path));
+        tailer.pollNow();                             // gone: let go
+        appendTo(path, numberedLines("new-", 0, 80)); // longer than the stored offset
+        tailer.pollNow();
+        QString why;
+        QVERIFY2(collector.exactly(splitLines(numberedLines("new-", 0, 80)), &why),
+                 qPrintable(why));
+    }
+
     // The tailer on a worker thread, lines delivered through the queued signal while a writer
     // appends in bursts and rotates twice.
     void workerThreadUnderLoad()

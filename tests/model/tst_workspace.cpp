@@ -11,6 +11,7 @@
 #include "store/workspacewriter.h"
 #include "testlinereader.h"
 
+#include <QDateTime>
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
@@ -23,9 +24,11 @@
 #include <atomic>
 
 using namespace ts;
+using namespace Qt::StringLiterals;
 
 Q_DECLARE_METATYPE(ts::RequestEvent)
 Q_DECLARE_METATYPE(ts::EventFilter)
+Q_DECLARE_METATYPE(ts::ImportResult::Status)
 
 namespace {
 
@@ -121,6 +124,20 @@ qint64 writeEvents(const QString &workspacePath, const QList<RequestEvent> &even
     return sourceId;
 }
 
+// Turns a workspace of this version into what version 2 wrote: version 3 only added columns.
+bool downgradeToVersion2(const QString &path)
+{
+    for (const char *sql :
+         {"ALTER TABLE sources DROP COLUMN head_hash", "ALTER TABLE sources DROP COLUMN seen_size",
+          "ALTER TABLE import_ledger DROP COLUMN owner", "PRAGMA user_version = 2"}) {
+        scalar(path, QString::fromLatin1(sql));
+    }
+    return scalar(path, QStringLiteral("PRAGMA user_version")).toInt() == 2 &&
+           scalar(path, QStringLiteral("SELECT count(*) FROM pragma_table_info('sources')"
+                                       " WHERE name = 'head_hash'"))
+                   .toInt() == 0;
+}
+
 // Writes `corpus` into a fresh workspace at `path` the way `layout` says:
 //   "direct"     one writer run;
 //   "discarded"  interleaved with batches of another source, which is then discarded (its
@@ -160,6 +177,8 @@ bool writeLayout(const QString &path, const QString &layout, const QList<Request
     if (writeEvents(path, corpus) == 0)
         return false;
     if (layout == u"version 1") {
+        if (!downgradeToVersion2(path))
+            return false;
         // What version 1 had instead of the summaries.
         for (const char *sql :
              {"DROP TABLE event_blocks", "DROP TABLE event_block_overflow",
@@ -770,6 +789,286 @@ private Q_SLOTS:
                                            .arg(ledgerLine + 1))
                      .toLongLong(),
                  resumed.resumedFromOffset);
+    }
+
+    // Two imports of one file at once, in two processes: every line is stored once. The run
+    // that claims the source last imports what the other had not committed; the other stops.
+    void concurrentImportsStoreOnce_data()
+    {
+        QTest::addColumn<bool>("resumable");
+        QTest::addColumn<int>("secondStartsAfterMs");
+        QTest::newRow("resumable, started together") << true << 0;
+        QTest::newRow("resumable, second joins mid-way") << true << 150;
+        QTest::newRow("cannot resume, started together") << false << 0;
+        QTest::newRow("cannot resume, second joins mid-way") << false << 150;
+    }
+
+    void concurrentImportsStoreOnce()
+    {
+        QFETCH(bool, resumable);
+        QFETCH(int, secondStartsAfterMs);
+        constexpr qint64 kLines = 8000;
+        const QString logPath = freshPath(QStringLiteral("concurrent-log"));
+        appendLines(logPath, 0, kLines);
+        // Any interleaving must give the same count; a few rounds meet a few of them.
+        for (int round = 0; round < 3; ++round) {
+            const QString workspacePath = freshPath(QStringLiteral("concurrent"));
+            QStringList args{workspacePath, logPath, QStringLiteral("10"), QStringLiteral("500")};
+            if (!resumable)
+                args << QStringLiteral("noresume");
+            QProcess first;
+            QProcess second;
+            first.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+            second.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+            first.start(QStringLiteral(TS_WORKSPACE_IMPORT_CHILD), args);
+            if (secondStartsAfterMs > 0)
+                QTest::qWait(secondStartsAfterMs);
+            second.start(QStringLiteral(TS_WORKSPACE_IMPORT_CHILD), args);
+            qint64 committedByChildren = 0;
+            for (QProcess *child : {&first, &second}) {
+                QVERIFY2(child->waitForFinished(60000), qPrintable(child->errorString()));
+                QCOMPARE(child->exitStatus(), QProcess::NormalExit);
+                const QByteArray out = child->readAllStandardOutput();
+                QVERIFY2(child->exitCode() == 0, out.constData());
+                // "imported: N events, ..." / "continued by another import: N events, ..."
+                const qsizetype colon = out.indexOf(": ");
+                committedByChildren +=
+                    out.mid(colon + 2, out.indexOf(' ', colon + 2) - colon - 2).toLongLong();
+            }
+            QCOMPARE(eventRows(workspacePath), kLines);
+            QCOMPARE(duplicateLines(workspacePath), 0);
+            QCOMPARE(
+                scalar(workspacePath, QStringLiteral("SELECT count(DISTINCT line) FROM events"))
+                    .toLongLong(),
+                kLines);
+            QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT count(*) FROM sources")).toInt(),
+                     1);
+            QCOMPARE(
+                scalar(workspacePath, QStringLiteral("SELECT complete FROM import_ledger")).toInt(),
+                1);
+            // A resumable run keeps what it committed: between them, each line once. (A run that
+            // cannot resume is taken over by starting again: its rows give way.)
+            if (resumable)
+                QCOMPARE(committedByChildren, kLines);
+        }
+    }
+
+    // A source is its content: a renamed, rotated or copied file adds only its new lines; new
+    // content at a known path (truncated and rewritten, replaced) is read from the start.
+    void fileRecognisedByContent_data()
+    {
+        QTest::addColumn<QString>("change");
+        QTest::addColumn<qint64>("firstLines");
+        QTest::addColumn<qint64>("expectedAdded");
+        QTest::addColumn<ImportResult::Status>("expectedStatus");
+        QTest::addColumn<bool>("expectReplaced");
+        using S = ImportResult::Status;
+        QTest::newRow("renamed, nothing new")
+            << u"rename"_s << 2000LL << 0LL << S::AlreadyImported << false;
+        QTest::newRow("renamed, then appended to")
+            << u"rename+append"_s << 2000LL << 300LL << S::Imported << false;
+        QTest::newRow("copied, the copy appended to")
+            << u"copy+append"_s << 2000LL << 300LL << S::Imported << false;
+        QTest::newRow("small file (head under 64 KiB) grown, then renamed")
+            << u"rename+append"_s << 20LL << 300LL << S::Imported << false;
+        QTest::newRow("an earlier copy of content imported further")
+            << u"earlier copy"_s << 2000LL << 0LL << S::AlreadyImported << false;
+        QTest::newRow("truncated and rewritten with other content")
+            << u"rewrite"_s << 2000LL << 2500LL << S::Imported << true;
+        QTest::newRow("cut below what was imported, same head (copytruncate), then written")
+            << u"copytruncate"_s << 2000LL << 1200LL << S::Imported << true;
+        QTest::newRow("rotated: renamed, a new file at the old name")
+            << u"rotate"_s << 2000LL << 500LL << S::Imported << true;
+    }
+
+    void fileRecognisedByContent()
+    {
+        QFETCH(QString, change);
+        QFETCH(qint64, firstLines);
+        QFETCH(qint64, expectedAdded);
+        QFETCH(ImportResult::Status, expectedStatus);
+        QFETCH(bool, expectReplaced);
+        const QString workspacePath = freshPath(QStringLiteral("content"));
+        const QString logPath = freshPath(QStringLiteral("content-log"));
+        const QString otherPath = logPath + u".1";
+        appendLines(logPath, 0, firstLines);
+        test::TestLineReader reader;
+        const ImportResult first = importOnce(workspacePath, logPath, reader);
+        QVERIFY2(first.ok(), qPrintable(first.error));
+        QCOMPARE(first.eventsAdded, firstLines);
+
+        QString importedPath = otherPath;
+        if (change.startsWith(u"rename") || change == u"rotate") {
+            QVERIFY(QFile::rename(logPath, otherPath));
+        } else if (change == u"copy+append") {
+            QVERIFY(QFile::copy(logPath, otherPath));
+        } else if (change == u"earlier copy") {
+            QFile source(logPath);
+            QVERIFY(source.open(QIODevice::ReadOnly));
+            QFile copy(otherPath);
+            QVERIFY(copy.open(QIODevice::WriteOnly));
+            qint64 bytes = 0;
+            for (qint64 i = 0; i < 1500; ++i)
+                bytes += test::testLine(i).size();
+            copy.write(source.read(bytes)); // the first 1500 lines: more than the head
+        } else if (change == u"rewrite") {
+            QVERIFY(QFile::remove(logPath));
+            appendLines(logPath, 50000, 2500);
+            importedPath = logPath;
+        } else if (change == u"copytruncate") {
+            QFile file(logPath);
+            QVERIFY(file.open(QIODevice::ReadWrite));
+            qint64 bytes = 0;
+            for (qint64 i = 0; i < 1000; ++i)
+                bytes += test::testLine(i).size();
+            QVERIFY(file.resize(bytes)); // the same first 1000 lines, then other ones
+            file.close();
+            appendLines(logPath, 70000, 200);
+            importedPath = logPath;
+        }
+        if (change.endsWith(u"+append"))
+            appendLines(otherPath, firstLines, 300);
+        if (change == u"rotate") {
+            appendLines(logPath, 90000, 500);
+            importedPath = logPath;
+            // The rotated file has nothing new.
+            QCOMPARE(importOnce(workspacePath, otherPath, reader).status,
+                     ImportResult::Status::AlreadyImported);
+        }
+
+        const ImportResult second = importOnce(workspacePath, importedPath, reader);
+        QVERIFY2(second.ok(), qPrintable(second.error));
+        QCOMPARE(second.status, expectedStatus);
+        QCOMPARE(second.eventsAdded, expectedAdded);
+        QCOMPARE(second.contentReplaced(), expectReplaced);
+        if (expectReplaced) {
+            QVERIFY(second.sourceId != first.sourceId);
+            QVERIFY(!second.resumed);
+        } else {
+            QCOMPARE(second.sourceId, first.sourceId);
+        }
+        QCOMPARE(second.earlierCopy, change == u"earlier copy");
+        QCOMPARE(eventRows(workspacePath), firstLines + expectedAdded);
+        QCOMPARE(duplicateLines(workspacePath), 0);
+        // And nothing more the next time.
+        QCOMPARE(importOnce(workspacePath, importedPath, reader).status,
+                 ImportResult::Status::AlreadyImported);
+        QCOMPARE(eventRows(workspacePath), firstLines + expectedAdded);
+    }
+
+    // A file that is not a workspace is refused before anything is written to it: not its
+    // journal mode (the header), not its user_version, no -wal / -shm beside it.
+    void foreignFileLeftUntouched_data()
+    {
+        QTest::addColumn<QString>("kind");
+        QTest::newRow("SQLite file of another application") << u"sqlite"_s;
+        QTest::newRow("SQLite file with a user_version") << u"sqlite user_version"_s;
+        QTest::newRow("SQLite file with another application_id") << u"sqlite application_id"_s;
+        QTest::newRow("text file") << u"text"_s;
+    }
+
+    void foreignFileLeftUntouched()
+    {
+        QFETCH(QString, kind);
+        const QString path = freshPath(QStringLiteral("foreign"));
+        if (kind.startsWith(u"sqlite")) {
+            scalar(path, QStringLiteral("CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)"));
+            scalar(path, QStringLiteral("INSERT INTO notes(text) VALUES('keep me')"));
+            if (kind.endsWith(u"user_version"))
+                scalar(path, QStringLiteral("PRAGMA user_version = 2"));
+            if (kind.endsWith(u"application_id"))
+                scalar(path, QStringLiteral("PRAGMA application_id = 1234"));
+            QCOMPARE(scalar(path, QStringLiteral("PRAGMA journal_mode")).toString(), u"delete"_s);
+        } else {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(QByteArray(4096, 'x'));
+        }
+        auto bytes = [&path] {
+            QFile file(path);
+            return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+        };
+        const QByteArray before = bytes();
+        const QDateTime modified = QFileInfo(path).lastModified();
+        QVERIFY(!before.isEmpty());
+
+        Workspace workspace;
+        QVERIFY(!workspace.open(path));
+        QVERIFY2(kind == u"text" ||
+                     workspace.errorString().contains(u"not a Throttlescope workspace"),
+                 qPrintable(workspace.errorString()));
+        WorkspaceWriter writer;
+        QVERIFY(!writer.start(path));
+        WorkspaceReader reader;
+        QVERIFY(!reader.open(path));
+        test::TestLineReader lineReader;
+        QVERIFY(!importOnce(path, freshPath(QStringLiteral("foreign-log")), lineReader).ok());
+
+        QCOMPARE(bytes(), before);
+        QCOMPARE(QFileInfo(path).lastModified(), modified);
+        for (const char *suffix : {"-wal", "-shm", "-journal"})
+            QVERIFY2(!QFileInfo::exists(path + QLatin1StringView(suffix)), suffix);
+    }
+
+    // A workspace written by the previous version (2) opens: its import sources are recognised
+    // by content from then on, and what it holds of an unfinished import is reported.
+    void version2WorkspaceMigrates()
+    {
+        const QString workspacePath = freshPath(QStringLiteral("v2"));
+        const QString logPath = freshPath(QStringLiteral("v2-log"));
+        const QString partialPath = freshPath(QStringLiteral("v2-partial"));
+        appendLines(logPath, 0, 2000);
+        appendLines(partialPath, 100000, 4000); // other content (the same would continue logPath)
+        test::TestLineReader reader;
+        QCOMPARE(importOnce(workspacePath, logPath, reader).eventsAdded, 2000);
+        std::atomic<bool> cancel{false};
+        ImportOptions options;
+        options.cancel = &cancel;
+        options.batchRecords = 500;
+        options.progress = [&cancel](qint64 done, qint64) {
+            if (done > 100000)
+                cancel = true;
+        };
+        const ImportResult cancelled = importOnce(workspacePath, partialPath, reader, options);
+        QCOMPARE(cancelled.status, ImportResult::Status::Cancelled);
+        {
+            Workspace workspace;
+            QVERIFY(workspace.open(workspacePath));
+            QVERIFY(workspace.addSource(QStringLiteral("/logs/tailed.log"),
+                                        QStringLiteral("ndjson"), 0, 0, "tail:64768:1234") > 0);
+        }
+        QVERIFY(downgradeToVersion2(workspacePath));
+
+        // The reader migrates it (as `report --workspace` would open it first).
+        WorkspaceReader workspaceReader;
+        QVERIFY2(workspaceReader.open(workspacePath), qPrintable(workspaceReader.errorString()));
+        QCOMPARE(scalar(workspacePath, QStringLiteral("PRAGMA user_version")).toInt(),
+                 kWorkspaceSchemaVersion);
+        const QList<SourceRecord> sources = workspaceReader.sources();
+        QCOMPARE(sources.size(), 3);
+        QVERIFY(sources.at(0).isFileImport());
+        QCOMPARE(sources.at(0).headHash, sources.at(0).fingerprint);
+        QVERIFY(sources.at(1).isFileImport());
+        QVERIFY(!sources.at(2).isImport()); // the tailed file: a live source
+        const QList<IncompleteImport> incomplete =
+            incompleteImports(sources, workspaceReader.ledger());
+        QCOMPARE(incomplete.size(), 1);
+        QCOMPARE(incomplete.first().source.path, QFileInfo(partialPath).canonicalFilePath());
+        QCOMPARE(incomplete.first().committedBytes, cancelled.endOffset);
+        QCOMPARE(incomplete.first().sizeBytes, -1); // version 2 did not record it
+        workspaceReader.close();
+
+        // Recognised by content now: renamed, the complete file adds nothing; the partial one
+        // resumes.
+        QVERIFY(QFile::rename(logPath, logPath + u".1"));
+        QCOMPARE(importOnce(workspacePath, logPath + u".1", reader).status,
+                 ImportResult::Status::AlreadyImported);
+        const ImportResult resumed = importOnce(workspacePath, partialPath, reader);
+        QVERIFY(resumed.resumed);
+        QCOMPARE(resumed.eventsAdded, 4000 - cancelled.eventsAdded);
+        QCOMPARE(eventRows(workspacePath), 6000);
+        QVERIFY(workspaceReader.open(workspacePath));
+        QVERIFY(incompleteImports(workspaceReader.sources(), workspaceReader.ledger()).isEmpty());
     }
 
     void cancelledImportResumes_data()

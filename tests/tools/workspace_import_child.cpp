@@ -1,8 +1,10 @@
 // Helper process for tst_workspace: imports one file into a workspace with the test line
 // reader, slowly, so that the test can SIGKILL it in the middle and check that a re-import
-// resumes exactly where the last committed transaction ended.
-//   workspace_import_child WORKSPACE FILE DELAY_US_PER_RECORD BATCH_RECORDS
-// Exit status 0 when the import completed, 1 otherwise.
+// resumes exactly where the last committed transaction ended, or run two at once.
+//   workspace_import_child WORKSPACE FILE DELAY_US_PER_RECORD BATCH_RECORDS [noresume]
+// ("noresume": the reader cannot resume, as HAR or CSV). Prints "STATUS: N events, M malformed"
+// (what this process committed). Exit status 0 when the import is ok (ImportResult::ok()), 1
+// otherwise.
 
 #include "store/importjob.h"
 #include "store/workspace.h"
@@ -17,8 +19,9 @@ int main(int argc, char **argv)
 {
     QCoreApplication app(argc, argv);
     const QStringList args = app.arguments();
-    if (args.size() != 5) {
-        std::fprintf(stderr, "usage: workspace_import_child WORKSPACE FILE DELAY_US BATCH\n");
+    if (args.size() != 5 && !(args.size() == 6 && args.at(5) == u"noresume")) {
+        std::fprintf(stderr,
+                     "usage: workspace_import_child WORKSPACE FILE DELAY_US BATCH [noresume]\n");
         return 2;
     }
     const QString workspacePath = args.at(1);
@@ -34,6 +37,7 @@ int main(int argc, char **argv)
     }
     ts::test::TestLineReader reader;
     reader.delayMicrosecondsPerRecord = args.at(3).toInt();
+    reader.resumable = args.size() == 5;
     ts::ImportOptions options;
     options.batchRecords = args.at(4).toLongLong();
     const ts::ImportResult result = ts::importFile(workspace, writer, args.at(2), reader, options);
