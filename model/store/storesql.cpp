@@ -3,11 +3,13 @@
 #include "workspace.h"
 
 #include <QDateTime>
+#include <QElapsedTimer>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QThread>
 #include <QVariant>
 
 #include <sqlite3.h>
@@ -378,8 +380,17 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
                 << QStringLiteral("PRAGMA threads=2");
     }
     for (const QString &pragma : std::as_const(pragmas)) {
-        if (!execSql(db, pragma, &pragmaError))
-            return failWith(pragmaError);
+        // Two processes opening a new workspace at once: the one switching it to WAL while the
+        // other holds a lock gets SQLITE_BUSY at once, without the busy handler (SQLite's
+        // deadlock avoidance), so the switch is retried here for as long as a lock is waited
+        // for elsewhere.
+        QElapsedTimer waited;
+        waited.start();
+        while (!execSql(db, pragma, &pragmaError)) {
+            if (!pragmaError.contains(QLatin1StringView("locked")) || waited.elapsed() > kBusyTimeoutMs)
+                return failWith(pragmaError);
+            QThread::msleep(5);
+        }
     }
 
     if (role == ConnectionRole::Reader) {
