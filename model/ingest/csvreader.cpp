@@ -8,6 +8,8 @@
 #include <simdjson.h>
 
 #include <array>
+#include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -182,6 +184,11 @@ char guessDelimiter(std::string_view header)
     return ',';
 }
 
+// How far a quoted field may run over lines before its quote is taken for a stray one (see
+// CsvReader::read). Error texts and stack traces in exports run to tens of lines.
+constexpr size_t kMaxQuotedFieldLines = 200;
+constexpr size_t kMaxQuotedFieldBytes = 4 * 1024 * 1024;
+
 qsizetype countQuotes(std::string_view text)
 {
     return std::count(text.begin(), text.end(), '"');
@@ -250,8 +257,9 @@ void applyDimensions(std::string_view json, RequestEvent &event, QString &author
                 event.tenant = toQString(value);
         } else if (lowerKey == u"attempt" || lowerKey == u"retry-attempt" ||
                    lowerKey == u"retryattempt") {
+            // An application's own bag: an attempt out of range is dropped, not converted.
             if (auto n = ingest::parseNumber(value))
-                event.attempt = static_cast<int>(*n);
+                event.attempt = limits::toBoundedInt(*n, 0, limits::kMaxAttempt).value_or(-1);
         } else if (lowerKey == u"errorcode" || lowerKey == u"error.code") {
             if (event.errorCode.isEmpty())
                 event.errorCode = toQString(value);
@@ -442,22 +450,80 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         return result;
     };
 
-    // A record may span lines when a quoted field holds a newline: lines are joined while the
-    // number of quotes seen is odd.
-    std::string record;
-    qint64 recordLine = 0;
-    const auto nextRecord = [&]() -> bool {
-        std::string_view line;
+    // Lines come from the source, or again from `replay`: the lines read ahead while looking for
+    // the end of a quoted field that turned out not to end (see nextRecord).
+    struct HeldLine
+    {
+        std::string text;
+        qint64 number = 0;
+        qint64 offset = 0;
+    };
+    std::deque<HeldLine> replay;
+    std::string replayed; // the text of the last line taken from `replay` (views point into it)
+    const auto nextLine = [&](std::string_view &line, qint64 &number, qint64 &offset) -> bool {
+        if (!replay.empty()) {
+            replayed = std::move(replay.front().text);
+            number = replay.front().number;
+            offset = replay.front().offset;
+            replay.pop_front();
+            line = replayed;
+            return true;
+        }
         if (!lines.next(line))
             return false;
-        recordLine = lines.lineNumber();
+        number = lines.lineNumber();
+        offset = lines.lineOffset();
+        return true;
+    };
+
+    // Set once the header is known: whether a line, on its own, is a complete record (balanced
+    // quotes, the header's number of fields, a readable time in the time column). Such a line
+    // ends the search for a quote's end: the quote was a stray one.
+    std::function<bool(std::string_view)> looksLikeRecord;
+
+    // A record may span lines when a quoted field holds a newline: lines are joined while the
+    // number of quotes seen is odd, but only as far as a quoted field can believably run (up to
+    // kMaxQuotedFieldLines lines and kMaxQuotedFieldBytes, and never into a line that is a record
+    // of its own). Past that, the quote is a stray one: the record where it opened is
+    // unterminated (reported at its first line) and reading resumes on the line after it, so one
+    // stray quote costs one record, not the rest of the file.
+    std::string record;
+    qint64 recordLine = 0;
+    qint64 recordOffset = 0;
+    bool recordUnterminated = false;
+    std::vector<HeldLine> held;
+    const auto nextRecord = [&]() -> bool {
+        recordUnterminated = false;
+        std::string_view line;
+        if (!nextLine(line, recordLine, recordOffset))
+            return false;
         record.assign(line);
         qsizetype quotes = countQuotes(line);
-        while (quotes % 2 != 0 && lines.next(line)) {
-            record.push_back('\n');
-            record.append(line);
-            quotes += countQuotes(line);
+        if (quotes % 2 == 0)
+            return true;
+        held.clear();
+        size_t heldBytes = 0;
+        HeldLine next;
+        while (held.size() < kMaxQuotedFieldLines && heldBytes <= kMaxQuotedFieldBytes &&
+               nextLine(line, next.number, next.offset)) {
+            next.text.assign(line);
+            held.push_back(std::move(next));
+            heldBytes += line.size() + 1;
+            // A record of its own has balanced quotes, so it could not close the field anyway.
+            if (looksLikeRecord && looksLikeRecord(held.back().text))
+                break;
+            quotes += countQuotes(held.back().text);
+            if (quotes % 2 == 0) {
+                for (const HeldLine &part : held) {
+                    record.push_back('\n');
+                    record.append(part.text);
+                }
+                return true;
+            }
         }
+        recordUnterminated = true;
+        for (auto it = held.rbegin(); it != held.rend(); ++it)
+            replay.push_front(std::move(*it));
         return true;
     };
 
@@ -471,7 +537,7 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
     const char delimiter = guessDelimiter(record);
     std::vector<std::string> fields;
     size_t fieldCount = 0;
-    if (!splitRecord(record, delimiter, fields, fieldCount))
+    if (recordUnterminated || !splitRecord(record, delimiter, fields, fieldCount))
         return finish(QStringLiteral("unterminated quote in the header row"));
     QStringList header;
     for (size_t i = 0; i < fieldCount; ++i)
@@ -514,6 +580,17 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
                       u"); give a mapping such as --map ts=<column>,status=<column>");
     }
 
+    size_t tsColumn = 0;
+    while (columns[tsColumn].target != Target::Ts)
+        ++tsColumn;
+    std::vector<std::string> lookaheadFields;
+    looksLikeRecord = [&](std::string_view line) {
+        size_t count = 0;
+        return countQuotes(line) % 2 == 0 &&
+               splitRecord(line, delimiter, lookaheadFields, count) && count == columns.size() &&
+               ingest::parseAnyTimestampMs(lookaheadFields[tsColumn]).has_value();
+    };
+
     simdjson::dom::parser dimensionsParser;
     std::string dimensionsRest;
     ingest::ExtraJsonWriter extra;
@@ -523,8 +600,10 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         const auto malformed = [&](const QString &reason) {
             counted.onMalformed({sourceName, recordLine, reason});
         };
-        if (!splitRecord(record, delimiter, fields, fieldCount)) {
-            malformed(QStringLiteral("unterminated quoted field"));
+        if (recordUnterminated || !splitRecord(record, delimiter, fields, fieldCount)) {
+            malformed(QStringLiteral("unterminated quoted field: the quote opened on this line "
+                                     "is not closed before the next record (or within %1 lines)")
+                          .arg(kMaxQuotedFieldLines));
             continue;
         }
         if (fieldCount != columns.size()) {
@@ -536,9 +615,10 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         RequestEvent event;
         event.source = sourceName;
         event.line = recordLine;
-        event.offset = lines.lineOffset();
+        event.offset = recordOffset;
         QString authorization;
         QString name;
+        QString problem; // a value out of range: the record is malformed, with this reason
         bool haveTime = false;
         std::string_view rawTime;
         for (size_t i = 0; i < fieldCount; ++i) {
@@ -597,8 +677,13 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
                     event.body = ingest::bodyText(value);
                 break;
             case Target::DurationMs:
-                if (auto n = ingest::parseNumber(value); n && *n >= 0)
-                    event.durationMs = *n;
+                if (auto n = ingest::parseNumber(value); n && *n >= 0) {
+                    if (limits::inRange(*n, 0, limits::kMaxDurationMs))
+                        event.durationMs = *n;
+                    else
+                        problem = limits::outOfRangeReason(toQString(column.extraKey), *n, 0,
+                                                           limits::kMaxDurationMs);
+                }
                 break;
             case Target::RequestId:
                 event.requestId = toQString(ingest::trimmed(value));
@@ -607,15 +692,25 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
                 event.operationId = toQString(ingest::trimmed(value));
                 break;
             case Target::Attempt:
-                if (auto n = ingest::parseNumber(value))
-                    event.attempt = static_cast<int>(*n);
+                if (auto n = ingest::parseNumber(value)) {
+                    if (auto attempt = limits::toBoundedInt(*n, 0, limits::kMaxAttempt))
+                        event.attempt = *attempt;
+                    else
+                        problem = limits::outOfRangeReason(toQString(column.extraKey), *n, 0,
+                                                           limits::kMaxAttempt);
+                }
                 break;
             case Target::Lane:
                 event.lane = toQString(ingest::trimmed(value));
                 break;
             case Target::Credits:
-                if (auto n = ingest::parseNumber(value))
-                    event.credits = *n;
+                if (auto n = ingest::parseNumber(value)) {
+                    if (limits::inRange(*n, 0, limits::kMaxCredits))
+                        event.credits = *n;
+                    else
+                        problem = limits::outOfRangeReason(toQString(column.extraKey), *n, 0,
+                                                           limits::kMaxCredits);
+                }
                 break;
             case Target::Namespace:
                 event.serviceBusNamespace = toQString(ingest::trimmed(value));
@@ -642,10 +737,12 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
                 break;
             }
         }
-        if (!haveTime) {
+        if (!haveTime || !problem.isEmpty()) {
             extra.take();
-            malformed(rawTime.empty() ? QStringLiteral("no timestamp")
-                                      : u"unreadable timestamp \"" + toQString(rawTime) + u'"');
+            malformed(!problem.isEmpty() ? problem
+                      : rawTime.empty()  ? QStringLiteral("no timestamp")
+                                         : u"unreadable timestamp \"" +
+                                               toQString(rawTime.substr(0, 64)) + u'"');
             continue;
         }
         // Application Insights "name" is "GET /path" for requests, the operation otherwise.
