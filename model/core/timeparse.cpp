@@ -45,8 +45,8 @@ bool isValidDate(qint64 year, int month, int day)
     return day <= kMonthDays[month - 1] + (month == 2 && leap ? 1 : 0);
 }
 
-std::optional<qint64> civilToMs(qint64 year, int month, int day, int hour, int minute,
-                                int second, qint64 millis, qint64 offsetMinutes)
+std::optional<qint64> civilToMs(qint64 year, int month, int day, int hour, int minute, int second,
+                                qint64 millis, qint64 offsetMinutes)
 {
     // Years far outside the accepted range are refused before any arithmetic on them.
     if (year < 1969 || year > 10000 || !isValidDate(year, month, day) || hour < 0 || hour > 23 ||
@@ -54,9 +54,8 @@ std::optional<qint64> civilToMs(qint64 year, int month, int day, int hour, int m
         offsetMinutes <= -24 * 60 || offsetMinutes >= 24 * 60)
         return std::nullopt;
     const qint64 days = daysFromCivil(year, unsigned(month), unsigned(day));
-    const qint64 ms =
-        ((days * 24 + hour) * 60 + minute - offsetMinutes) * Q_INT64_C(60000) + second * 1000 +
-        millis;
+    const qint64 ms = ((days * 24 + hour) * 60 + minute - offsetMinutes) * Q_INT64_C(60000) +
+                      second * 1000 + millis;
     if (ms < limits::kMinTsMs || ms > limits::kMaxTsMs)
         return std::nullopt;
     return ms;

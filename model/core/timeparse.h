@@ -33,8 +33,8 @@ bool isValidDate(qint64 year, int month, int day);
 // every field: a valid date, hour 0..23, minute 0..59, second 0..60 (a leap second is read as
 // the next second), millis 0..999, offset within +-23:59; and the result within the range above.
 // Every time parser in the codebase composes its fields through this one function.
-std::optional<qint64> civilToMs(qint64 year, int month, int day, int hour, int minute,
-                                int second, qint64 millis = 0, qint64 offsetMinutes = 0);
+std::optional<qint64> civilToMs(qint64 year, int month, int day, int hour, int minute, int second,
+                                qint64 millis = 0, qint64 offsetMinutes = 0);
 
 // Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's algorithm).
 qint64 daysFromCivil(qint64 year, unsigned month, unsigned day);

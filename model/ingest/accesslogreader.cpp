@@ -320,8 +320,8 @@ bool AccessLogFormat::parse(std::string_view line, RequestEvent &event, QString 
                 if (auto n = ingest::parseNumber(value)) {
                     const auto attempt = limits::toBoundedInt(*n, 0, limits::kMaxAttempt);
                     if (!attempt) {
-                        *reason = limits::outOfRangeReason(u"Retry-Attempt", *n, 0,
-                                                           limits::kMaxAttempt);
+                        *reason =
+                            limits::outOfRangeReason(u"Retry-Attempt", *n, 0, limits::kMaxAttempt);
                         return false;
                     }
                     event.attempt = *attempt;

@@ -476,9 +476,8 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         return true;
     };
 
-    // Set once the header is known: whether a line, on its own, is a complete record (balanced
-    // quotes, the header's number of fields, a readable time in the time column). Such a line
-    // ends the search for a quote's end: the quote was a stray one.
+    // Set once the header is known: whether a line starts a record of its own (see below). Such
+    // a line ends the search for a quote's end: the quote was a stray one.
     std::function<bool(std::string_view)> looksLikeRecord;
 
     // A record may span lines when a quoted field holds a newline: lines are joined while the
@@ -491,9 +490,16 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
     qint64 recordLine = 0;
     qint64 recordOffset = 0;
     bool recordUnterminated = false;
-    std::vector<HeldLine> held;
+    std::vector<HeldLine> held; // the lines after the first one of a record that spans lines
+    size_t joinedLines = 0;     // how many of them the current record took
+    const auto unreadHeld = [&] {
+        for (auto it = held.rbegin(); it != held.rend(); ++it)
+            replay.push_front(std::move(*it));
+        held.clear();
+    };
     const auto nextRecord = [&]() -> bool {
         recordUnterminated = false;
+        joinedLines = 0;
         std::string_view line;
         if (!nextLine(line, recordLine, recordOffset))
             return false;
@@ -509,7 +515,7 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
             next.text.assign(line);
             held.push_back(std::move(next));
             heldBytes += line.size() + 1;
-            // A record of its own has balanced quotes, so it could not close the field anyway.
+            // A field does not run into the next record: the quote was a stray one.
             if (looksLikeRecord && looksLikeRecord(held.back().text))
                 break;
             quotes += countQuotes(held.back().text);
@@ -518,12 +524,12 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
                     record.push_back('\n');
                     record.append(part.text);
                 }
+                joinedLines = held.size();
                 return true;
             }
         }
         recordUnterminated = true;
-        for (auto it = held.rbegin(); it != held.rend(); ++it)
-            replay.push_front(std::move(*it));
+        unreadHeld();
         return true;
     };
 
@@ -584,10 +590,15 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
     while (columns[tsColumn].target != Target::Ts)
         ++tsColumn;
     std::vector<std::string> lookaheadFields;
+    // A line starts a record of its own when its fields up to the time column are complete and
+    // that column holds a time: with balanced quotes and the header's number of fields, or with
+    // a quote of its own left open (a second stray quote must not close the first one's field).
     looksLikeRecord = [&](std::string_view line) {
         size_t count = 0;
-        return countQuotes(line) % 2 == 0 &&
-               splitRecord(line, delimiter, lookaheadFields, count) && count == columns.size() &&
+        const bool complete = splitRecord(line, delimiter, lookaheadFields, count);
+        const size_t completeFields = complete ? count : count - 1;
+        return (complete ? count == columns.size() : count <= columns.size()) &&
+               tsColumn < completeFields &&
                ingest::parseAnyTimestampMs(lookaheadFields[tsColumn]).has_value();
     };
 
@@ -600,7 +611,14 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         const auto malformed = [&](const QString &reason) {
             counted.onMalformed({sourceName, recordLine, reason});
         };
-        if (recordUnterminated || !splitRecord(record, delimiter, fields, fieldCount)) {
+        bool split = !recordUnterminated && splitRecord(record, delimiter, fields, fieldCount);
+        if (split && joinedLines > 0 && fieldCount != columns.size()) {
+            // The quote was closed only by another stray quote on a later line (the joined
+            // text is no record): this line is the unterminated one, the others are read again.
+            unreadHeld();
+            split = false;
+        }
+        if (!split) {
             malformed(QStringLiteral("unterminated quoted field: the quote opened on this line "
                                      "is not closed before the next record (or within %1 lines)")
                           .arg(kMaxQuotedFieldLines));
@@ -740,9 +758,9 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         if (!haveTime || !problem.isEmpty()) {
             extra.take();
             malformed(!problem.isEmpty() ? problem
-                      : rawTime.empty()  ? QStringLiteral("no timestamp")
-                                         : u"unreadable timestamp \"" +
-                                               toQString(rawTime.substr(0, 64)) + u'"');
+                      : rawTime.empty()
+                          ? QStringLiteral("no timestamp")
+                          : u"unreadable timestamp \"" + toQString(rawTime.substr(0, 64)) + u'"');
             continue;
         }
         // Application Insights "name" is "GET /path" for requests, the operation otherwise.

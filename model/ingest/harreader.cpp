@@ -109,8 +109,8 @@ bool HarReader::Impl::mapEntry(simdjson::dom::object entry, RequestEvent &event,
                 if (auto n = ingest::parseNumber(stringField(fields, "value"))) {
                     const auto attempt = limits::toBoundedInt(*n, 0, limits::kMaxAttempt);
                     if (!attempt) {
-                        reason = limits::outOfRangeReason(u"Retry-Attempt", *n, 0,
-                                                          limits::kMaxAttempt);
+                        reason =
+                            limits::outOfRangeReason(u"Retry-Attempt", *n, 0, limits::kMaxAttempt);
                         return false;
                     }
                     event.attempt = *attempt;
@@ -136,8 +136,8 @@ bool HarReader::Impl::mapEntry(simdjson::dom::object entry, RequestEvent &event,
         if (const auto status = numberField(response, "status"); status && *status > 0) {
             const auto value = limits::toBoundedInt(*status, 0, limits::kMaxStatus);
             if (!value) {
-                reason = limits::outOfRangeReason(u"response status", *status, 0,
-                                                  limits::kMaxStatus);
+                reason =
+                    limits::outOfRangeReason(u"response status", *status, 0, limits::kMaxStatus);
                 return false;
             }
             event.status = *value;

@@ -441,8 +441,8 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
             const double highest =
                 which == Field::DurationMs ? limits::kMaxDurationMs : limits::kMaxCredits;
             if (!limits::inRange(number, -highest, highest))
-                return fail(limits::outOfRangeReason(QString(u'"' + toQString(key) + u'"'), number, 0,
-                                                     highest));
+                return fail(limits::outOfRangeReason(QString(u'"' + toQString(key) + u'"'), number,
+                                                     0, highest));
             (which == Field::DurationMs ? event.durationMs : event.credits) = number;
             break;
         }
@@ -459,8 +459,8 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
                 which == Field::BatchIndex ? limits::kMaxBatchIndex : limits::kMaxAttempt;
             const auto integer = limits::toBoundedInt(number, -1, highest);
             if (!integer)
-                return fail(limits::outOfRangeReason(QString(u'"' + toQString(key) + u'"'), number, 0,
-                                                     highest));
+                return fail(limits::outOfRangeReason(QString(u'"' + toQString(key) + u'"'), number,
+                                                     0, highest));
             (which == Field::BatchIndex ? event.batchIndex : event.attempt) = *integer;
             break;
         }

@@ -268,8 +268,8 @@ void mapSpan(simdjson::dom::element span, const std::vector<Attribute> &resource
                     if (auto value = limits::toBoundedInt(*n, 0, limits::kMaxAttempt))
                         event.attempt = *value;
                     else
-                        problem = limits::outOfRangeReason(u"retry-attempt", *n, 0,
-                                                           limits::kMaxAttempt);
+                        problem =
+                            limits::outOfRangeReason(u"retry-attempt", *n, 0, limits::kMaxAttempt);
                 }
             } else if (header == u"authorization") {
                 authorization = toQString(attribute.value);
@@ -429,8 +429,8 @@ ReadResult OtlpReader::read(QIODevice &input, const QString &sourceName, IngestS
         if (control.checkpoint)
             control.checkpoint(scan.offset(), scan.lineAt(scan.pos()));
     }
-    if (!ingest::finishScan(result, counted, scan, sourceName, fatal) && documents == 0
-        && counted.malformed == 0 && !result.cancelled)
+    if (!ingest::finishScan(result, counted, scan, sourceName, fatal) && documents == 0 &&
+        counted.malformed == 0 && !result.cancelled)
         result.fatalError = sourceName + QStringLiteral(": empty file, no OTLP/JSON request");
     if (control.progress)
         control.progress(result.bytesRead, input.isSequential() ? -1 : input.size());

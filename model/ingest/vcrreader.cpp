@@ -400,8 +400,8 @@ ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSi
                         if (auto value = limits::toBoundedInt(*n, 0, limits::kMaxStatus))
                             event.status = *value;
                         else
-                            problem = limits::outOfRangeReason(u"status code", *n, 0,
-                                                               limits::kMaxStatus);
+                            problem =
+                                limits::outOfRangeReason(u"status code", *n, 0, limits::kMaxStatus);
                     }
                 }
             }

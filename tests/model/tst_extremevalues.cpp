@@ -44,9 +44,10 @@ void checkAccounting(const ReadResult &result, const CollectingSink &sink, qint6
 
 QByteArray csvRow(int i, const QByteArray &body = "ok")
 {
-    return QByteArray("2026-02-18T22:44:") + QByteArray::number(10 + i % 50).rightJustified(2, '0') +
-           "Z,user-" + QByteArray::number(i) + ",https://graph.microsoft.com/v1.0/me/" +
-           QByteArray::number(i) + ",200," + body + "\n";
+    return QByteArray("2026-02-18T22:44:") +
+           QByteArray::number(10 + i % 50).rightJustified(2, '0') + "Z,user-" +
+           QByteArray::number(i) + ",https://graph.microsoft.com/v1.0/me/" + QByteArray::number(i) +
+           ",200," + body + "\n";
 }
 
 } // namespace
@@ -77,6 +78,22 @@ private slots:
         QCOMPARE(sink.events.back().identity, u"user-10"_s);
         // Offsets point at each record's own first line.
         QCOMPARE(sink.events[4].offset, qint64(csv.indexOf("2026-02-18T22:44:16Z")));
+    }
+
+    // Two rows in a row with a stray quote each: the second closes the first's quote, but the
+    // joined text is no record, so each row is malformed on its own line.
+    void csvTwoStrayQuotesInARow()
+    {
+        QByteArray csv = "ts,identity,url,status,body\n";
+        for (int i = 1; i <= 6; ++i)
+            csv += csvRow(i, i == 3 || i == 4 ? QByteArray("\"stray") : QByteArray("fine"));
+        const auto reader = createReader(u"csv"_s);
+        CollectingSink sink;
+        const ReadResult result = readBytes(*reader, csv, sink, u"two.csv"_s);
+        checkAccounting(result, sink, 6, u"two.csv"_s);
+        QCOMPARE(result.malformed, qint64(2));
+        QCOMPARE(sink.malformed[0].line, qint64(4));
+        QCOMPARE(sink.malformed[1].line, qint64(5));
     }
 
     // A quoted field that legitimately spans lines is still one record.
@@ -140,18 +157,26 @@ private slots:
         const auto ndjson = [](const char *ts) -> QByteArray {
             return QByteArray("{\"ts\":\"") + ts + "\",\"url\":\"https://x/\",\"status\":200}\n";
         };
-        QTest::newRow("ndjson 30 February") << u"ndjson"_s << ndjson("2026-02-30T10:00:00Z") << 0 << 1;
+        QTest::newRow("ndjson 30 February")
+            << u"ndjson"_s << ndjson("2026-02-30T10:00:00Z") << 0 << 1;
         QTest::newRow("ndjson 29 February, not a leap year")
             << u"ndjson"_s << ndjson("2025-02-29T10:00:00Z") << 0 << 1;
-        QTest::newRow("ndjson 29 February 1900") << u"ndjson"_s << ndjson("1900-02-29T10:00:00Z") << 0 << 1;
+        QTest::newRow("ndjson 29 February 1900")
+            << u"ndjson"_s << ndjson("1900-02-29T10:00:00Z") << 0 << 1;
         QTest::newRow("ndjson 31 April") << u"ndjson"_s << ndjson("2026-04-31T10:00:00Z") << 0 << 1;
         QTest::newRow("ndjson hour 24") << u"ndjson"_s << ndjson("2026-02-18T24:00:00Z") << 0 << 1;
-        QTest::newRow("ndjson minute 60") << u"ndjson"_s << ndjson("2026-02-18T22:60:00Z") << 0 << 1;
-        QTest::newRow("ndjson offset +24:00") << u"ndjson"_s << ndjson("2026-02-18T22:00:00+24:00") << 0 << 1;
-        QTest::newRow("ndjson offset +05:60") << u"ndjson"_s << ndjson("2026-02-18T22:00:00+05:60") << 0 << 1;
-        QTest::newRow("ndjson before 1970") << u"ndjson"_s << ndjson("1969-12-31T23:59:59Z") << 0 << 1;
-        QTest::newRow("ndjson leap day 2024 is fine") << u"ndjson"_s << ndjson("2024-02-29T10:00:00Z") << 1 << 0;
-        QTest::newRow("ndjson leap day 2000 is fine") << u"ndjson"_s << ndjson("2000-02-29T10:00:00Z") << 1 << 0;
+        QTest::newRow("ndjson minute 60")
+            << u"ndjson"_s << ndjson("2026-02-18T22:60:00Z") << 0 << 1;
+        QTest::newRow("ndjson offset +24:00")
+            << u"ndjson"_s << ndjson("2026-02-18T22:00:00+24:00") << 0 << 1;
+        QTest::newRow("ndjson offset +05:60")
+            << u"ndjson"_s << ndjson("2026-02-18T22:00:00+05:60") << 0 << 1;
+        QTest::newRow("ndjson before 1970")
+            << u"ndjson"_s << ndjson("1969-12-31T23:59:59Z") << 0 << 1;
+        QTest::newRow("ndjson leap day 2024 is fine")
+            << u"ndjson"_s << ndjson("2024-02-29T10:00:00Z") << 1 << 0;
+        QTest::newRow("ndjson leap day 2000 is fine")
+            << u"ndjson"_s << ndjson("2000-02-29T10:00:00Z") << 1 << 0;
         QTest::newRow("csv RFC 3339 30 February")
             << u"csv"_s << QByteArray("ts,url\n2026-02-30T10:00:00Z,https://x/\n") << 0 << 1;
         QTest::newRow("csv US 30 February")
@@ -162,17 +187,18 @@ private slots:
             << u"csv"_s << QByteArray("ts,url\n13/18/2026 10:44:09,https://x/\n") << 0 << 1;
         QTest::newRow("csv US offset +05:99")
             << u"csv"_s << QByteArray("ts,url\n2/18/2026 10:44:09 +05:99,https://x/\n") << 0 << 1;
-        QTest::newRow("access CLF 30 Feb")
-            << u"access"_s
-            << QByteArray("1.2.3.4 - - [30/Feb/2026:10:05:03 +0000] \"GET /a HTTP/1.1\" 200 5 \"-\" \"ua\"\n")
-            << 0 << 1;
-        QTest::newRow("access CLF 31 Apr")
-            << u"access"_s
-            << QByteArray("1.2.3.4 - - [31/Apr/2026:10:05:03 +0000] \"GET /a HTTP/1.1\" 200 5 \"-\" \"ua\"\n")
-            << 0 << 1;
+        QTest::newRow("access CLF 30 Feb") << u"access"_s
+                                           << QByteArray("1.2.3.4 - - [30/Feb/2026:10:05:03 +0000] "
+                                                         "\"GET /a HTTP/1.1\" 200 5 \"-\" \"ua\"\n")
+                                           << 0 << 1;
+        QTest::newRow("access CLF 31 Apr") << u"access"_s
+                                           << QByteArray("1.2.3.4 - - [31/Apr/2026:10:05:03 +0000] "
+                                                         "\"GET /a HTTP/1.1\" 200 5 \"-\" \"ua\"\n")
+                                           << 0 << 1;
         QTest::newRow("access CLF hour 25")
             << u"access"_s
-            << QByteArray("1.2.3.4 - - [18/Feb/2026:25:05:03 +0000] \"GET /a HTTP/1.1\" 200 5 \"-\" \"ua\"\n")
+            << QByteArray("1.2.3.4 - - [18/Feb/2026:25:05:03 +0000] \"GET /a HTTP/1.1\" 200 5 "
+                          "\"-\" \"ua\"\n")
             << 0 << 1;
         QTest::newRow("har startedDateTime 30 Feb")
             << u"har"_s
@@ -188,12 +214,13 @@ private slots:
             << 0 << 1;
         QTest::newRow("resilience own timestamp 30 Feb")
             << u"resilience"_s
-            << QByteArray("2026-02-18T22:44:09.600Z WARN Execution attempt. Source: 'P/(null)/Retry', "
-                          "Operation Key: 'k', Result: '200', Handled: 'False', Attempt: '0', "
-                          "Execution Time: 12.5ms\n"
-                          "2026-02-30T22:44:09.600Z WARN Execution attempt. Source: 'P/(null)/Retry', "
-                          "Operation Key: 'k', Result: '429', Handled: 'True', Attempt: '1', "
-                          "Execution Time: 12.5ms\n")
+            << QByteArray(
+                   "2026-02-18T22:44:09.600Z WARN Execution attempt. Source: 'P/(null)/Retry', "
+                   "Operation Key: 'k', Result: '200', Handled: 'False', Attempt: '0', "
+                   "Execution Time: 12.5ms\n"
+                   "2026-02-30T22:44:09.600Z WARN Execution attempt. Source: 'P/(null)/Retry', "
+                   "Operation Key: 'k', Result: '429', Handled: 'True', Attempt: '1', "
+                   "Execution Time: 12.5ms\n")
             << 1 << 1;
         QTest::newRow("vcr Date 30 Feb")
             << u"vcr"_s
@@ -223,16 +250,26 @@ private slots:
         QTest::addColumn<QString>("kind");
         QTest::addColumn<QString>("text");
         QTest::addColumn<bool>("valid");
-        QTest::newRow("Retry-After 30 Feb") << u"retry-after"_s << u"Mon, 30 Feb 2026 22:45:04 GMT"_s << false;
-        QTest::newRow("Retry-After 29 Feb 2025") << u"retry-after"_s << u"Sat, 29 Feb 2025 22:45:04 GMT"_s << false;
-        QTest::newRow("Retry-After hour 24") << u"retry-after"_s << u"Wed, 18 Feb 2026 24:45:04 GMT"_s << false;
-        QTest::newRow("Retry-After fine") << u"retry-after"_s << u"Wed, 18 Feb 2026 22:45:04 GMT"_s << true;
+        QTest::newRow("Retry-After 30 Feb")
+            << u"retry-after"_s << u"Mon, 30 Feb 2026 22:45:04 GMT"_s << false;
+        QTest::newRow("Retry-After 29 Feb 2025")
+            << u"retry-after"_s << u"Sat, 29 Feb 2025 22:45:04 GMT"_s << false;
+        QTest::newRow("Retry-After hour 24")
+            << u"retry-after"_s << u"Wed, 18 Feb 2026 24:45:04 GMT"_s << false;
+        QTest::newRow("Retry-After fine")
+            << u"retry-after"_s << u"Wed, 18 Feb 2026 22:45:04 GMT"_s << true;
         QTest::newRow("blocked until 30 Feb")
-            << u"blocked"_s << u"Request is blocked by the upstream service until: 2/30/2026 10:45:04 PM (UTC)"_s << false;
+            << u"blocked"_s
+            << u"Request is blocked by the upstream service until: 2/30/2026 10:45:04 PM (UTC)"_s
+            << false;
         QTest::newRow("blocked until 13 PM")
-            << u"blocked"_s << u"Request is blocked by the upstream service until: 2/18/2026 13:45:04 PM (UTC)"_s << false;
+            << u"blocked"_s
+            << u"Request is blocked by the upstream service until: 2/18/2026 13:45:04 PM (UTC)"_s
+            << false;
         QTest::newRow("blocked until fine")
-            << u"blocked"_s << u"Request is blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)"_s << true;
+            << u"blocked"_s
+            << u"Request is blocked by the upstream service until: 2/18/2026 10:45:04 PM (UTC)"_s
+            << true;
     }
     void invalidDatesInThrottleAdvice()
     {
@@ -252,93 +289,170 @@ private slots:
         QTest::addColumn<QString>("format");
         QTest::addColumn<QByteArray>("input");
         QTest::addColumn<QString>("reasonPart");
-        const QByteArray goodLine = "{\"ts\":\"2026-02-18T22:44:09Z\",\"url\":\"https://x/\",\"status\":200}\n";
+        const QByteArray goodLine =
+            "{\"ts\":\"2026-02-18T22:44:09Z\",\"url\":\"https://x/\",\"status\":200}\n";
         const auto ndjson = [&](const char *field) -> QByteArray {
             const QByteArray &good = goodLine;
-            return good + "{\"ts\":\"2026-02-18T22:44:10Z\",\"url\":\"https://x/\"," + field + "}\n" + good;
+            return good + "{\"ts\":\"2026-02-18T22:44:10Z\",\"url\":\"https://x/\"," + field +
+                   "}\n" + good;
         };
-        QTest::newRow("ndjson ts 1e300") << u"ndjson"_s << (goodLine + "{\"ts\":1e300}\n" + goodLine) << u"ts"_s;
-        QTest::newRow("ndjson ts -1e300") << u"ndjson"_s << (goodLine + "{\"ts\":-1e300}\n" + goodLine) << u"ts"_s;
-        QTest::newRow("ndjson ts negative") << u"ndjson"_s << (goodLine + "{\"ts\":-5}\n" + goodLine) << u"ts"_s;
-        QTest::newRow("ndjson ts 1e15 ms (year 33658)") << u"ndjson"_s << (goodLine + "{\"ts\":1e15}\n" + goodLine) << u"ts"_s;
-        QTest::newRow("ndjson attempt 1e12") << u"ndjson"_s << ndjson("\"attempt\":1e12") << u"attempt"_s;
-        QTest::newRow("ndjson attempt -7") << u"ndjson"_s << ndjson("\"attempt\":-7") << u"attempt"_s;
-        QTest::newRow("ndjson attempt \"1e60\"") << u"ndjson"_s << ndjson("\"attempt\":\"1e60\"") << u"attempt"_s;
-        QTest::newRow("ndjson batchIndex 1e12") << u"ndjson"_s << ndjson("\"batchIndex\":1e12") << u"batchIndex"_s;
-        QTest::newRow("ndjson durationMs 1e308") << u"ndjson"_s << ndjson("\"durationMs\":1e308") << u"durationMs"_s;
-        QTest::newRow("ndjson durationMs \"inf\"") << u"ndjson"_s << ndjson("\"durationMs\":\"inf\"") << u"durationMs"_s;
-        QTest::newRow("ndjson credits 1e308") << u"ndjson"_s << ndjson("\"credits\":1e308") << u"credits"_s;
-        QTest::newRow("ndjson status \"nan\"") << u"ndjson"_s << ndjson("\"status\":\"nan\"") << u"status"_s;
-        QTest::newRow("ndjson status 1e300") << u"ndjson"_s << ndjson("\"status\":1e300") << u"status"_s;
+        QTest::newRow("ndjson ts 1e300")
+            << u"ndjson"_s << (goodLine + "{\"ts\":1e300}\n" + goodLine) << u"ts"_s;
+        QTest::newRow("ndjson ts -1e300")
+            << u"ndjson"_s << (goodLine + "{\"ts\":-1e300}\n" + goodLine) << u"ts"_s;
+        QTest::newRow("ndjson ts negative")
+            << u"ndjson"_s << (goodLine + "{\"ts\":-5}\n" + goodLine) << u"ts"_s;
+        QTest::newRow("ndjson ts 1e15 ms (year 33658)")
+            << u"ndjson"_s << (goodLine + "{\"ts\":1e15}\n" + goodLine) << u"ts"_s;
+        QTest::newRow("ndjson attempt 1e12")
+            << u"ndjson"_s << ndjson("\"attempt\":1e12") << u"attempt"_s;
+        QTest::newRow("ndjson attempt -7")
+            << u"ndjson"_s << ndjson("\"attempt\":-7") << u"attempt"_s;
+        QTest::newRow("ndjson attempt \"1e60\"")
+            << u"ndjson"_s << ndjson("\"attempt\":\"1e60\"") << u"attempt"_s;
+        QTest::newRow("ndjson batchIndex 1e12")
+            << u"ndjson"_s << ndjson("\"batchIndex\":1e12") << u"batchIndex"_s;
+        QTest::newRow("ndjson durationMs 1e308")
+            << u"ndjson"_s << ndjson("\"durationMs\":1e308") << u"durationMs"_s;
+        QTest::newRow("ndjson durationMs \"inf\"")
+            << u"ndjson"_s << ndjson("\"durationMs\":\"inf\"") << u"durationMs"_s;
+        QTest::newRow("ndjson credits 1e308")
+            << u"ndjson"_s << ndjson("\"credits\":1e308") << u"credits"_s;
+        QTest::newRow("ndjson status \"nan\"")
+            << u"ndjson"_s << ndjson("\"status\":\"nan\"") << u"status"_s;
+        QTest::newRow("ndjson status 1e300")
+            << u"ndjson"_s << ndjson("\"status\":1e300") << u"status"_s;
 
         const QByteArray csvHead = "ts,url,status,attempt,durationMs,credits\n";
         const QByteArray csvGood = "2026-02-18T22:44:09Z,https://x/,200,0,5,1\n";
-        QTest::newRow("csv ts 1e300") << u"csv"_s << (csvHead + csvGood + "1e300,https://x/,200,0,5,1\n" + csvGood) << u"timestamp"_s;
-        QTest::newRow("csv attempt 1e12") << u"csv"_s << (csvHead + csvGood + "2026-02-18T22:44:10Z,https://x/,200,1e12,5,1\n" + csvGood) << u"attempt"_s;
-        QTest::newRow("csv durationMs 1e308") << u"csv"_s << (csvHead + csvGood + "2026-02-18T22:44:10Z,https://x/,200,0,1e308,1\n" + csvGood) << u"durationMs"_s;
-        QTest::newRow("csv credits 1e308") << u"csv"_s << (csvHead + csvGood + "2026-02-18T22:44:10Z,https://x/,200,0,5,1e308\n" + csvGood) << u"credits"_s;
+        QTest::newRow("csv ts 1e300")
+            << u"csv"_s << (csvHead + csvGood + "1e300,https://x/,200,0,5,1\n" + csvGood)
+            << u"timestamp"_s;
+        QTest::newRow("csv attempt 1e12")
+            << u"csv"_s
+            << (csvHead + csvGood + "2026-02-18T22:44:10Z,https://x/,200,1e12,5,1\n" + csvGood)
+            << u"attempt"_s;
+        QTest::newRow("csv durationMs 1e308")
+            << u"csv"_s
+            << (csvHead + csvGood + "2026-02-18T22:44:10Z,https://x/,200,0,1e308,1\n" + csvGood)
+            << u"durationMs"_s;
+        QTest::newRow("csv credits 1e308")
+            << u"csv"_s
+            << (csvHead + csvGood + "2026-02-18T22:44:10Z,https://x/,200,0,5,1e308\n" + csvGood)
+            << u"credits"_s;
 
-        const QByteArray resGood = "2026-02-18T22:44:09.600Z WARN Execution attempt. Source: 'P/(null)/Retry', Operation Key: 'k', Result: '200', Handled: 'False', Attempt: '0', Execution Time: 12.5ms\n";
+        const QByteArray resGood =
+            "2026-02-18T22:44:09.600Z WARN Execution attempt. Source: 'P/(null)/Retry', Operation "
+            "Key: 'k', Result: '200', Handled: 'False', Attempt: '0', Execution Time: 12.5ms\n";
         QTest::newRow("resilience Attempt 1e60")
-            << u"resilience"_s << (resGood + "2026-02-18T22:44:10.600Z WARN Execution attempt. Source: 'P/(null)/Retry', Operation Key: 'k', Result: '429', Handled: 'True', Attempt: '1e60', Execution Time: 12.5ms\n" + resGood)
+            << u"resilience"_s
+            << (resGood +
+                "2026-02-18T22:44:10.600Z WARN Execution attempt. Source: 'P/(null)/Retry', "
+                "Operation Key: 'k', Result: '429', Handled: 'True', Attempt: '1e60', Execution "
+                "Time: 12.5ms\n" +
+                resGood)
             << u"Attempt"_s;
         QTest::newRow("resilience Execution Time 1e308")
-            << u"resilience"_s << (resGood + "2026-02-18T22:44:10.600Z WARN Execution attempt. Source: 'P/(null)/Retry', Operation Key: 'k', Result: '429', Handled: 'True', Attempt: '1', Execution Time: 1e308ms\n" + resGood)
+            << u"resilience"_s
+            << (resGood +
+                "2026-02-18T22:44:10.600Z WARN Execution attempt. Source: 'P/(null)/Retry', "
+                "Operation Key: 'k', Result: '429', Handled: 'True', Attempt: '1', Execution Time: "
+                "1e308ms\n" +
+                resGood)
             << u"Execution Time"_s;
 
         const auto har = [](const char *entry) -> QByteArray {
-            const QByteArray good = "{\"startedDateTime\":\"2026-02-18T22:44:09Z\",\"time\":5,\"request\":{\"method\":\"GET\",\"url\":\"https://x/\"},\"response\":{\"status\":200}}";
+            const QByteArray good =
+                "{\"startedDateTime\":\"2026-02-18T22:44:09Z\",\"time\":5,\"request\":{\"method\":"
+                "\"GET\",\"url\":\"https://x/\"},\"response\":{\"status\":200}}";
             return "{\"log\":{\"entries\":[" + good + "," + entry + "," + good + "]}}";
         };
         QTest::newRow("har time 1e308")
-            << u"har"_s << har("{\"startedDateTime\":\"2026-02-18T22:44:10Z\",\"time\":1e308,\"request\":{\"method\":\"GET\",\"url\":\"https://x/\"},\"response\":{\"status\":200}}")
+            << u"har"_s
+            << har("{\"startedDateTime\":\"2026-02-18T22:44:10Z\",\"time\":1e308,\"request\":{"
+                   "\"method\":\"GET\",\"url\":\"https://x/\"},\"response\":{\"status\":200}}")
             << u"time"_s;
         QTest::newRow("har status 1e300")
-            << u"har"_s << har("{\"startedDateTime\":\"2026-02-18T22:44:10Z\",\"time\":5,\"request\":{\"method\":\"GET\",\"url\":\"https://x/\"},\"response\":{\"status\":1e300}}")
+            << u"har"_s
+            << har("{\"startedDateTime\":\"2026-02-18T22:44:10Z\",\"time\":5,\"request\":{"
+                   "\"method\":\"GET\",\"url\":\"https://x/\"},\"response\":{\"status\":1e300}}")
             << u"status"_s;
         QTest::newRow("har Retry-Attempt 1e12")
-            << u"har"_s << har("{\"startedDateTime\":\"2026-02-18T22:44:10Z\",\"time\":5,\"request\":{\"method\":\"GET\",\"url\":\"https://x/\",\"headers\":[{\"name\":\"Retry-Attempt\",\"value\":\"1e12\"}]},\"response\":{\"status\":200}}")
+            << u"har"_s
+            << har("{\"startedDateTime\":\"2026-02-18T22:44:10Z\",\"time\":5,\"request\":{"
+                   "\"method\":\"GET\",\"url\":\"https://x/"
+                   "\",\"headers\":[{\"name\":\"Retry-Attempt\",\"value\":\"1e12\"}]},\"response\":"
+                   "{\"status\":200}}")
             << u"Retry-Attempt"_s;
 
         const auto otlp = [](const char *attributes, const char *start = "\"1771454649000000000\"",
                              const char *end = "\"1771454649005000000\"") -> QByteArray {
-            const QByteArray span = QByteArray("{\"name\":\"GET\",\"kind\":3,\"startTimeUnixNano\":") + start +
-                                    ",\"endTimeUnixNano\":" + end + ",\"attributes\":[{\"key\":\"http.request.method\",\"value\":{\"stringValue\":\"GET\"}}" + attributes + "]}";
-            const QByteArray goodSpan = "{\"name\":\"GET\",\"kind\":3,\"startTimeUnixNano\":\"1771454649000000000\",\"endTimeUnixNano\":\"1771454649005000000\",\"attributes\":[{\"key\":\"http.request.method\",\"value\":{\"stringValue\":\"GET\"}}]}";
-            return "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[" + goodSpan + "," + span + "," + goodSpan + "]}]}]}\n";
+            const QByteArray span =
+                QByteArray("{\"name\":\"GET\",\"kind\":3,\"startTimeUnixNano\":") + start +
+                ",\"endTimeUnixNano\":" + end +
+                ",\"attributes\":[{\"key\":\"http.request.method\",\"value\":{\"stringValue\":"
+                "\"GET\"}}" +
+                attributes + "]}";
+            const QByteArray goodSpan =
+                "{\"name\":\"GET\",\"kind\":3,\"startTimeUnixNano\":\"1771454649000000000\","
+                "\"endTimeUnixNano\":\"1771454649005000000\",\"attributes\":[{\"key\":\"http."
+                "request.method\",\"value\":{\"stringValue\":\"GET\"}}]}";
+            return "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[" + goodSpan + "," + span +
+                   "," + goodSpan + "]}]}]}\n";
         };
         QTest::newRow("otlp status_code 1e300")
-            << u"otlp"_s << otlp(",{\"key\":\"http.response.status_code\",\"value\":{\"stringValue\":\"1e300\"}}")
+            << u"otlp"_s
+            << otlp(
+                   ",{\"key\":\"http.response.status_code\",\"value\":{\"stringValue\":\"1e300\"}}")
             << u"status_code"_s;
         QTest::newRow("otlp retry-attempt 1e12")
-            << u"otlp"_s << otlp(",{\"key\":\"http.request.header.retry-attempt\",\"value\":{\"stringValue\":\"1e12\"}}")
+            << u"otlp"_s
+            << otlp(",{\"key\":\"http.request.header.retry-attempt\",\"value\":{\"stringValue\":"
+                    "\"1e12\"}}")
             << u"retry-attempt"_s;
         QTest::newRow("otlp start 1e300")
             << u"otlp"_s << otlp("", "1e300", "1e301") << u"startTimeUnixNano"_s;
         QTest::newRow("otlp a span of 500 years")
-            << u"otlp"_s << otlp("", "\"1000000000000000000\"", "\"16000000000000000000\"") << u"durationMs"_s;
+            << u"otlp"_s << otlp("", "\"1000000000000000000\"", "\"16000000000000000000\"")
+            << u"durationMs"_s;
 
         const auto vcr = [](const char *status, const char *attempt) -> QByteArray {
-            const QByteArray one = QByteArray("- request:\n    method: GET\n    uri: https://x/\n    headers:\n      Retry-Attempt:\n      - '") + attempt +
-                                   "'\n  response:\n    status:\n      code: " + status + "\n    headers:\n      Date:\n      - Wed, 18 Feb 2026 07:02:21 GMT\n";
-            const QByteArray good = "- request:\n    method: GET\n    uri: https://x/\n  response:\n    status:\n      code: 200\n    headers:\n      Date:\n      - Wed, 18 Feb 2026 07:02:21 GMT\n";
+            const QByteArray one =
+                QByteArray("- request:\n    method: GET\n    uri: https://x/\n    headers:\n      "
+                           "Retry-Attempt:\n      - '") +
+                attempt + "'\n  response:\n    status:\n      code: " + status +
+                "\n    headers:\n      Date:\n      - Wed, 18 Feb 2026 07:02:21 GMT\n";
+            const QByteArray good =
+                "- request:\n    method: GET\n    uri: https://x/\n  response:\n    status:\n      "
+                "code: 200\n    headers:\n      Date:\n      - Wed, 18 Feb 2026 07:02:21 GMT\n";
             return "interactions:\n" + good + one + good;
         };
         QTest::newRow("vcr status 1e300") << u"vcr"_s << vcr("1e300", "0") << u"status"_s;
-        QTest::newRow("vcr Retry-Attempt 1e12") << u"vcr"_s << vcr("200", "1e12") << u"Retry-Attempt"_s;
+        QTest::newRow("vcr Retry-Attempt 1e12")
+            << u"vcr"_s << vcr("200", "1e12") << u"Retry-Attempt"_s;
 
         const auto azure = [](const char *record) -> QByteArray {
-            const QByteArray good = "{\"time\":\"2026-02-18T22:44:09Z\",\"category\":\"AppServiceHTTPLogs\",\"properties\":{\"CsMethod\":\"GET\",\"CsUriStem\":\"/a\",\"ScStatus\":\"200\",\"TimeTaken\":5}}";
+            const QByteArray good = "{\"time\":\"2026-02-18T22:44:09Z\",\"category\":"
+                                    "\"AppServiceHTTPLogs\",\"properties\":{\"CsMethod\":\"GET\","
+                                    "\"CsUriStem\":\"/a\",\"ScStatus\":\"200\",\"TimeTaken\":5}}";
             return "{\"records\":[" + good + "," + record + "," + good + "]}";
         };
         QTest::newRow("azure TimeTaken 1e308")
-            << u"azure-records"_s << azure("{\"time\":\"2026-02-18T22:44:10Z\",\"category\":\"AppServiceHTTPLogs\",\"properties\":{\"CsMethod\":\"GET\",\"CsUriStem\":\"/a\",\"ScStatus\":\"200\",\"TimeTaken\":1e308}}")
+            << u"azure-records"_s
+            << azure("{\"time\":\"2026-02-18T22:44:10Z\",\"category\":\"AppServiceHTTPLogs\","
+                     "\"properties\":{\"CsMethod\":\"GET\",\"CsUriStem\":\"/"
+                     "a\",\"ScStatus\":\"200\",\"TimeTaken\":1e308}}")
             << u"durationMs"_s;
         QTest::newRow("azure time 1e300")
-            << u"azure-records"_s << azure("{\"time\":1e300,\"category\":\"AppServiceHTTPLogs\",\"properties\":{\"CsMethod\":\"GET\",\"CsUriStem\":\"/a\",\"ScStatus\":\"200\"}}")
+            << u"azure-records"_s
+            << azure("{\"time\":1e300,\"category\":\"AppServiceHTTPLogs\",\"properties\":{"
+                     "\"CsMethod\":\"GET\",\"CsUriStem\":\"/a\",\"ScStatus\":\"200\"}}")
             << u"time"_s;
         QTest::newRow("azure Service Bus Count 1e308")
-            << u"azure-records"_s << azure("{\"time\":\"2026-02-18T22:44:10Z\",\"category\":\"RuntimeAuditLogs\",\"properties\":{\"Status\":\"Success\",\"ActivityName\":\"SendMessage\",\"Count\":1e308}}")
+            << u"azure-records"_s
+            << azure("{\"time\":\"2026-02-18T22:44:10Z\",\"category\":\"RuntimeAuditLogs\","
+                     "\"properties\":{\"Status\":\"Success\",\"ActivityName\":\"SendMessage\","
+                     "\"Count\":1e308}}")
             << u"credits"_s;
     }
     void extremeNumbers()
@@ -364,8 +478,10 @@ private slots:
         QTest::addColumn<QString>("reasonPart");
         QTest::newRow("msec 1e300") << QByteArray("1e300 200 0.005 1") << u"time"_s;
         QTest::newRow("msec negative") << QByteArray("-1771454649.5 200 0.005 1") << u"time"_s;
-        QTest::newRow("request_time 1e306") << QByteArray("1771454649.5 200 1e306 1") << u"request_time"_s;
-        QTest::newRow("retry attempt 1e12") << QByteArray("1771454649.5 200 0.005 1e12") << u"Retry-Attempt"_s;
+        QTest::newRow("request_time 1e306")
+            << QByteArray("1771454649.5 200 1e306 1") << u"request_time"_s;
+        QTest::newRow("retry attempt 1e12")
+            << QByteArray("1771454649.5 200 0.005 1e12") << u"Retry-Attempt"_s;
     }
     void extremeNumbersInAccessLogs()
     {
@@ -374,7 +490,8 @@ private slots:
         AccessLogReader reader(u"$msec $status $request_time $http_retry_attempt"_s);
         const QByteArray good = "1771454649.5 200 0.005 1\n";
         CollectingSink sink;
-        const ReadResult result = readBytes(reader, good + line + "\n" + good, sink, u"access.log"_s);
+        const ReadResult result =
+            readBytes(reader, good + line + "\n" + good, sink, u"access.log"_s);
         QVERIFY2(result.fatalError.isEmpty(), qPrintable(result.fatalError));
         checkAccounting(result, sink, 3, u"access.log"_s);
         QCOMPARE(result.events, qint64(2));
@@ -396,23 +513,43 @@ private slots:
         const auto request = [&](const QByteArray &ts, const QByteArray &rest) {
             log += "{\"ts\":" + ts + ",\"identity\":\"sp\",\"app\":\"a\"," + rest + "}\n";
         };
-        for (const QByteArray &ts : {minTs, QByteArray("0"), QByteArray("253402300799999"), maxTs}) {
-            request(ts, "\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/me\",\"status\":429,"
-                        "\"durationMs\":" + maxDuration + ",\"attempt\":" + maxAttempt + ",\"operationId\":\"op\","
-                        "\"retryAfter\":\"999999999999999\",\"headers\":{\"retry-after-ms\":\"99999999999999999999\","
-                        "\"x-ms-throttle-limit-percentage\":\"99999999999999999999999\",\"x-ratelimit-reset\":\"99999999999999\","
-                        "\"ratelimit-reset\":\"999999999999999\",\"x-ratelimit-remaining\":\"99999999999999999999\","
-                        "\"x-ms-ratelimit-remaining-subscription-reads\":\"999999999999999999\",\"x-ms-resource-unit\":\"1e308\"}");
-            request(ts, "\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/me\",\"status\":429,"
-                        "\"retryAfter\":\"Fri, 31 Dec 9999 23:59:59 GMT\",\"durationMs\":0,\"attempt\":0");
-            request(ts, "\"service\":\"fabric\",\"method\":\"POST\",\"url\":\"https://api.fabric.microsoft.com/v1/workspaces/w/items\",\"status\":429,"
-                        "\"errorCode\":\"RequestBlocked\",\"body\":\"Request is blocked by the upstream service until: 12/31/9999 11:59:59 PM (UTC)\"");
-            request(ts, "\"service\":\"servicebus\",\"namespace\":\"sb\",\"entity\":\"q\",\"method\":\"Send\",\"status\":429,"
-                        "\"errorCode\":\"50009\",\"credits\":" + QByteArray::number(limits::kMaxCredits, 'f', 0) +
-                        ",\"body\":\"Please wait 99999999999 seconds and try again.\",\"batchIndex\":" +
-                        QByteArray::number(limits::kMaxBatchIndex));
-            request(ts, "\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/v1.0/me\",\"status\":200,\"durationMs\":" + maxDuration);
-            log += "{\"ts\":" + ts + ",\"type\":\"breaker\",\"scope\":\"app\",\"state\":\"open\"}\n";
+        for (const QByteArray &ts :
+             {minTs, QByteArray("0"), QByteArray("253402300799999"), maxTs}) {
+            request(ts, "\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://"
+                        "graph.microsoft.com/v1.0/me\",\"status\":429,"
+                        "\"durationMs\":" +
+                            maxDuration + ",\"attempt\":" + maxAttempt +
+                            ",\"operationId\":\"op\","
+                            "\"retryAfter\":\"999999999999999\",\"headers\":{\"retry-after-ms\":"
+                            "\"99999999999999999999\","
+                            "\"x-ms-throttle-limit-percentage\":\"99999999999999999999999\",\"x-"
+                            "ratelimit-reset\":\"99999999999999\","
+                            "\"ratelimit-reset\":\"999999999999999\",\"x-ratelimit-remaining\":"
+                            "\"99999999999999999999\","
+                            "\"x-ms-ratelimit-remaining-subscription-reads\":"
+                            "\"999999999999999999\",\"x-ms-resource-unit\":\"1e308\"}");
+            request(
+                ts,
+                "\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://graph.microsoft.com/"
+                "v1.0/me\",\"status\":429,"
+                "\"retryAfter\":\"Fri, 31 Dec 9999 23:59:59 GMT\",\"durationMs\":0,\"attempt\":0");
+            request(ts, "\"service\":\"fabric\",\"method\":\"POST\",\"url\":\"https://"
+                        "api.fabric.microsoft.com/v1/workspaces/w/items\",\"status\":429,"
+                        "\"errorCode\":\"RequestBlocked\",\"body\":\"Request is blocked by the "
+                        "upstream service until: 12/31/9999 11:59:59 PM (UTC)\"");
+            request(
+                ts,
+                "\"service\":\"servicebus\",\"namespace\":\"sb\",\"entity\":\"q\",\"method\":"
+                "\"Send\",\"status\":429,"
+                "\"errorCode\":\"50009\",\"credits\":" +
+                    QByteArray::number(limits::kMaxCredits, 'f', 0) +
+                    ",\"body\":\"Please wait 99999999999 seconds and try again.\",\"batchIndex\":" +
+                    QByteArray::number(limits::kMaxBatchIndex));
+            request(ts, "\"service\":\"graph\",\"method\":\"GET\",\"url\":\"https://"
+                        "graph.microsoft.com/v1.0/me\",\"status\":200,\"durationMs\":" +
+                            maxDuration);
+            log +=
+                "{\"ts\":" + ts + ",\"type\":\"breaker\",\"scope\":\"app\",\"state\":\"open\"}\n";
             log += "{\"ts\":" + ts + ",\"type\":\"annotation\",\"text\":\"edge\"}\n";
         }
         const auto reader = createReader(u"ndjson"_s);

@@ -2,6 +2,7 @@
 // harnesses in tests/fuzz/, and hand-written edge cases) read by its reader and by format
 // detection: no crash, counts that match what was emitted, fatal errors that name the file,
 // no bearer token in any event.
+#include "core/valuelimits.h"
 #include "ingest/formatdetect.h"
 
 #include "importertestutil.h"
@@ -51,8 +52,12 @@ private slots:
             QCOMPARE(record.source, path);
             QVERIFY(!record.reason.isEmpty());
         }
-        for (const RequestEvent &event : sink.events)
+        for (const RequestEvent &event : sink.events) {
             QVERIFY(!dumpEvent(event).contains(u"Bearer eyJ"));
+            // No value outside core/valuelimits.h's ranges reaches the engine.
+            QVERIFY2(limits::eventValueProblem(event).isEmpty(),
+                     qPrintable(limits::eventValueProblem(event)));
+        }
 
         // Detection on the same bytes, and whatever reader it picks, must be just as safe.
         const QString detected = detectFormat(fileBytes(path));

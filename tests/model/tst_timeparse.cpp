@@ -41,23 +41,26 @@ private slots:
         QTest::newRow("30 February") << u"2026-02-30T10:00:00Z"_qs << false << Q_INT64_C(0);
         QTest::newRow("29 February 2025") << u"2025-02-29T10:00:00Z"_qs << false << Q_INT64_C(0);
         QTest::newRow("29 February 2100") << u"2100-02-29T10:00:00Z"_qs << false << Q_INT64_C(0);
-        QTest::newRow("29 February 2000") << u"2000-02-29T00:00:00Z"_qs << true << Q_INT64_C(951782400000);
+        QTest::newRow("29 February 2000")
+            << u"2000-02-29T00:00:00Z"_qs << true << Q_INT64_C(951782400000);
         QTest::newRow("31 April") << u"2026-04-31T10:00:00Z"_qs << false << Q_INT64_C(0);
         QTest::newRow("31 June") << u"2026-06-31T10:00:00Z"_qs << false << Q_INT64_C(0);
         QTest::newRow("day 0") << u"2026-02-00T10:00:00Z"_qs << false << Q_INT64_C(0);
         QTest::newRow("hour 24") << u"2026-02-18T24:00:00Z"_qs << false << Q_INT64_C(0);
         QTest::newRow("minute 60") << u"2026-02-18T22:60:00Z"_qs << false << Q_INT64_C(0);
         QTest::newRow("second 61") << u"2026-02-18T22:44:61Z"_qs << false << Q_INT64_C(0);
-        QTest::newRow("leap second") << u"2016-12-31T23:59:60Z"_qs << true << Q_INT64_C(1483228800000);
+        QTest::newRow("leap second")
+            << u"2016-12-31T23:59:60Z"_qs << true << Q_INT64_C(1483228800000);
         QTest::newRow("offset hour 24") << u"2026-02-18T22:44:09+24:00"_qs << false << Q_INT64_C(0);
-        QTest::newRow("offset minute 60") << u"2026-02-18T22:44:09-05:60"_qs << false << Q_INT64_C(0);
+        QTest::newRow("offset minute 60")
+            << u"2026-02-18T22:44:09-05:60"_qs << false << Q_INT64_C(0);
         // The accepted range: 1970-01-01 to 9999-12-31 (UTC), whatever the offset.
         QTest::newRow("before the epoch") << u"1969-12-31T23:59:59Z"_qs << false << Q_INT64_C(0);
         QTest::newRow("epoch by offset") << u"1970-01-01T01:00:00+01:00"_qs << true << Q_INT64_C(0);
         QTest::newRow("before the epoch by offset")
             << u"1970-01-01T00:30:00+01:00"_qs << false << Q_INT64_C(0);
-        QTest::newRow("last instant") << u"9999-12-31T23:59:59.999Z"_qs << true
-                                      << Q_INT64_C(253402300799999);
+        QTest::newRow("last instant")
+            << u"9999-12-31T23:59:59.999Z"_qs << true << Q_INT64_C(253402300799999);
         QTest::newRow("past year 9999 by offset")
             << u"9999-12-31T23:59:59-01:00"_qs << false << Q_INT64_C(0);
     }
@@ -85,7 +88,8 @@ private slots:
         QTest::newRow("1e300") << 1e300 << false << Q_INT64_C(0);
         QTest::newRow("-1e300") << -1e300 << false << Q_INT64_C(0);
         QTest::newRow("negative") << -1.0 << false << Q_INT64_C(0);
-        QTest::newRow("infinity") << std::numeric_limits<double>::infinity() << false << Q_INT64_C(0);
+        QTest::newRow("infinity") << std::numeric_limits<double>::infinity() << false
+                                  << Q_INT64_C(0);
         QTest::newRow("NaN") << std::numeric_limits<double>::quiet_NaN() << false << Q_INT64_C(0);
     }
     void unixNumbers()
