@@ -500,6 +500,44 @@ private slots:
                  qPrintable(sink.malformed.front().reason));
     }
 
+    // The values the audit found overflowing (ts 1e300, attempt 1e12, durationMs 1e308...),
+    // through the whole analysis: they are malformed records, never events with a wrapped
+    // timestamp, and the report is whole.
+    void wholeAnalysisOnRejectedValues_data()
+    {
+        QTest::addColumn<QString>("format");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<qint64>("requests");
+        QTest::addColumn<qint64>("malformed");
+        QTest::newRow("ndjson") << u"ndjson"_s << u"ndjson/extreme-numbers-and-dates.ndjson"_s
+                                << qint64(2) << qint64(13);
+        QTest::newRow("csv") << u"csv"_s << u"csv/stray-quote-and-extreme-numbers.csv"_s
+                             << qint64(3) << qint64(7);
+        QTest::newRow("resilience")
+            << u"resilience"_s << u"resilience/extreme-attempt-and-dates.log"_s << qint64(0)
+            << qint64(4);
+    }
+    void wholeAnalysisOnRejectedValues()
+    {
+        QFETCH(QString, format);
+        QFETCH(QString, file);
+        QFETCH(qint64, requests);
+        QFETCH(qint64, malformed);
+        const QString path = QStringLiteral(TS_TEST_DATA_DIR "/fuzz-regressions/") + file;
+        QFile input(path);
+        QVERIFY(input.open(QIODevice::ReadOnly));
+        Analysis analysis(PolicySet::builtin(), Analysis::Purpose::ReportOnly);
+        const ReadResult result = createReader(format)->read(input, path, analysis, {});
+        const ReportData report = analysis.report();
+        QCOMPARE(report.events, requests);
+        QCOMPARE(report.malformed, malformed);
+        QCOMPARE(result.malformed, malformed);
+        QJsonParseError error{};
+        QJsonDocument::fromJson(reportToJson(report), &error);
+        QVERIFY2(error.error == QJsonParseError::NoError, qPrintable(error.errorString()));
+        QVERIFY(!reportToText(report).isEmpty());
+    }
+
     // Values at the very edges of what is accepted, through everything `report` runs: the
     // engine (every built-in policy), breakers, alert detectors, and both report formats.
     // Under the asan-ubsan preset any overflow on the way aborts the test.
