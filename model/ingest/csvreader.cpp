@@ -7,6 +7,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <functional>
@@ -581,14 +582,15 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         }
         haveTs = haveTs || column.target == Target::Ts;
     }
-    if (!haveTs) {
+    // Looked up after the mapping is applied: a later entry may have taken the time column for
+    // something else (--map ts=When,header.x=When).
+    const auto tsColumnIt = std::find_if(columns.begin(), columns.end(),
+                                         [](const Column &c) { return c.target == Target::Ts; });
+    if (!haveTs || tsColumnIt == columns.end()) {
         return finish(u"no timestamp column recognised in the header row (" + header.join(u", ") +
                       u"); give a mapping such as --map ts=<column>,status=<column>");
     }
-
-    size_t tsColumn = 0;
-    while (columns[tsColumn].target != Target::Ts)
-        ++tsColumn;
+    const auto tsColumn = static_cast<size_t>(tsColumnIt - columns.begin());
     std::vector<std::string> lookaheadFields;
     // A line starts a record of its own when its fields up to the time column are complete and
     // that column holds a time: with balanced quotes and the header's number of fields, or with

@@ -7,6 +7,8 @@
 
 #include "fuzzcommon.h"
 
+#include <algorithm>
+
 namespace {
 
 class CheckingSink final : public ts::IngestSink
@@ -46,10 +48,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         reader.read(buffer, QStringLiteral("fuzz-input"), sink, ts::ReadControl{});
     if (result.events != sink.events || result.malformed != sink.malformed)
         std::abort();
-    // Every line that is not blank is one record: an event or a malformed one.
+    // Every line that is not blank (only spaces and tabs, and a final '\r') is one record: an
+    // event or a malformed one.
     qint64 records = 0;
-    for (const QByteArray &line : bytes.split('\n')) {
-        if (!line.trimmed().isEmpty())
+    for (QByteArray line : bytes.split('\n')) {
+        if (line.endsWith('\r'))
+            line.chop(1);
+        if (std::any_of(line.cbegin(), line.cend(), [](char c) { return c != ' ' && c != '\t'; }))
             ++records;
     }
     if (result.events + result.malformed != records)

@@ -3,6 +3,7 @@
 // detection: no crash, counts that match what was emitted, fatal errors that name the file,
 // no bearer token in any event.
 #include "core/valuelimits.h"
+#include "ingest/csvreader.h"
 #include "ingest/formatdetect.h"
 
 #include "importertestutil.h"
@@ -67,6 +68,25 @@ private slots:
             const ReadResult again = readFile(*createReader(detected), path, other);
             QCOMPARE(again.events, qint64(other.events.size()));
         }
+    }
+
+    // Found by fuzz_csv (whose first input line is a --map spec): a later mapping entry takes
+    // the time column for a header ("ts=When,...,header.x=When"). The reader must see that no
+    // time column is left, not look for one past the end of its columns.
+    void csvMappingTakesTheTimeColumnAway()
+    {
+        const QString path = QStringLiteral(
+            TS_TEST_DATA_DIR "/fuzz-regressions/csv/mapping-takes-the-time-column-away.csv");
+        const QByteArray bytes = fileBytes(path);
+        const qsizetype newline = bytes.indexOf('\n');
+        QVERIFY(newline > 0);
+        const auto mapping = CsvMapping::fromString(QString::fromUtf8(bytes.left(newline)));
+        QVERIFY(mapping);
+        CsvReader reader(*mapping);
+        CollectingSink sink;
+        const ReadResult result = readBytes(reader, bytes.mid(newline + 1), sink, path);
+        QVERIFY2(result.fatalError.contains(u"no timestamp column"), qPrintable(result.fatalError));
+        QVERIFY(sink.events.empty());
     }
 
     void truncatedEscapeIsAFatalErrorNotACrash()
