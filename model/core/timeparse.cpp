@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ts {
@@ -35,6 +36,31 @@ bool digits(std::string_view s, size_t pos, size_t count, int &out)
 
 } // namespace
 
+bool isValidDate(qint64 year, int month, int day)
+{
+    if (month < 1 || month > 12 || day < 1)
+        return false;
+    static constexpr int kMonthDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    return day <= kMonthDays[month - 1] + (month == 2 && leap ? 1 : 0);
+}
+
+std::optional<qint64> civilToMs(qint64 year, int month, int day, int hour, int minute, int second,
+                                qint64 millis, qint64 offsetMinutes)
+{
+    // Years far outside the accepted range are refused before any arithmetic on them.
+    if (year < 1969 || year > 10000 || !isValidDate(year, month, day) || hour < 0 || hour > 23 ||
+        minute < 0 || minute > 59 || second < 0 || second > 60 || millis < 0 || millis > 999 ||
+        offsetMinutes <= -24 * 60 || offsetMinutes >= 24 * 60)
+        return std::nullopt;
+    const qint64 days = daysFromCivil(year, unsigned(month), unsigned(day));
+    const qint64 ms = ((days * 24 + hour) * 60 + minute - offsetMinutes) * Q_INT64_C(60000) +
+                      second * 1000 + millis;
+    if (ms < limits::kMinTsMs || ms > limits::kMaxTsMs)
+        return std::nullopt;
+    return ms;
+}
+
 std::optional<qint64> parseRfc3339Ms(std::string_view s)
 {
     // YYYY-MM-DD[T ]hh:mm:ss[.fff...][Z|+hh:mm|-hh:mm|+hhmm]
@@ -43,8 +69,6 @@ std::optional<qint64> parseRfc3339Ms(std::string_view s)
         s[7] != '-' || !digits(s, 8, 2, day) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
         !digits(s, 11, 2, hour) || s[13] != ':' || !digits(s, 14, 2, minute) || s[16] != ':' ||
         !digits(s, 17, 2, second))
-        return std::nullopt;
-    if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
         return std::nullopt;
     size_t pos = 19;
     qint64 millis = 0;
@@ -77,6 +101,8 @@ std::optional<qint64> parseRfc3339Ms(std::string_view s)
                     return std::nullopt;
                 next += 2;
             }
+            if (oh > 23 || om > 59)
+                return std::nullopt;
             offsetMinutes = (oh * 60 + om) * (c == '-' ? -1 : 1);
             pos = next;
         } else {
@@ -85,10 +111,7 @@ std::optional<qint64> parseRfc3339Ms(std::string_view s)
     }
     if (pos != s.size())
         return std::nullopt;
-    const qint64 days =
-        daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-    const qint64 secs = days * 86400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60;
-    return secs * 1000 + millis;
+    return civilToMs(year, month, day, hour, minute, second, millis, offsetMinutes);
 }
 
 std::optional<qint64> parseRfc3339Ms(QStringView text)
@@ -97,11 +120,14 @@ std::optional<qint64> parseRfc3339Ms(QStringView text)
     return parseRfc3339Ms(std::string_view(latin.constData(), static_cast<size_t>(latin.size())));
 }
 
-qint64 unixNumberToMs(double value)
+std::optional<qint64> unixNumberToMs(double value)
 {
-    if (std::abs(value) < 1e11)
-        return static_cast<qint64>(std::llround(value * 1000.0));
-    return static_cast<qint64>(std::llround(value));
+    const double ms = std::abs(value) < 1e11 ? value * 1000.0 : value;
+    // Checked as a double first: llround of a value outside qint64 has no defined result.
+    // (NaN fails the comparison too.)
+    if (!(ms >= double(limits::kMinTsMs) - 0.5 && ms < double(limits::kMaxTsMs) + 0.5))
+        return std::nullopt;
+    return std::clamp(static_cast<qint64>(std::llround(ms)), limits::kMinTsMs, limits::kMaxTsMs);
 }
 
 namespace {

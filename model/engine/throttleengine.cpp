@@ -953,7 +953,8 @@ struct ThrottleEngine::Impl
         auto detail = [&] {
             return QStringLiteral("%1 limit '%2' for %3 at %4% (%5 of %6, %7)")
                 .arg(policies[size_t(limit.policy)].name, limit.spec.name, bucket.key)
-                .arg(qRound(fill * 100))
+                // Clamped: a bucket far over its capacity (heavy credits) would overflow int.
+                .arg(qRound64(std::min(fill * 100, 1e12)))
                 .arg(usage)
                 .arg(limit.params.capacity)
                 .arg(algorithmName(limit.spec.algorithm));

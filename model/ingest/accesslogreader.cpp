@@ -208,6 +208,7 @@ bool AccessLogFormat::parse(std::string_view line, RequestEvent &event, QString 
     std::string_view remoteAddr;
     std::string_view authorization;
     bool haveTime = false;
+    std::string_view unreadableTime; // a time field that is not a real instant
     const size_t count = d->fields.size();
     for (size_t i = 0; i < count; ++i) {
         const Field &field = d->fields[i];
@@ -232,23 +233,20 @@ bool AccessLogFormat::parse(std::string_view line, RequestEvent &event, QString 
         case Var::Ignored:
             break;
         case Var::Msec:
-            if (auto n = ingest::parseNumber(value)) {
-                event.tsMs = unixNumberToMs(*n);
-                haveTime = true;
-            }
-            break;
         case Var::TimeLocal:
-            if (auto ms = ingest::parseClfTimeMs(value)) {
+        case Var::TimeIso: {
+            const auto n = field.var == Var::Msec ? ingest::parseNumber(value) : std::nullopt;
+            const auto ms = field.var == Var::Msec      ? (n ? unixNumberToMs(*n) : std::nullopt)
+                            : field.var == Var::TimeIso ? parseRfc3339Ms(value)
+                                                        : ingest::parseClfTimeMs(value);
+            if (ms) {
                 event.tsMs = *ms;
                 haveTime = true;
+            } else {
+                unreadableTime = value;
             }
             break;
-        case Var::TimeIso:
-            if (auto ms = parseRfc3339Ms(value)) {
-                event.tsMs = *ms;
-                haveTime = true;
-            }
-            break;
+        }
         case Var::Status:
             if (auto n = ingest::parseNumber(value); n && *n >= 0 && *n < 1000) {
                 event.status = static_cast<int>(*n);
@@ -294,8 +292,14 @@ bool AccessLogFormat::parse(std::string_view line, RequestEvent &event, QString 
             scheme = dashless(value);
             break;
         case Var::RequestTime:
-            if (auto n = ingest::parseNumber(value))
+            if (auto n = ingest::parseNumber(value)) {
+                if (!limits::inRange(*n * 1000.0, 0, limits::kMaxDurationMs)) {
+                    *reason = limits::outOfRangeReason(u"request_time (s)", *n, 0,
+                                                       limits::kMaxDurationMs / 1000.0);
+                    return false;
+                }
                 event.durationMs = *n * 1000.0;
+            }
             break;
         case Var::UpstreamResponseTime:
             if (event.durationMs < 0) {
@@ -313,8 +317,15 @@ bool AccessLogFormat::parse(std::string_view line, RequestEvent &event, QString 
             if (field.header == u"authorization")
                 authorization = value;
             else if (field.header == u"retry-attempt") {
-                if (auto n = ingest::parseNumber(value))
-                    event.attempt = static_cast<int>(*n);
+                if (auto n = ingest::parseNumber(value)) {
+                    const auto attempt = limits::toBoundedInt(*n, 0, limits::kMaxAttempt);
+                    if (!attempt) {
+                        *reason =
+                            limits::outOfRangeReason(u"Retry-Attempt", *n, 0, limits::kMaxAttempt);
+                        return false;
+                    }
+                    event.attempt = *attempt;
+                }
             } else if (field.header == u"x-ms-client-request-id" ||
                        field.header == u"client-request-id") {
                 if (event.requestId.isEmpty())
@@ -335,7 +346,10 @@ bool AccessLogFormat::parse(std::string_view line, RequestEvent &event, QString 
         }
     }
     if (!haveTime) {
-        *reason = QStringLiteral("no readable time");
+        *reason = unreadableTime.empty()
+                      ? QStringLiteral("no readable time")
+                      : u"unreadable time " + redact::quoteMasked(toQString(unreadableTime)) +
+                            u" (not a valid date and time in range)";
         return false;
     }
     QString url = toQString(uri);

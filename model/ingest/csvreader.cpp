@@ -7,7 +7,10 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <array>
+#include <deque>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -182,6 +185,11 @@ char guessDelimiter(std::string_view header)
     return ',';
 }
 
+// How far a quoted field may run over lines before its quote is taken for a stray one (see
+// CsvReader::read). Error texts and stack traces in exports run to tens of lines.
+constexpr size_t kMaxQuotedFieldLines = 200;
+constexpr size_t kMaxQuotedFieldBytes = 4 * 1024 * 1024;
+
 qsizetype countQuotes(std::string_view text)
 {
     return std::count(text.begin(), text.end(), '"');
@@ -250,8 +258,9 @@ void applyDimensions(std::string_view json, RequestEvent &event, QString &author
                 event.tenant = toQString(value);
         } else if (lowerKey == u"attempt" || lowerKey == u"retry-attempt" ||
                    lowerKey == u"retryattempt") {
+            // An application's own bag: an attempt out of range is dropped, not converted.
             if (auto n = ingest::parseNumber(value))
-                event.attempt = static_cast<int>(*n);
+                event.attempt = limits::toBoundedInt(*n, 0, limits::kMaxAttempt).value_or(-1);
         } else if (lowerKey == u"errorcode" || lowerKey == u"error.code") {
             if (event.errorCode.isEmpty())
                 event.errorCode = toQString(value);
@@ -442,22 +451,86 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         return result;
     };
 
-    // A record may span lines when a quoted field holds a newline: lines are joined while the
-    // number of quotes seen is odd.
-    std::string record;
-    qint64 recordLine = 0;
-    const auto nextRecord = [&]() -> bool {
-        std::string_view line;
+    // Lines come from the source, or again from `replay`: the lines read ahead while looking for
+    // the end of a quoted field that turned out not to end (see nextRecord).
+    struct HeldLine
+    {
+        std::string text;
+        qint64 number = 0;
+        qint64 offset = 0;
+    };
+    std::deque<HeldLine> replay;
+    std::string replayed; // the text of the last line taken from `replay` (views point into it)
+    const auto nextLine = [&](std::string_view &line, qint64 &number, qint64 &offset) -> bool {
+        if (!replay.empty()) {
+            replayed = std::move(replay.front().text);
+            number = replay.front().number;
+            offset = replay.front().offset;
+            replay.pop_front();
+            line = replayed;
+            return true;
+        }
         if (!lines.next(line))
             return false;
-        recordLine = lines.lineNumber();
+        number = lines.lineNumber();
+        offset = lines.lineOffset();
+        return true;
+    };
+
+    // Set once the header is known: whether a line starts a record of its own (see below). Such
+    // a line ends the search for a quote's end: the quote was a stray one.
+    std::function<bool(std::string_view)> looksLikeRecord;
+
+    // A record may span lines when a quoted field holds a newline: lines are joined while the
+    // number of quotes seen is odd, but only as far as a quoted field can believably run (up to
+    // kMaxQuotedFieldLines lines and kMaxQuotedFieldBytes, and never into a line that is a record
+    // of its own). Past that, the quote is a stray one: the record where it opened is
+    // unterminated (reported at its first line) and reading resumes on the line after it, so one
+    // stray quote costs one record, not the rest of the file.
+    std::string record;
+    qint64 recordLine = 0;
+    qint64 recordOffset = 0;
+    bool recordUnterminated = false;
+    std::vector<HeldLine> held; // the lines after the first one of a record that spans lines
+    size_t joinedLines = 0;     // how many of them the current record took
+    const auto unreadHeld = [&] {
+        for (auto it = held.rbegin(); it != held.rend(); ++it)
+            replay.push_front(std::move(*it));
+        held.clear();
+    };
+    const auto nextRecord = [&]() -> bool {
+        recordUnterminated = false;
+        joinedLines = 0;
+        std::string_view line;
+        if (!nextLine(line, recordLine, recordOffset))
+            return false;
         record.assign(line);
         qsizetype quotes = countQuotes(line);
-        while (quotes % 2 != 0 && lines.next(line)) {
-            record.push_back('\n');
-            record.append(line);
-            quotes += countQuotes(line);
+        if (quotes % 2 == 0)
+            return true;
+        held.clear();
+        size_t heldBytes = 0;
+        HeldLine next;
+        while (held.size() < kMaxQuotedFieldLines && heldBytes <= kMaxQuotedFieldBytes &&
+               nextLine(line, next.number, next.offset)) {
+            next.text.assign(line);
+            held.push_back(std::move(next));
+            heldBytes += line.size() + 1;
+            // A field does not run into the next record: the quote was a stray one.
+            if (looksLikeRecord && looksLikeRecord(held.back().text))
+                break;
+            quotes += countQuotes(held.back().text);
+            if (quotes % 2 == 0) {
+                for (const HeldLine &part : held) {
+                    record.push_back('\n');
+                    record.append(part.text);
+                }
+                joinedLines = held.size();
+                return true;
+            }
         }
+        recordUnterminated = true;
+        unreadHeld();
         return true;
     };
 
@@ -471,7 +544,7 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
     const char delimiter = guessDelimiter(record);
     std::vector<std::string> fields;
     size_t fieldCount = 0;
-    if (!splitRecord(record, delimiter, fields, fieldCount))
+    if (recordUnterminated || !splitRecord(record, delimiter, fields, fieldCount))
         return finish(QStringLiteral("unterminated quote in the header row"));
     QStringList header;
     for (size_t i = 0; i < fieldCount; ++i)
@@ -509,10 +582,27 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         }
         haveTs = haveTs || column.target == Target::Ts;
     }
-    if (!haveTs) {
+    // Looked up after the mapping is applied: a later entry may have taken the time column for
+    // something else (--map ts=When,header.x=When).
+    const auto tsColumnIt = std::find_if(columns.begin(), columns.end(),
+                                         [](const Column &c) { return c.target == Target::Ts; });
+    if (!haveTs || tsColumnIt == columns.end()) {
         return finish(u"no timestamp column recognised in the header row (" + header.join(u", ") +
                       u"); give a mapping such as --map ts=<column>,status=<column>");
     }
+    const auto tsColumn = static_cast<size_t>(tsColumnIt - columns.begin());
+    std::vector<std::string> lookaheadFields;
+    // A line starts a record of its own when its fields up to the time column are complete and
+    // that column holds a time: with balanced quotes and the header's number of fields, or with
+    // a quote of its own left open (a second stray quote must not close the first one's field).
+    looksLikeRecord = [&](std::string_view line) {
+        size_t count = 0;
+        const bool complete = splitRecord(line, delimiter, lookaheadFields, count);
+        const size_t completeFields = complete ? count : count - 1;
+        return (complete ? count == columns.size() : count <= columns.size()) &&
+               tsColumn < completeFields &&
+               ingest::parseAnyTimestampMs(lookaheadFields[tsColumn]).has_value();
+    };
 
     simdjson::dom::parser dimensionsParser;
     std::string dimensionsRest;
@@ -523,8 +613,17 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         const auto malformed = [&](const QString &reason) {
             counted.onMalformed({sourceName, recordLine, reason});
         };
-        if (!splitRecord(record, delimiter, fields, fieldCount)) {
-            malformed(QStringLiteral("unterminated quoted field"));
+        bool split = !recordUnterminated && splitRecord(record, delimiter, fields, fieldCount);
+        if (split && joinedLines > 0 && fieldCount != columns.size()) {
+            // The quote was closed only by another stray quote on a later line (the joined
+            // text is no record): this line is the unterminated one, the others are read again.
+            unreadHeld();
+            split = false;
+        }
+        if (!split) {
+            malformed(QStringLiteral("unterminated quoted field: the quote opened on this line "
+                                     "is not closed before the next record (or within %1 lines)")
+                          .arg(kMaxQuotedFieldLines));
             continue;
         }
         if (fieldCount != columns.size()) {
@@ -536,9 +635,10 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         RequestEvent event;
         event.source = sourceName;
         event.line = recordLine;
-        event.offset = lines.lineOffset();
+        event.offset = recordOffset;
         QString authorization;
         QString name;
+        QString problem; // a value out of range: the record is malformed, with this reason
         bool haveTime = false;
         std::string_view rawTime;
         for (size_t i = 0; i < fieldCount; ++i) {
@@ -597,8 +697,13 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
                     event.body = ingest::bodyText(value);
                 break;
             case Target::DurationMs:
-                if (auto n = ingest::parseNumber(value); n && *n >= 0)
-                    event.durationMs = *n;
+                if (auto n = ingest::parseNumber(value); n && *n >= 0) {
+                    if (limits::inRange(*n, 0, limits::kMaxDurationMs))
+                        event.durationMs = *n;
+                    else
+                        problem = limits::outOfRangeReason(toQString(column.extraKey), *n, 0,
+                                                           limits::kMaxDurationMs);
+                }
                 break;
             case Target::RequestId:
                 event.requestId = toQString(ingest::trimmed(value));
@@ -607,15 +712,25 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
                 event.operationId = toQString(ingest::trimmed(value));
                 break;
             case Target::Attempt:
-                if (auto n = ingest::parseNumber(value))
-                    event.attempt = static_cast<int>(*n);
+                if (auto n = ingest::parseNumber(value)) {
+                    if (auto attempt = limits::toBoundedInt(*n, 0, limits::kMaxAttempt))
+                        event.attempt = *attempt;
+                    else
+                        problem = limits::outOfRangeReason(toQString(column.extraKey), *n, 0,
+                                                           limits::kMaxAttempt);
+                }
                 break;
             case Target::Lane:
                 event.lane = toQString(ingest::trimmed(value));
                 break;
             case Target::Credits:
-                if (auto n = ingest::parseNumber(value))
-                    event.credits = *n;
+                if (auto n = ingest::parseNumber(value)) {
+                    if (limits::inRange(*n, 0, limits::kMaxCredits))
+                        event.credits = *n;
+                    else
+                        problem = limits::outOfRangeReason(toQString(column.extraKey), *n, 0,
+                                                           limits::kMaxCredits);
+                }
                 break;
             case Target::Namespace:
                 event.serviceBusNamespace = toQString(ingest::trimmed(value));
@@ -642,9 +757,10 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
                 break;
             }
         }
-        if (!haveTime) {
+        if (!haveTime || !problem.isEmpty()) {
             extra.take();
-            malformed(rawTime.empty()
+            malformed(!problem.isEmpty() ? problem
+                      : rawTime.empty()
                           ? QStringLiteral("no timestamp")
                           : u"unreadable timestamp " + redact::quoteMasked(toQString(rawTime)));
             continue;

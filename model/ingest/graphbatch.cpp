@@ -120,8 +120,11 @@ bool explodeGraphBatch(const RequestEvent &envelope, std::string_view requestJso
                         if (QString::fromUtf8(field.key.data(),
                                               static_cast<qsizetype>(field.key.size()))
                                 .compare(u"retry-attempt", Qt::CaseInsensitive) == 0) {
+                            // Advisory on a sub-request: a value out of range is
+                            // dropped (attempt unknown), not converted.
                             if (auto n = parseNumber(stringOf(field.value)))
-                                info.attempt = static_cast<int>(*n);
+                                info.attempt =
+                                    limits::toBoundedInt(*n, 0, limits::kMaxAttempt).value_or(-1);
                         }
                     }
                 }
@@ -161,7 +164,8 @@ bool explodeGraphBatch(const RequestEvent &envelope, std::string_view requestJso
         event.requestId = id.isEmpty() ? QString() : batchId + u'#' + id;
 
         int64_t status = 0;
-        if (sub["status"].get_int64().get(status) == simdjson::SUCCESS)
+        if (sub["status"].get_int64().get(status) == simdjson::SUCCESS && status >= 0 &&
+            status <= limits::kMaxStatus)
             event.status = static_cast<int>(status);
 
         simdjson::dom::object headers;

@@ -75,8 +75,13 @@ bool HarReader::Impl::mapEntry(simdjson::dom::object entry, RequestEvent &event,
         return false;
     }
     event.tsMs = *tsMs;
-    if (const auto time = numberField(entry, "time"); time && *time >= 0)
+    if (const auto time = numberField(entry, "time"); time && *time >= 0) {
+        if (!limits::inRange(*time, 0, limits::kMaxDurationMs)) {
+            reason = limits::outOfRangeReason(u"time (ms)", *time, 0, limits::kMaxDurationMs);
+            return false;
+        }
         event.durationMs = *time;
+    }
 
     simdjson::dom::object request;
     if (entry["request"].get_object().get(request) != simdjson::SUCCESS) {
@@ -101,8 +106,15 @@ bool HarReader::Impl::mapEntry(simdjson::dom::object entry, RequestEvent &event,
             if (name.size() == 13 && strncasecmp(name.data(), "authorization", 13) == 0) {
                 authorization = ingest::toQString(stringField(fields, "value"));
             } else if (name.size() == 13 && strncasecmp(name.data(), "retry-attempt", 13) == 0) {
-                if (auto n = ingest::parseNumber(stringField(fields, "value")))
-                    event.attempt = static_cast<int>(*n);
+                if (auto n = ingest::parseNumber(stringField(fields, "value"))) {
+                    const auto attempt = limits::toBoundedInt(*n, 0, limits::kMaxAttempt);
+                    if (!attempt) {
+                        reason =
+                            limits::outOfRangeReason(u"Retry-Attempt", *n, 0, limits::kMaxAttempt);
+                        return false;
+                    }
+                    event.attempt = *attempt;
+                }
             } else if ((name.size() == 17 &&
                         strncasecmp(name.data(), "client-request-id", 17) == 0) ||
                        (name.size() == 22 &&
@@ -121,8 +133,15 @@ bool HarReader::Impl::mapEntry(simdjson::dom::object entry, RequestEvent &event,
     simdjson::dom::object response;
     const bool hasResponse = entry["response"].get_object().get(response) == simdjson::SUCCESS;
     if (hasResponse) {
-        if (const auto status = numberField(response, "status"); status && *status > 0)
-            event.status = static_cast<int>(*status);
+        if (const auto status = numberField(response, "status"); status && *status > 0) {
+            const auto value = limits::toBoundedInt(*status, 0, limits::kMaxStatus);
+            if (!value) {
+                reason =
+                    limits::outOfRangeReason(u"response status", *status, 0, limits::kMaxStatus);
+                return false;
+            }
+            event.status = *value;
+        }
         simdjson::dom::array headers;
         if (response["headers"].get_array().get(headers) == simdjson::SUCCESS) {
             for (simdjson::dom::element header : headers) {

@@ -468,7 +468,11 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
                 double number = 0;
                 if (value.get_double().get(number) != SUCCESS)
                     return fail(QStringLiteral("\"ts\" is not a number"));
-                event.tsMs = unixNumberToMs(number);
+                const auto ms = unixNumberToMs(number);
+                if (!ms)
+                    return fail(QStringLiteral("\"ts\" ") + QString::number(number, 'g', 15) +
+                                QStringLiteral(" is not a Unix time in range (1970 to 9999)"));
+                event.tsMs = *ms;
             } else if (value.get_string().get(text) == SUCCESS) {
                 const auto ms = parseRfc3339Ms(text);
                 if (!ms)
@@ -483,9 +487,12 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
         }
         case Field::Status: {
             double number;
-            if (!numberOf(value, number) || number < 0 || number > 999)
+            const auto status = numberOf(value, number)
+                                    ? limits::toBoundedInt(number, 0, limits::kMaxStatus)
+                                    : std::nullopt;
+            if (!status)
                 return fail(QStringLiteral("\"status\" is not an HTTP status"));
-            event.status = static_cast<int>(number);
+            event.status = *status;
             break;
         }
         case Field::DurationMs:
@@ -496,6 +503,12 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
             if (!numberOf(value, number))
                 return fail(QStringLiteral("\"") + toQString(key) +
                             QStringLiteral("\" is not a number"));
+            // Negative means unknown / none; a non-finite or huge value is refused.
+            const double highest =
+                which == Field::DurationMs ? limits::kMaxDurationMs : limits::kMaxCredits;
+            if (!limits::inRange(number, -highest, highest))
+                return fail(limits::outOfRangeReason(QString(u'"' + toQString(key) + u'"'), number,
+                                                     0, highest));
             (which == Field::DurationMs ? event.durationMs : event.credits) = number;
             break;
         }
@@ -507,8 +520,14 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
             if (!numberOf(value, number))
                 return fail(QStringLiteral("\"") + toQString(key) +
                             QStringLiteral("\" is not an integer"));
-            (which == Field::BatchIndex ? event.batchIndex : event.attempt) =
-                static_cast<int>(number);
+            // -1 is "unknown" for both.
+            const int highest =
+                which == Field::BatchIndex ? limits::kMaxBatchIndex : limits::kMaxAttempt;
+            const auto integer = limits::toBoundedInt(number, -1, highest);
+            if (!integer)
+                return fail(limits::outOfRangeReason(QString(u'"' + toQString(key) + u'"'), number,
+                                                     0, highest));
+            (which == Field::BatchIndex ? event.batchIndex : event.attempt) = *integer;
             break;
         }
         case Field::Batch: {

@@ -105,7 +105,8 @@ std::optional<quint64> nanosOf(simdjson::dom::element span, std::string_view key
     if (value.get_uint64().get(number) == simdjson::SUCCESS)
         return number;
     double real = 0;
-    if (value.get_double().get(real) == simdjson::SUCCESS && real >= 0)
+    // Only doubles that fit: converting 1e300 to an integer has no defined result.
+    if (value.get_double().get(real) == simdjson::SUCCESS && real >= 0 && real < 1.8e19)
         return static_cast<quint64>(real);
     return std::nullopt;
 }
@@ -118,7 +119,7 @@ int kindOf(simdjson::dom::element span)
         return 0;
     int64_t number = 0;
     if (kind.get_int64().get(number) == simdjson::SUCCESS)
-        return static_cast<int>(number);
+        return number >= 0 && number <= 5 ? static_cast<int>(number) : 0;
     std::string_view name;
     if (kind.get_string().get(name) == simdjson::SUCCESS) {
         static constexpr std::string_view kNames[] = {
@@ -139,7 +140,7 @@ int statusCodeOf(simdjson::dom::element span)
         return 0;
     int64_t number = 0;
     if (code.get_int64().get(number) == simdjson::SUCCESS)
-        return static_cast<int>(number);
+        return number >= 0 && number <= 2 ? static_cast<int>(number) : 0;
     std::string_view name;
     if (code.get_string().get(name) == simdjson::SUCCESS)
         return name == "STATUS_CODE_ERROR" ? 2 : name == "STATUS_CODE_OK" ? 1 : 0;
@@ -229,9 +230,16 @@ void mapSpan(simdjson::dom::element span, const std::vector<Attribute> &resource
             event.url = url;
         }
     }
+    // A value out of range makes the span malformed, with this reason.
+    QString problem;
     if (status) {
-        if (auto n = ingest::parseNumber(*status))
-            event.status = static_cast<int>(*n);
+        if (auto n = ingest::parseNumber(*status)) {
+            if (auto value = limits::toBoundedInt(*n, 0, limits::kMaxStatus))
+                event.status = *value;
+            else
+                problem = limits::outOfRangeReason(u"http.response.status_code", *n, 0,
+                                                   limits::kMaxStatus);
+        }
     } else {
         event.status = statusCodeOf(span) == 2 ? 0 : 200;
     }
@@ -258,8 +266,13 @@ void mapSpan(simdjson::dom::element span, const std::vector<Attribute> &resource
         } else if (startsWith(attribute.key, "http.request.header.")) {
             const QString header = headerName(attribute.key.substr(20));
             if (header == u"retry-attempt") {
-                if (auto n = ingest::parseNumber(attribute.value))
-                    event.attempt = static_cast<int>(*n);
+                if (auto n = ingest::parseNumber(attribute.value)) {
+                    if (auto value = limits::toBoundedInt(*n, 0, limits::kMaxAttempt))
+                        event.attempt = *value;
+                    else
+                        problem =
+                            limits::outOfRangeReason(u"retry-attempt", *n, 0, limits::kMaxAttempt);
+                }
             } else if (header == u"authorization") {
                 authorization = toQString(attribute.value);
             }
@@ -308,6 +321,11 @@ void mapSpan(simdjson::dom::element span, const std::vector<Attribute> &resource
     if (!name.empty())
         extra.addString("spanName", name);
     event.extraJson = extra.take();
+    if (!problem.isEmpty()) {
+        sink.onMalformed(
+            {source, line, u"span " + redact::quoteMasked(toQString(name)) + u": " + problem});
+        return;
+    }
     ingest::finishEvent(event, authorization);
     sink.onEvent(std::move(event));
 }

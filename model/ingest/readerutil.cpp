@@ -422,20 +422,10 @@ bool readOffsetMinutes(std::string_view s, size_t pos, qint64 &offsetMinutes)
         if (!readInt(rest, p, 2, minutes) || p - before != 2)
             return false;
     }
-    if (p != rest.size())
+    if (p != rest.size() || hours > 23 || minutes > 59)
         return false;
     offsetMinutes = (hours * 60 + minutes) * (sign == '-' ? -1 : 1);
     return true;
-}
-
-std::optional<qint64> composeMs(int year, int month, int day, int hour, int minute, int second,
-                                qint64 millis, qint64 offsetMinutes)
-{
-    if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60)
-        return std::nullopt;
-    const qint64 days =
-        daysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-    return (days * 86400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60) * 1000 + millis;
 }
 
 qint64 readFractionMs(std::string_view s, size_t &pos)
@@ -485,7 +475,7 @@ std::optional<qint64> parseClfTimeMs(std::string_view s)
     qint64 offset = 0;
     if (!readOffsetMinutes(s, pos, offset))
         return std::nullopt;
-    return composeMs(year, month, day, hour, minute, second, millis, offset);
+    return civilToMs(year, month, day, hour, minute, second, millis, offset);
 }
 
 std::optional<qint64> parseUsDateTimeMs(std::string_view s)
@@ -537,7 +527,7 @@ std::optional<qint64> parseUsDateTimeMs(std::string_view s)
     qint64 offset = 0;
     if (!readOffsetMinutes(s, pos, offset))
         return std::nullopt;
-    return composeMs(year, month, day, hour, minute, second, millis, offset);
+    return civilToMs(year, month, day, hour, minute, second, millis, offset);
 }
 
 std::optional<qint64> parseAnyTimestampMs(std::string_view text)
@@ -554,7 +544,7 @@ std::optional<qint64> parseAnyTimestampMs(std::string_view text)
             return ms;
     }
     if (auto number = parseNumber(text); number && *number > 0)
-        return unixNumberToMs(*number);
+        return unixNumberToMs(*number); // nullopt when out of range
     return std::nullopt;
 }
 

@@ -4,6 +4,7 @@
 // the choice of which response headers are worth keeping, and the timestamp dialects found in
 // operators' logs that RFC 3339 alone does not cover.
 
+#include "core/valuelimits.h"
 #include "ingest/ingest.h"
 
 #include <QByteArray>
@@ -61,12 +62,18 @@ private:
 
 // Reports progress, fills a ReadResult's counters and forwards events: every reader funnels its
 // output through one of these so counts and the final ReadResult are computed the same way.
+// An event with a value outside core/valuelimits.h's ranges leaves as a malformed record at its
+// line instead (readers check their fields with a precise reason first; this is the backstop).
 class CountingSink final : public IngestSink
 {
 public:
     explicit CountingSink(IngestSink &target) : m_target(target) {}
     void onEvent(RequestEvent &&event) override
     {
+        if (QString problem = limits::eventValueProblem(event); !problem.isEmpty()) {
+            onMalformed({event.source, event.line, std::move(problem)});
+            return;
+        }
         ++events;
         m_target.onEvent(std::move(event));
     }

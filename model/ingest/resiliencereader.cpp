@@ -35,7 +35,7 @@ std::optional<std::string_view> quotedAfter(std::string_view line, std::string_v
 int statusFromResult(std::string_view result)
 {
     if (auto n = ingest::parseNumber(result); n && *n >= 100 && *n < 1000)
-        return static_cast<int>(*n);
+        return static_cast<int>(*n); // in range: checked just above
     static constexpr std::pair<std::string_view, int> kNames[] = {
         {"OK", 200},
         {"Created", 201},
@@ -123,26 +123,32 @@ void serviceBusPlace(std::string_view line, RequestEvent &event)
     }
 }
 
+// Where a line's leading "[YYYY-MM-DD?hh:mm:ss" starts (after an optional '['), or npos when the
+// line does not begin with something shaped like a timestamp.
+size_t timestampShapeStart(std::string_view line)
+{
+    const size_t start = !line.empty() && line.front() == '[' ? 1 : 0;
+    if (line.size() < start + 19)
+        return std::string_view::npos;
+    const std::string_view head = line.substr(start, 19);
+    for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18}) {
+        if (!isDigit(head[i]))
+            return std::string_view::npos;
+    }
+    if (head[4] != '-' || head[7] != '-' || (head[10] != 'T' && head[10] != ' ') ||
+        head[13] != ':' || head[16] != ':')
+        return std::string_view::npos;
+    return start;
+}
+
 } // namespace
 
 std::optional<qint64> ResilienceReader::leadingTimestampMs(std::string_view line, size_t *length)
 {
-    size_t pos = 0;
-    if (pos < line.size() && line[pos] == '[')
-        ++pos;
-    const size_t start = pos;
-    // YYYY-MM-DD?hh:mm:ss
-    if (line.size() < start + 19)
+    const size_t start = timestampShapeStart(line);
+    if (start == std::string_view::npos)
         return std::nullopt;
-    const std::string_view head = line.substr(start, 19);
-    for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18}) {
-        if (!isDigit(head[i]))
-            return std::nullopt;
-    }
-    if (head[4] != '-' || head[7] != '-' || (head[10] != 'T' && head[10] != ' ') ||
-        head[13] != ':' || head[16] != ':')
-        return std::nullopt;
-    pos = start + 19;
+    size_t pos = start + 19;
     if (pos < line.size() && (line[pos] == '.' || line[pos] == ',')) {
         ++pos;
         while (pos < line.size() && isDigit(line[pos]))
@@ -211,6 +217,12 @@ ReadResult ResilienceReader::read(QIODevice &input, const QString &sourceName, I
         if (own)
             lastTimestamp = own;
         RequestEvent event;
+        // A value out of range: the line is malformed, with this reason. So is an event whose
+        // own timestamp is not a real instant ("2026-02-30 ..."): it must not borrow the time
+        // of the line before.
+        QString problem;
+        if (!own && timestampShapeStart(line) != std::string_view::npos)
+            problem = QStringLiteral("the line's timestamp is not a valid date and time");
         bool matched = true;
         if (line.find("Resilience event occurred.") != std::string_view::npos) {
             const auto name = quotedAfter(line, "EventName: '");
@@ -246,15 +258,24 @@ ReadResult ResilienceReader::read(QIODevice &input, const QString &sourceName, I
                 event.errorCode = toQString(outcome.substr(0, colon));
             }
             if (auto attempt = quotedAfter(line, "Attempt: '")) {
-                if (auto n = ingest::parseNumber(*attempt))
-                    event.attempt = static_cast<int>(*n);
+                if (auto n = ingest::parseNumber(*attempt)) {
+                    if (auto value = limits::toBoundedInt(*n, 0, limits::kMaxAttempt))
+                        event.attempt = *value;
+                    else
+                        problem = limits::outOfRangeReason(u"Attempt", *n, 0, limits::kMaxAttempt);
+                }
             }
             const size_t timeAt = line.find("Execution Time: ");
             if (timeAt != std::string_view::npos) {
                 std::string_view rest = line.substr(timeAt + 16);
                 const size_t ms = rest.find("ms");
-                if (auto n = ingest::parseNumber(rest.substr(0, ms)))
-                    event.durationMs = *n;
+                if (auto n = ingest::parseNumber(rest.substr(0, ms))) {
+                    if (limits::inRange(*n, 0, limits::kMaxDurationMs))
+                        event.durationMs = *n;
+                    else
+                        problem = limits::outOfRangeReason(u"Execution Time (ms)", *n, 0,
+                                                           limits::kMaxDurationMs);
+                }
             }
             if (key)
                 event.operationId = toQString(*key);
@@ -331,10 +352,12 @@ ReadResult ResilienceReader::read(QIODevice &input, const QString &sourceName, I
             lines.checkpoint();
             continue;
         }
-        if (!lastTimestamp) {
+        if (!lastTimestamp || !problem.isEmpty()) {
             counted.onMalformed({sourceName, lines.lineNumber(),
-                                 QStringLiteral("resilience event without a timestamp (no "
-                                                "timestamped line before it)")});
+                                 !problem.isEmpty()
+                                     ? problem
+                                     : QStringLiteral("resilience event without a timestamp (no "
+                                                      "timestamped line before it)")});
             lines.checkpoint();
             continue;
         }

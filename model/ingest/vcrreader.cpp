@@ -329,14 +329,11 @@ std::optional<qint64> parseHttpDateMs(std::string_view text)
     const int hour = number(12, 2);
     const int minute = number(15, 2);
     const int second = number(18, 2);
-    if (day < 1 || day > 31 || month == 0 || year < 0 || hour < 0 || hour > 23 || minute < 0 ||
-        minute > 59 || second < 0 || second > 60)
-        return std::nullopt;
     const std::string_view zone = ingest::trimmed(text.substr(20));
     if (!zone.empty() && zone != "GMT" && zone != "UTC")
         return std::nullopt;
-    const qint64 days = daysFromCivil(year, unsigned(month), unsigned(day));
-    return (days * 86400 + hour * 3600 + minute * 60 + second) * 1000;
+    // number() gives -1 for a non-digit: civilToMs rejects it with every other invalid field.
+    return civilToMs(year, month, day, hour, minute, second);
 }
 
 ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSink &sink,
@@ -376,6 +373,7 @@ ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSi
         if (const Node *uri = request->get("uri"))
             event.url = toQString(uri->text());
         QString authorization;
+        QString problem; // a value out of range: the interaction is malformed, with this reason
         if (const Node *headers = request->get("headers"); headers) {
             for (size_t h = 0; h < headers->keys.size(); ++h) {
                 const std::string &name = headers->keys[h];
@@ -384,8 +382,13 @@ ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSi
                 if (lower == u"authorization")
                     authorization = toQString(value.text());
                 else if (lower == u"retry-attempt") {
-                    if (auto n = ingest::parseNumber(value.text()))
-                        event.attempt = int(*n);
+                    if (auto n = ingest::parseNumber(value.text())) {
+                        if (auto attempt = limits::toBoundedInt(*n, 0, limits::kMaxAttempt))
+                            event.attempt = *attempt;
+                        else
+                            problem = limits::outOfRangeReason(u"Retry-Attempt", *n, 0,
+                                                               limits::kMaxAttempt);
+                    }
                 }
             }
         }
@@ -393,8 +396,13 @@ ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSi
         if (response && response->kind == Node::Kind::Map) {
             if (const Node *status = response->get("status")) {
                 if (const Node *code = status->get("code")) {
-                    if (auto n = ingest::parseNumber(code->text()))
-                        event.status = int(*n);
+                    if (auto n = ingest::parseNumber(code->text())) {
+                        if (auto value = limits::toBoundedInt(*n, 0, limits::kMaxStatus))
+                            event.status = *value;
+                        else
+                            problem =
+                                limits::outOfRangeReason(u"status code", *n, 0, limits::kMaxStatus);
+                    }
                 }
             }
             if (const Node *headers = response->get("headers"); headers) {
@@ -424,6 +432,10 @@ ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSi
                         event.body = ingest::bodyText(text);
                 }
             }
+        }
+        if (!problem.isEmpty()) {
+            counted.onMalformed({sourceName, blockLine, problem});
+            return;
         }
         if (!when) {
             counted.onMalformed({sourceName, blockLine,

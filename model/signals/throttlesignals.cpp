@@ -299,20 +299,6 @@ bool readTime(QStringView s, qsizetype &pos, int &h, int &m, int &sec)
     return readNumber(s, pos, 2, 2, sec);
 }
 
-std::optional<qint64> civilToMs(int year, int month, int day, int h, int m, int sec)
-{
-    if (year < 1970 || year > 9999 || month < 1 || month > 12 || day < 1 || h > 23 || m > 59 ||
-        sec > 60)
-        return std::nullopt;
-    static constexpr std::array<int, 12> monthDays = {31, 29, 31, 30, 31, 30,
-                                                      31, 31, 30, 31, 30, 31};
-    const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    if (day > monthDays[size_t(month - 1)] || (month == 2 && day == 29 && !leap))
-        return std::nullopt;
-    const qint64 days = daysFromCivil(year, unsigned(month), unsigned(day));
-    return ((days * 24 + h) * 60 + m) * Q_INT64_C(60000) + qint64(sec) * 1000;
-}
-
 // The zone of an HTTP-date must be GMT (RFC 9110); "UTC", "UT", "Z" and "+0000" are what
 // sloppy servers and loggers write instead and mean the same. Anything else is not trusted.
 bool acceptZone(QStringView rest)

@@ -2,6 +2,8 @@
 // harnesses in tests/fuzz/, and hand-written edge cases) read by its reader and by format
 // detection: no crash, counts that match what was emitted, fatal errors that name the file,
 // no bearer token in any event.
+#include "core/valuelimits.h"
+#include "ingest/csvreader.h"
 #include "ingest/formatdetect.h"
 
 #include "importertestutil.h"
@@ -51,8 +53,12 @@ private slots:
             QCOMPARE(record.source, path);
             QVERIFY(!record.reason.isEmpty());
         }
-        for (const RequestEvent &event : sink.events)
+        for (const RequestEvent &event : sink.events) {
             QVERIFY(!dumpEvent(event).contains(u"Bearer eyJ"));
+            // No value outside core/valuelimits.h's ranges reaches the engine.
+            QVERIFY2(limits::eventValueProblem(event).isEmpty(),
+                     qPrintable(limits::eventValueProblem(event)));
+        }
 
         // Detection on the same bytes, and whatever reader it picks, must be just as safe.
         const QString detected = detectFormat(fileBytes(path));
@@ -62,6 +68,25 @@ private slots:
             const ReadResult again = readFile(*createReader(detected), path, other);
             QCOMPARE(again.events, qint64(other.events.size()));
         }
+    }
+
+    // Found by fuzz_csv (whose first input line is a --map spec): a later mapping entry takes
+    // the time column for a header ("ts=When,...,header.x=When"). The reader must see that no
+    // time column is left, not look for one past the end of its columns.
+    void csvMappingTakesTheTimeColumnAway()
+    {
+        const QString path = QStringLiteral(
+            TS_TEST_DATA_DIR "/fuzz-regressions/csv/mapping-takes-the-time-column-away.csv");
+        const QByteArray bytes = fileBytes(path);
+        const qsizetype newline = bytes.indexOf('\n');
+        QVERIFY(newline > 0);
+        const auto mapping = CsvMapping::fromString(QString::fromUtf8(bytes.left(newline)));
+        QVERIFY(mapping);
+        CsvReader reader(*mapping);
+        CollectingSink sink;
+        const ReadResult result = readBytes(reader, bytes.mid(newline + 1), sink, path);
+        QVERIFY2(result.fatalError.contains(u"no timestamp column"), qPrintable(result.fatalError));
+        QVERIFY(sink.events.empty());
     }
 
     void truncatedEscapeIsAFatalErrorNotACrash()
