@@ -728,7 +728,8 @@ private slots:
         QVERIFY(second.waitForStarted());
         QTRY_COMPARE_WITH_TIMEOUT(workspaceIdentities(workspace).size(), kLines, 120000);
         second.terminate();
-        QVERIFY(second.waitForFinished(10000));
+        // Stopping commits what is queued: slow under the sanitizers on a loaded machine.
+        QVERIFY(second.waitForFinished(60000));
         QCOMPARE(second.exitCode(), 0);
 
         const QStringList written = identities(out);
