@@ -8,6 +8,7 @@
 #include "plotstyle.h"
 #include "policyeditor.h"
 #include "qcp.h"
+#include "store/workspace.h"
 
 #include <QAction>
 #include <QApplication>
@@ -39,8 +40,7 @@ const QString kRecentKey = QStringLiteral("recentFiles");
 
 bool isWorkspaceFile(const QString &path)
 {
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    return suffix == u"db" || suffix == u"tsdb" || suffix == u"sqlite";
+    return ts::looksLikeWorkspaceFile(path); // by content; by name while there is none
 }
 } // namespace
 
@@ -292,7 +292,7 @@ void MainWindow::openWorkspaceDialog()
 {
     const QString path =
         QFileDialog::getOpenFileName(this, tr("Open workspace"), QString(),
-                                     tr("Workspace (*.db *.tsdb *.sqlite);;All files (*)"));
+                                     tr("Workspace (*.tsws *.db *.tsdb *.sqlite);;All files (*)"));
     if (!path.isEmpty()) {
         addRecentFile(path);
         Q_EMIT openWorkspaceRequested(path);
@@ -302,11 +302,11 @@ void MainWindow::openWorkspaceDialog()
 void MainWindow::saveWorkspaceDialog()
 {
     QString path = QFileDialog::getSaveFileName(this, tr("Save workspace"), m_workspacePath,
-                                                tr("Workspace (*.db)"));
+                                                tr("Workspace (*.tsws)"));
     if (path.isEmpty())
         return;
     if (QFileInfo(path).suffix().isEmpty())
-        path += QStringLiteral(".db");
+        path += u'.' + QLatin1StringView(ts::kWorkspaceSuffix);
     Q_EMIT saveWorkspaceRequested(path);
 }
 
