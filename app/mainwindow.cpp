@@ -9,6 +9,7 @@
 #include "policyeditor.h"
 #include "qcp.h"
 #include "store/workspace.h"
+#include "userguide.h"
 
 #include <QAction>
 #include <QApplication>
@@ -142,6 +143,10 @@ void MainWindow::createActions()
     cancel->setShortcut(QKeySequence(Qt::Key_Escape));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
+    QAction *guide =
+        help->addAction(tr("&User Guide"), this, [this] { ts::app::openUserGuide(this); });
+    guide->setObjectName(QStringLiteral("userGuideAction"));
+    guide->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
         QMessageBox::information(
             this, tr("Keyboard shortcuts"),
