@@ -102,8 +102,15 @@ void DashboardController::openFiles(const QStringList &paths)
         else
             logs << path;
     }
-    QMetaObject::invokeMethod(
-        m_session, [session = m_session, logs] { session->openFiles(logs, SourceOptions{}); });
+    if (!logs.isEmpty()) {
+        QMetaObject::invokeMethod(
+            m_session, [session = m_session, logs] { session->openFiles(logs, SourceOptions{}); });
+    } else {
+        // Workspaces only: no logs to read (openFiles would start an empty scratch workspace
+        // and show it instead), but whoever waits for the files to be read is told they are.
+        QMetaObject::invokeMethod(m_session,
+                                  [session = m_session] { Q_EMIT session->filesFinished(); });
+    }
 }
 
 void DashboardController::startDemo()
