@@ -2,8 +2,10 @@
 
 #include "engine/analysis.h"
 #include "engine/reportformat.h"
+#include "ingest/formatdetect.h"
 #include "ingest/sourcereader.h"
 #include "livecommands.h"
+#include "policy/policy.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
@@ -37,6 +39,8 @@ constexpr int kExitNothingRead = 1;
 // import: an input was missing, unreadable or failed (the others are still imported).
 constexpr int kExitInputFailed = 1;
 constexpr int kExitUsage = 2;
+// report --fail-on: the report was produced and has the findings named (docs/report-json.md).
+constexpr int kExitFindings = 3;
 
 // Which allocator serves malloc in this process, for --version (benchmark figures depend on
 // it). Referencing mimalloc here also keeps it linked under --as-needed, which would otherwise
@@ -89,10 +93,20 @@ private:
     qint64 m_count = 0;
 };
 
+// report --fail-on: which findings make the exit status kExitFindings.
+struct FailOn
+{
+    bool critical = false;  // an alert of severity critical
+    bool warning = false;   // an alert of severity warning or critical
+    bool throttles = false; // a throttled response in the log (throttles.total > 0)
+    [[nodiscard]] bool any() const { return critical || warning || throttles; }
+};
+
 struct ReportArguments
 {
     bool help = false;
     bool json = false;
+    FailOn failOn;
     QStringList policies;
     SourceOptions source;
     QString workspace;
@@ -106,14 +120,73 @@ void printUsage(QTextStream &out)
            "  throttlescope FILE...                       the dashboard with these logs opened\n"
            "  throttlescope --demo                        the dashboard on the built-in live demo\n"
            "  throttlescope --version\n"
-           "  throttlescope report [--json] [--policy NAME|FILE]... [--format FORMAT] FILE...|-\n"
-           "  throttlescope report --workspace WS.db [--json]\n"
-           "  throttlescope import --workspace WS.db FILE...     (exit 1 if any FILE is "
+           "  throttlescope report [--json] [--policy NAME|FILE]... [--format FORMAT] "
+           "[--fail-on WHAT] FILE...|-\n"
+           "  throttlescope report --workspace WS.tsws [--json] [--fail-on WHAT]\n"
+           "  throttlescope import --workspace WS.tsws FILE...     (exit 1 if any FILE is "
            "missing or fails)\n"
-           "  throttlescope tail --workspace WS.db [--out FILE] [--glob PATTERN] FILE|DIR...\n"
-           "  throttlescope serve --listen 127.0.0.1:PORT --workspace WS.db [--token T]\n"
+           "  throttlescope tail --workspace WS.tsws [--out FILE] [--glob PATTERN] FILE|DIR...\n"
+           "  throttlescope serve --listen 127.0.0.1:PORT --workspace WS.tsws [--token-file F]\n"
            "  throttlescope simulate --scenario NAME --out FILE [--seed N] [--duration S]\n"
-           "GUI options: --demo [--speed X], --screenshot FILE.png [--size WxH] [--page NAME]\n";
+           "  throttlescope COMMAND --help                each command's options\n"
+           "Dashboard options: --demo [--speed X], --screenshot FILE.png [--size WxH] "
+           "[--page NAME] [--screenshot-delay MS]\n"
+           "A workspace (.tsws) given as FILE is opened as a workspace. Manual: man "
+           "throttlescope\n";
+}
+
+// Parses --fail-on's value: critical, warning, throttles, or several of them comma-separated.
+bool parseFailOn(const QString &value, FailOn &failOn)
+{
+    const QStringList names = value.split(u',', Qt::SkipEmptyParts);
+    for (const QString &name : names) {
+        const QString trimmed = name.trimmed();
+        if (trimmed == u"critical") {
+            failOn.critical = true;
+        } else if (trimmed == u"warning") {
+            failOn.warning = true;
+        } else if (trimmed == u"throttles") {
+            failOn.throttles = true;
+        } else {
+            err() << "throttlescope: --fail-on takes critical, warning or throttles, not \""
+                  << trimmed << "\"" << Qt::endl;
+            return false;
+        }
+    }
+    if (names.isEmpty()) {
+        err() << "throttlescope: --fail-on takes critical, warning or throttles" << Qt::endl;
+        return false;
+    }
+    return true;
+}
+
+// The exit status of a report that was produced: kExitFindings when it has a finding that
+// --fail-on names (each one is named on stderr; the report itself is printed in full either
+// way), else kExitOk.
+int exitStatusFor(const ReportData &report, const FailOn &failOn)
+{
+    if (!failOn.any())
+        return kExitOk;
+    qint64 critical = 0;
+    qint64 warning = 0;
+    for (const Alert &alert : report.alerts) {
+        if (alert.severity == u"critical")
+            ++critical;
+        else if (alert.severity == u"warning")
+            ++warning;
+    }
+    QStringList findings;
+    if ((failOn.critical || failOn.warning) && critical > 0)
+        findings << QString::number(critical) + u" critical alert(s)";
+    if (failOn.warning && warning > 0)
+        findings << QString::number(warning) + u" warning alert(s)";
+    if (failOn.throttles && report.throttles.total > 0)
+        findings << QString::number(report.throttles.total) + u" throttled response(s)";
+    if (findings.isEmpty())
+        return kExitOk;
+    err() << "throttlescope: --fail-on: " << findings.join(u", ") << " (exit status "
+          << kExitFindings << ")" << Qt::endl;
+    return kExitFindings;
 }
 
 // Parses the options shared by report and import. Returns false (after printing why) on bad usage.
@@ -150,6 +223,10 @@ bool parseArguments(const QStringList &args, ReportArguments &parsed)
         } else if (arg == u"--workspace") {
             if (!value(parsed.workspace))
                 return false;
+        } else if (arg == u"--fail-on") {
+            QString what;
+            if (!value(what) || !parseFailOn(what, parsed.failOn))
+                return false;
         } else if (arg.startsWith(u"--") || (arg.startsWith(u'-') && arg != u"-")) {
             err() << "throttlescope: unknown option " << arg << Qt::endl;
             return false;
@@ -160,9 +237,47 @@ bool parseArguments(const QStringList &args, ReportArguments &parsed)
     return true;
 }
 
+// Words joined by ", " and wrapped at 80 columns, each line indented to the help's second
+// column: for lists that come from the code (formats, built-in policies).
+QString helpList(const QStringList &words)
+{
+    constexpr qsizetype kIndent = 26;
+    constexpr qsizetype kWidth = 80;
+    QString text = QString(kIndent, u' ');
+    qsizetype lineStart = 0;
+    for (qsizetype i = 0; i < words.size(); ++i) {
+        const QString word = words.at(i) + (i + 1 < words.size() ? u"," : u"");
+        if (text.size() - lineStart + 1 + word.size() > kWidth &&
+            text.size() - lineStart > kIndent) {
+            text += u'\n';
+            lineStart = text.size();
+            text += QString(kIndent, u' ');
+        } else if (text.size() - lineStart > kIndent) {
+            text += u' ';
+        }
+        text += word;
+    }
+    return text + u'\n';
+}
+
+// The options that pick and configure a reader, shared by report and import.
+QString readerOptionsHelp()
+{
+    return u"  --format FORMAT         the input format: auto (by content, the default) or one of\n"_qs +
+           helpList(knownFormats()) +
+           u""
+           u"  --map FIELD=COLUMN,...  CSV: which column holds which field, e.g.\n"
+           u"                          --map ts=TimeGenerated,status=ResultCode\n"
+           u"  --log-format FORMAT     access logs: the nginx log_format the lines follow\n"_qs;
+}
+
 void printImportHelp(QTextStream &out)
 {
-    out << "usage: throttlescope import --workspace WS.db [--format FORMAT] FILE...|-\n"
+    out << "usage: throttlescope import --workspace WS.tsws [OPTIONS] FILE...|-\n"
+           "Options:\n"
+           "  --workspace WS.tsws     the workspace to store into (created if missing)\n"
+        << readerOptionsHelp()
+        << "  -h, --help              this help\n"
            "Stores each FILE's requests in the workspace, exactly once. A file is recognised by\n"
            "its content, whatever its name: importing it again adds only what was appended, a\n"
            "renamed, rotated or copied file adds only its new lines, and an interrupted import\n"
@@ -175,13 +290,28 @@ void printImportHelp(QTextStream &out)
 
 void printReportHelp(QTextStream &out)
 {
-    out << "usage: throttlescope report [--json] [--policy NAME|FILE]... [--format FORMAT] "
-           "FILE...|-\n"
-           "       throttlescope report --workspace WS.db [--json]\n"
+    out << "usage: throttlescope report [OPTIONS] FILE...|-\n"
+           "       throttlescope report --workspace WS.tsws [--json] [--policy NAME|FILE]... "
+           "[--fail-on WHAT]\n"
+           "Replays the requests against the throttle policies and prints what happened.\n"
+           "Options:\n"
+           "  --json                  the report as JSON (docs/report-json.md), not text\n"
+           "  --policy NAME|FILE      a policy file, or a built-in policy by name:\n"
+        << helpList(PolicySet::builtinNames())
+        << "                          repeatable (default: the built-in policy of each\n"
+           "                          event's service)\n"
+        << readerOptionsHelp()
+        << "  --workspace WS.tsws     report on what a workspace holds instead of FILEs\n"
+           "  --fail-on WHAT          exit 3 when the report has such findings: critical (a\n"
+           "                          critical alert), warning (a warning or critical alert),\n"
+           "                          throttles (a throttled response); repeatable or\n"
+           "                          comma-separated (critical,throttles)\n"
+           "  -h, --help              this help\n"
            "Exit status: 0 when a report was produced (a FILE that cannot be read is named on\n"
-           "stderr and left out); 1 when nothing could be read; 2 for bad usage. On a workspace\n"
-           "whose imports did not all finish, the report says so (\"incompleteSources\" in\n"
-           "JSON, a warning on stderr).\n";
+           "stderr and left out); 1 when nothing could be read; 2 for bad usage; 3 when the\n"
+           "report has a finding --fail-on names (the report is printed in full all the same,\n"
+           "the findings are named on stderr). On a workspace whose imports did not all\n"
+           "finish, the report says so (\"incompleteSources\" in JSON, a warning on stderr).\n";
 }
 
 std::optional<PolicySet> policiesFrom(const ReportArguments &parsed)
@@ -281,7 +411,7 @@ int runWorkspaceReport(const ReportArguments &parsed)
         const QByteArray text = QJsonDocument(object).toJson(QJsonDocument::Indented);
         std::fwrite(text.constData(), 1, size_t(text.size()), stdout);
         std::fflush(stdout);
-        return kExitOk;
+        return exitStatusFor(report, parsed.failOn);
     }
     QString text = reportToText(report);
     if (!incomplete.isEmpty()) {
@@ -297,7 +427,7 @@ int runWorkspaceReport(const ReportArguments &parsed)
     QTextStream out(stdout);
     out << text;
     out.flush();
-    return kExitOk;
+    return exitStatusFor(report, parsed.failOn);
 }
 
 // import --workspace WS FILE...: each file exactly once; an interrupted import resumes.
@@ -312,7 +442,11 @@ int runImport(const QStringList &args)
         return kExitOk;
     }
     if (parsed.workspace.isEmpty() || parsed.files.isEmpty()) {
-        err() << "throttlescope import: usage: import --workspace WS.db FILE..." << Qt::endl;
+        err() << "throttlescope import: usage: import --workspace WS.tsws FILE..." << Qt::endl;
+        return kExitUsage;
+    }
+    if (parsed.failOn.any()) {
+        err() << "throttlescope import: --fail-on is an option of report" << Qt::endl;
         return kExitUsage;
     }
     Workspace workspace;
@@ -475,7 +609,7 @@ int runReport(const QStringList &args)
     std::jthread release([doomed = std::move(analysis)]() mutable { doomed.reset(); });
     printReport(report, parsed.json);
     release.join();
-    return kExitOk;
+    return exitStatusFor(report, parsed.failOn);
 }
 
 } // namespace

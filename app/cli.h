@@ -1,5 +1,5 @@
 #pragma once
-// The headless command line: report, import, and friends. See shared/spec/report-json.md.
+// The headless command line: report, import, and friends. See docs/report-json.md.
 
 #include <QStringList>
 

@@ -3,6 +3,7 @@
 #include "engine/analysissession.h"
 #include "livesimulator.h"
 #include "mainwindow.h"
+#include "store/workspace.h"
 
 #include <QApplication>
 #include <QMetaObject>
@@ -90,11 +91,26 @@ void DashboardController::start()
 
 void DashboardController::openFiles(const QStringList &paths)
 {
-    for (const QString &path : paths)
+    // A workspace among the files (`throttlescope migration.tsws`, or opened from the desktop
+    // through its MIME type) is opened as one; the rest are read as logs, after it.
+    QStringList logs;
+    for (const QString &path : paths) {
         m_window->addRecentFile(path);
-    QMetaObject::invokeMethod(m_session, [session = m_session, paths] {
-        session->openFiles(paths, SourceOptions{});
-    });
+        if (looksLikeWorkspaceFile(path))
+            QMetaObject::invokeMethod(
+                m_session, [session = m_session, path] { session->openWorkspace(path); });
+        else
+            logs << path;
+    }
+    if (!logs.isEmpty()) {
+        QMetaObject::invokeMethod(
+            m_session, [session = m_session, logs] { session->openFiles(logs, SourceOptions{}); });
+    } else {
+        // Workspaces only: no logs to read (openFiles would start an empty scratch workspace
+        // and show it instead), but whoever waits for the files to be read is told they are.
+        QMetaObject::invokeMethod(m_session,
+                                  [session = m_session] { Q_EMIT session->filesFinished(); });
+    }
 }
 
 void DashboardController::startDemo()

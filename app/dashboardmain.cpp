@@ -3,6 +3,7 @@
 #include "dashboardcontroller.h"
 
 #include <QApplication>
+#include <QIcon>
 #include <QTextStream>
 
 namespace {
@@ -74,6 +75,10 @@ extern "C" Q_DECL_EXPORT int throttlescope_dashboard_main(int argc, char *argv[]
     QApplication::setApplicationName(QStringLiteral("Throttlescope"));
     QApplication::setOrganizationName(QStringLiteral("Throttlescope"));
     QApplication::setApplicationVersion(QStringLiteral(THROTTLESCOPE_VERSION));
+    // The desktop entry and icon the package installs (installer/): the shell groups the
+    // window with its menu entry, and the window shows the icon of the theme.
+    QGuiApplication::setDesktopFileName(QStringLiteral(THROTTLESCOPE_APP_ID));
+    QApplication::setWindowIcon(QIcon::fromTheme(QStringLiteral(THROTTLESCOPE_APP_ID)));
     ts::app::DashboardOptions options;
     if (!parseDashboardOptions(QApplication::arguments(), options))
         return 2;

@@ -8,6 +8,8 @@
 #include "plotstyle.h"
 #include "policyeditor.h"
 #include "qcp.h"
+#include "store/workspace.h"
+#include "userguide.h"
 
 #include <QAction>
 #include <QApplication>
@@ -39,8 +41,7 @@ const QString kRecentKey = QStringLiteral("recentFiles");
 
 bool isWorkspaceFile(const QString &path)
 {
-    const QString suffix = QFileInfo(path).suffix().toLower();
-    return suffix == u"db" || suffix == u"tsdb" || suffix == u"sqlite";
+    return ts::looksLikeWorkspaceFile(path); // by content; by name while there is none
 }
 } // namespace
 
@@ -142,6 +143,10 @@ void MainWindow::createActions()
     cancel->setShortcut(QKeySequence(Qt::Key_Escape));
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
+    QAction *guide =
+        help->addAction(tr("&User Guide"), this, [this] { ts::app::openUserGuide(this); });
+    guide->setObjectName(QStringLiteral("userGuideAction"));
+    guide->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&Keyboard Shortcuts"), this, [this] {
         QMessageBox::information(
             this, tr("Keyboard shortcuts"),
@@ -292,7 +297,7 @@ void MainWindow::openWorkspaceDialog()
 {
     const QString path =
         QFileDialog::getOpenFileName(this, tr("Open workspace"), QString(),
-                                     tr("Workspace (*.db *.tsdb *.sqlite);;All files (*)"));
+                                     tr("Workspace (*.tsws *.db *.tsdb *.sqlite);;All files (*)"));
     if (!path.isEmpty()) {
         addRecentFile(path);
         Q_EMIT openWorkspaceRequested(path);
@@ -302,11 +307,11 @@ void MainWindow::openWorkspaceDialog()
 void MainWindow::saveWorkspaceDialog()
 {
     QString path = QFileDialog::getSaveFileName(this, tr("Save workspace"), m_workspacePath,
-                                                tr("Workspace (*.db)"));
+                                                tr("Workspace (*.tsws)"));
     if (path.isEmpty())
         return;
     if (QFileInfo(path).suffix().isEmpty())
-        path += QStringLiteral(".db");
+        path += u'.' + QLatin1StringView(ts::kWorkspaceSuffix);
     Q_EMIT saveWorkspaceRequested(path);
 }
 

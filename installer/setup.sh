@@ -23,6 +23,11 @@ packages=(
   jq nginx-light xvfb xauth               # jq: benchmark reference; nginx: limiter ground truth
   clang libclang-rt-14-dev                # libFuzzer harnesses
   fonts-dejavu-core
+  # The package (installer/CMakeLists.txt) and its tests (tests/package/): the icon's PNG sizes,
+  # CPack's Depends (dpkg-shlibdeps, file), the validators, and the clean Debian 12 root the
+  # package is installed into.
+  librsvg2-bin file dpkg-dev
+  desktop-file-utils appstream shared-mime-info libxml2-utils man-db lintian debootstrap
 )
 
 as_root() {

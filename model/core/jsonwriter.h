@@ -1,6 +1,6 @@
 #pragma once
 // A streaming JSON writer whose output is byte for byte what QJsonDocument::toJson(Indented)
-// prints for the same document: the report contract (shared/spec/report-json.md) was first
+// prints for the same document: the report contract (docs/report-json.md) was first
 // written through QJsonDocument, and scripts compare reports as text.
 //
 // Why not QJsonDocument: building a QJsonObject inserts every member into a sorted CBOR

@@ -1,5 +1,5 @@
 #pragma once
-// The two faces of a report: the JSON contract of shared/spec/report-json.md, which scripts and
+// The two faces of a report: the JSON contract of docs/report-json.md, which scripts and
 // tests rely on, and a text account written for an operator.
 
 #include "engine/reportdata.h"

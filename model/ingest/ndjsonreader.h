@@ -1,5 +1,5 @@
 #pragma once
-// The canonical request log (shared/spec/request-log.md): one JSON object per line. The hot
+// The canonical request log (docs/request-log.md): one JSON object per line. The hot
 // path of every report, so it parses with simdjson's on-demand API over large buffered reads
 // and allocates only the QStrings an event keeps.
 

@@ -2,7 +2,7 @@
 // The HTTP listener: applications (or a log shipper) POST their request log while the operator
 // watches. Loopback by default; any other address must be protected by a bearer token.
 //
-//   POST /ingest      canonical NDJSON (shared/spec/request-log.md), optionally gzip-encoded
+//   POST /ingest      canonical NDJSON (docs/request-log.md), optionally gzip-encoded
 //   POST /v1/traces   OTLP/HTTP JSON (OpenTelemetry exporters), mapped by the OTLP importer
 //   GET  /health      JSON: status, events received, last event time, errors
 //

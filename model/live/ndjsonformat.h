@@ -1,5 +1,5 @@
 #pragma once
-// Writing RequestEvent back as a canonical NDJSON line (shared/spec/request-log.md): what the
+// Writing RequestEvent back as a canonical NDJSON line (docs/request-log.md): what the
 // simulator writes to files and what the headless tail/serve commands write with --out.
 // The exact inverse of NdjsonReader for every field the canonical format defines.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Throttle policies as plain data (shared/spec/policy.md): what a service limits, per which key,
+// Throttle policies as plain data (docs/policy.md): what a service limits, per which key,
 // with which algorithm. Built-in policies are JSON resources (:/policies/*.json) in the same
 // format an operator loads with --policy FILE, and every number stays editable: the GUI policy
 // editor changes a Policy value and serialises it back with toJson().

@@ -1,6 +1,6 @@
 #pragma once
 // What the services say about throttling, parsed from one event: pure functions, no state.
-// Every dialect listed in shared/spec/throttle-models.md is understood here and nowhere else.
+// Every dialect listed in docs/throttle-models.md is understood here and nowhere else.
 
 #include "core/requestevent.h"
 

@@ -20,8 +20,7 @@ namespace ts::store {
 
 namespace {
 
-// 'TSWS' in PRAGMA application_id: tells a workspace apart from any other SQLite file.
-constexpr qint64 kApplicationId = 0x54535753;
+constexpr qint64 kApplicationId = kWorkspaceApplicationId;
 
 // One entry per schema version: the statements that take a workspace from version N-1 to N.
 // Never edit a released step; append a new one and bump kWorkspaceSchemaVersion.

@@ -15,6 +15,26 @@ namespace ts {
 
 using store::execSql;
 
+bool looksLikeWorkspaceFile(const QString &path)
+{
+    // The database header: "SQLite format 3\0" at 0, the application id at 68 (big-endian).
+    constexpr qint64 kHeaderBytes = 72;
+    QFile file(path);
+    if (file.open(QIODevice::ReadOnly)) {
+        const QByteArray header = file.read(kHeaderBytes);
+        if (header.size() == kHeaderBytes) {
+            const auto byteAt = [&header](int i) { return quint32(quint8(header.at(i))); };
+            const quint32 applicationId =
+                byteAt(68) << 24 | byteAt(69) << 16 | byteAt(70) << 8 | byteAt(71);
+            return header.startsWith(QByteArrayView("SQLite format 3\0", 16)) &&
+                   applicationId == quint32(kWorkspaceApplicationId);
+        }
+    }
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    return suffix == QLatin1StringView(kWorkspaceSuffix) || suffix == u"db" || suffix == u"tsdb" ||
+           suffix == u"sqlite";
+}
+
 std::optional<FileFingerprint> FileFingerprint::compute(const QString &path, QString *error)
 {
     QFile file(path);

@@ -26,6 +26,19 @@ namespace ts {
 //    import run that owns a source (import_ledger.owner).
 inline constexpr int kWorkspaceSchemaVersion = 3;
 
+// 'TSWS' in PRAGMA application_id: tells a workspace apart from any other SQLite file. SQLite
+// stores it big-endian at offset 68 of the file, where the workspace MIME type's magic looks
+// (resources/desktop/throttlescope-mime.xml.in).
+inline constexpr qint64 kWorkspaceApplicationId = 0x54535753;
+// The extension of workspace files ("migration.tsws"); any name works, the content decides.
+inline constexpr char kWorkspaceSuffix[] = "tsws";
+
+// Whether the file at `path` is a workspace, by its content: the SQLite header with the
+// application id 'TSWS'. A file too short to tell, or missing (a workspace still to be
+// created), counts by its name: .tsws, or the .db / .tsdb / .sqlite names used before
+// workspaces had their own extension. Reads 72 bytes; opens no database.
+bool looksLikeWorkspaceFile(const QString &path);
+
 // Bytes of a file's head that identify it: an appended-to log keeps its head, a rotated or
 // replaced one does not.
 inline constexpr qint64 kFingerprintHeadBytes = 64 * 1024;

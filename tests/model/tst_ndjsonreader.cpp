@@ -39,7 +39,7 @@ class TestNdjsonReader : public QObject
 private slots:
     void specExamples()
     {
-        // The example lines of shared/spec/request-log.md, verbatim.
+        // The example lines of docs/request-log.md, verbatim.
         const QByteArray log =
             "{\"ts\":\"2026-02-18T22:44:09.512Z\",\"identity\":\"sp-migrator\",\"service\":"
             "\"fabric\",\"method\":\"GET\",\"url\":\"https://api.fabric.microsoft.com/v1/"
