@@ -7,9 +7,13 @@
 
 #include <QApplication>
 #include <QMetaObject>
+#include <QSemaphore>
 #include <QStatusBar>
 #include <QTextStream>
 #include <QTimer>
+
+#include <algorithm>
+#include <memory>
 
 namespace ts::app {
 
@@ -18,6 +22,12 @@ namespace {
 // how fast: long enough for the first 429 wave and the retry storm to show.
 constexpr int kDemoScreenshotDelayMs = 6000;
 constexpr double kDemoScreenshotSpeed = 240.0;
+// A screenshot run always ends: whatever it waits for (files read, the delay, the last
+// snapshot), after this long past its delay it gives up with a message and exit status 1.
+constexpr int kScreenshotDeadlineMs = 180'000;
+// How long the picture waits for the analysis thread's last snapshot; a busy worker (a large
+// file still being read) must not hold the GUI thread, and so the deadline, hostage.
+constexpr int kFinalSnapshotWaitMs = 5'000;
 } // namespace
 
 DashboardController::DashboardController(DashboardOptions options, QObject *parent)
@@ -68,15 +78,30 @@ void DashboardController::start()
     m_window->show();
     if (!m_options.screenshotPage.isEmpty())
         m_window->showPage(m_options.screenshotPage);
+    // Everything the screenshot waits for is connected before anything that can emit it is
+    // started: the files are read on another thread and may finish before start() returns.
+    if (!m_options.screenshotPath.isEmpty())
+        scheduleScreenshot();
     if (!m_options.files.isEmpty())
         openFiles(m_options.files);
     if (m_options.demo)
         startDemo();
-    if (m_options.screenshotPath.isEmpty())
-        return;
+}
+
+void DashboardController::scheduleScreenshot()
+{
     int delay = m_options.screenshotDelayMs;
     if (delay < 0 && m_options.demo)
         delay = kDemoScreenshotDelayMs;
+    QTimer::singleShot(std::max(delay, 0) + kScreenshotDeadlineMs, this, [this] {
+        if (m_screenshotTaken)
+            return;
+        QTextStream(stderr) << "throttlescope: gave up on the screenshot after "
+                            << kScreenshotDeadlineMs / 1000
+                            << " s: the input was not read in time; nothing was written to "
+                            << m_options.screenshotPath << Qt::endl;
+        QCoreApplication::exit(1);
+    });
     if (delay >= 0) {
         QTimer::singleShot(delay, this, &DashboardController::takeScreenshotAndQuit);
     } else if (!m_options.files.isEmpty()) {
@@ -144,8 +169,17 @@ void DashboardController::takeScreenshotAndQuit()
     if (m_screenshotTaken)
         return;
     m_screenshotTaken = true;
-    // Ask the session for a final snapshot, then give it a moment to arrive.
-    QMetaObject::invokeMethod(m_session, &AnalysisSession::publishIfDirty, Qt::BlockingQueuedConnection);
+    // Ask the session for a final snapshot and wait, bounded, until it has been posted to the
+    // window: its queued delivery then precedes the timer below.
+    auto published = std::make_shared<QSemaphore>();
+    QMetaObject::invokeMethod(m_session, [session = m_session, published] {
+        session->publishIfDirty();
+        published->release();
+    });
+    if (!published->tryAcquire(1, kFinalSnapshotWaitMs))
+        QTextStream(stderr) << "throttlescope: the analysis is still busy; the screenshot shows "
+                               "the last snapshot it published"
+                            << Qt::endl;
     QTimer::singleShot(200, this, [this] {
         const bool ok = m_window->saveScreenshot(m_options.screenshotPath, m_options.screenshotSize);
         QTextStream err(stderr);

@@ -46,6 +46,7 @@ public:
 private:
     void startDemo();
     void openFiles(const QStringList &paths);
+    void scheduleScreenshot();
     void takeScreenshotAndQuit();
 
     DashboardOptions m_options;

@@ -65,10 +65,23 @@ bool parseDashboardOptions(const QStringList &args, ts::app::DashboardOptions &o
     return true;
 }
 
+// A screenshot needs no screen: without a display (a CI job, ssh), render offscreen instead of
+// aborting in the xcb plugin. An explicit QT_QPA_PLATFORM is left alone.
+void useOffscreenForHeadlessScreenshots(int argc, char *argv[])
+{
+    bool screenshot = false;
+    for (int i = 1; i < argc; ++i)
+        screenshot = screenshot || qstrcmp(argv[i], "--screenshot") == 0;
+    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")
+        && qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+}
+
 } // namespace
 
 extern "C" Q_DECL_EXPORT int throttlescope_dashboard_main(int argc, char *argv[])
 {
+    useOffscreenForHeadlessScreenshots(argc, argv);
     QApplication::setHighDpiScaleFactorRoundingPolicy(
         Qt::HighDpiScaleFactorRoundingPolicy::PassThrough);
     QApplication app(argc, argv);

@@ -355,6 +355,28 @@ private slots:
         QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
     }
 
+    // A small file is read before the window has finished starting: the screenshot must still be
+    // taken (it once waited for a "files finished" that had already been emitted and hung). Run
+    // several times, with no display and no platform set: the dashboard picks offscreen itself.
+    void screenshotAlwaysFinishesWithoutADisplay()
+    {
+        QTemporaryDir dir;
+        for (int attempt = 0; attempt < 6; ++attempt) {
+            const QString png = dir.filePath(u"shot%1.png"_qs.arg(attempt));
+            QProcess process;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.remove(u"QT_QPA_PLATFORM"_qs);
+            env.remove(u"DISPLAY"_qs);
+            env.remove(u"WAYLAND_DISPLAY"_qs);
+            process.setProcessEnvironment(env);
+            process.start(appBinary(), {dataFile(u"canonical/spec-examples.ndjson"_qs),
+                                        u"--screenshot"_qs, png, u"--size"_qs, u"800x600"_qs});
+            QVERIFY2(process.waitForFinished(60000), "the screenshot run did not finish");
+            QVERIFY2(process.exitCode() == 0, process.readAllStandardError().constData());
+            QCOMPARE(QImage(png).size(), QSize(800, 600));
+        }
+    }
+
     // Headless commands load no GUI library; the dashboard comes from a module next to the
     // executable. Without it the headless commands still work and the dashboard says what is
     // missing and where it was looked for.
