@@ -496,13 +496,17 @@ int runTail(const QStringList &args)
 {
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        u"Follow NDJSON request logs as they grow (rotation, truncation and new files in "
-        u"directories included) and store every line exactly once."_qs);
+        u"Follow request logs as they grow (rotation, truncation and new files in directories "
+        u"included) and store every line exactly once. Every line format report reads is "
+        u"followed, told by each file's content: canonical NDJSON, access logs, CSV, "
+        u"resilience/SDK logs, Azure records one per line."_qs);
     parser.addOption(kWorkspaceOption);
     parser.addOption(kOutOption);
     parser.addOption(kStatusOption);
     const QCommandLineOption globOption(
-        u"glob"_qs, u"File name patterns for directories (repeatable)."_qs, u"PATTERN"_qs);
+        u"glob"_qs, u"File name patterns for directories (repeatable; default *.ndjson *.jsonl *.log *.csv "
+                  u"*.txt)."_qs,
+        u"PATTERN"_qs);
     const QCommandLineOption pollOption(u"poll-ms"_qs, u"Polling interval."_qs, u"MS"_qs,
                                         u"100"_qs);
     parser.addOption(globOption);
@@ -530,7 +534,7 @@ int runTail(const QStringList &args)
     tailer.setPollInterval(parser.value(pollOption).toInt());
     QStringList globs = parser.values(globOption);
     if (globs.isEmpty())
-        globs = {u"*.ndjson"_qs, u"*.jsonl"_qs, u"*.log"_qs};
+        globs = {u"*.ndjson"_qs, u"*.jsonl"_qs, u"*.log"_qs, u"*.csv"_qs, u"*.txt"_qs};
     for (const QString &path : paths) {
         if (QFileInfo(path).isDir())
             tailer.addDirectory(path, globs);
@@ -579,7 +583,12 @@ int runTail(const QStringList &args)
                          err() << "warning: " << path << ": " << message << Qt::endl;
                      });
     QObject::connect(&tailer, &live::FileTailer::fileTruncated, QCoreApplication::instance(),
-                     [](const QString &path) {
+                     [&](const QString &path) {
+                         // Its format is told again from the new content.
+                         for (const live::TailPosition &position : tailer.positions()) {
+                             if (position.path == path)
+                                 ingest.forget(position.device, position.inode);
+                         }
                          err() << "warning: " << path
                                << ": truncated or rewritten since it was read: reading it again "
                                   "from the start"

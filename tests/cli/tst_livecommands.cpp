@@ -7,6 +7,8 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSet>
@@ -298,6 +300,46 @@ private slots:
         const QByteArray errors = tail.readAllStandardError();
         QVERIFY2(errors.contains("other.ndjson:2:"), errors.constData());
         QCOMPARE(identities(out), expectedIdentities(0, 43));
+    }
+
+    // tail reads every line format report reads, told per file by its content: an Apache
+    // access log (once "0 events, 100 malformed") and a CSV export in the same directory, each
+    // appended while followed, give what report gives for the whole files.
+    void tailReadsEveryLineFormat()
+    {
+        QTemporaryDir dir;
+        const QString logs = dir.filePath(u"logs"_qs);
+        QVERIFY(QDir().mkpath(logs));
+        QFile apache(QStringLiteral(TS_THIRDPARTY_DIR "/oplogs/elastic-examples_apache_logs_combined.log"));
+        QVERIFY(apache.open(QIODevice::ReadOnly));
+        QList<QByteArray> apacheLines;
+        for (int i = 0; i < 150; ++i)
+            apacheLines.append(apache.readLine());
+        const QString access = logs + u"/access.log"_qs;
+        const QString csv = logs + u"/requests.csv"_qs;
+        appendTo(access, apacheLines.mid(0, 100).join());
+        appendTo(csv, "timestamp,name,url,resultCode,duration\n"
+                      "2026-02-18T22:44:09.512Z,GET /me,https://graph.microsoft.com/v1.0/me,429,12\n");
+        const QString out = dir.filePath(u"out.ndjson"_qs);
+        QProcess tail;
+        tail.start(binary(), {u"tail"_qs, u"--out"_qs, out, u"--status-interval"_qs, u"0"_qs,
+                              u"--poll-ms"_qs, u"20"_qs, logs});
+        QVERIFY(tail.waitForStarted());
+        QTRY_COMPARE_WITH_TIMEOUT(readLines(out).size(), 101, 10000);
+        appendTo(access, apacheLines.mid(100).join());
+        appendTo(csv, "2026-02-18T22:44:10.512Z,GET /me,https://graph.microsoft.com/v1.0/me,200,9\n");
+        QTRY_COMPARE_WITH_TIMEOUT(readLines(out).size(), 152, 10000);
+        tail.terminate();
+        QVERIFY(tail.waitForFinished(10000));
+        QCOMPARE(tail.exitCode(), 0);
+        const QByteArray errors = tail.readAllStandardError();
+        QVERIFY2(errors.contains("152 events, 0 malformed"), errors.constData());
+
+        QProcess report;
+        report.start(binary(), {u"report"_qs, u"--json"_qs, access, csv});
+        QVERIFY(report.waitForFinished(30000));
+        const QJsonObject json = QJsonDocument::fromJson(report.readAllStandardOutput()).object();
+        QCOMPARE(json.value(u"events"_qs).toInteger(), 152);
     }
 
     // A second run resumes from the workspace ledger: nothing twice, nothing lost.
