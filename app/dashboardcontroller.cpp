@@ -1,7 +1,9 @@
 #include "dashboardcontroller.h"
 
 #include "engine/analysissession.h"
+#include "followedsources.h"
 #include "livesimulator.h"
+#include "dashboard.h"
 #include "mainwindow.h"
 #include "store/workspace.h"
 
@@ -38,7 +40,16 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
     m_session->moveToThread(&m_workerThread);
     connect(&m_workerThread, &QThread::finished, m_session, &QObject::deleteLater);
 
+    // Files opened are followed as they grow (live/followedsources.h), on the session's thread:
+    // what the session has read of a file is where following it starts.
+    m_followed = new live::FollowedSources;
+    m_followed->moveToThread(&m_workerThread);
+    connect(&m_workerThread, &QThread::finished, m_followed, &QObject::deleteLater);
+    connect(m_session, &AnalysisSession::sourceRead, m_followed, &live::FollowedSources::followFile);
+    connect(m_followed, &live::FollowedSources::eventsRead, m_session, &AnalysisSession::ingestFollowed);
+
     MainWindow *window = m_window.get();
+    connect(window, &MainWindow::followFilesToggled, m_followed, &live::FollowedSources::setEnabled);
     connect(m_session, &AnalysisSession::snapshotReady, window, &MainWindow::applySnapshot);
     connect(m_session, &AnalysisSession::ingestStatusChanged, window, &MainWindow::setIngestStatus);
     connect(m_session, &AnalysisSession::progress, window, &MainWindow::setProgress);
@@ -118,8 +129,10 @@ void DashboardController::openFiles(const QStringList &paths)
 {
     // A workspace among the files (`throttlescope migration.tsws`, or opened from the desktop
     // through its MIME type) is opened as one; the rest are read as logs, after it.
+    // A folder or a glob (logs/*.ndjson) opens the files in it now; later ones are followed.
+    const live::OpenRequest request = live::expandOpenArguments(paths);
     QStringList logs;
-    for (const QString &path : paths) {
+    for (const QString &path : request.files) {
         m_window->addRecentFile(path);
         if (looksLikeWorkspaceFile(path))
             QMetaObject::invokeMethod(
@@ -127,9 +140,17 @@ void DashboardController::openFiles(const QStringList &paths)
         else
             logs << path;
     }
-    if (!logs.isEmpty()) {
-        QMetaObject::invokeMethod(
-            m_session, [session = m_session, logs] { session->openFiles(logs, SourceOptions{}); });
+    if (!logs.isEmpty() || !request.folders.isEmpty()) {
+        QMetaObject::invokeMethod(m_session, [session = m_session, followed = m_followed, logs,
+                                              folders = request.folders] {
+            if (!logs.isEmpty())
+                session->openFiles(logs, SourceOptions{});
+            else
+                Q_EMIT session->filesFinished();
+            // After the files in them are read: those continue where their reading stopped.
+            for (const auto &folder : folders)
+                followed->watchFolder(folder.directory, folder.nameFilters);
+        });
     } else {
         // Workspaces only: no logs to read (openFiles would start an empty scratch workspace
         // and show it instead), but whoever waits for the files to be read is told they are.

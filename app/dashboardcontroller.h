@@ -17,7 +17,8 @@ namespace ts {
 class AnalysisSession;
 namespace live {
 class LiveSimulator;
-}
+class FollowedSources;
+} // namespace live
 } // namespace ts
 
 namespace ts::app {
@@ -54,6 +55,7 @@ private:
     QThread m_workerThread;
     ts::AnalysisSession *m_session = nullptr;       // lives on m_workerThread
     ts::live::LiveSimulator *m_simulator = nullptr; // lives on m_workerThread
+    ts::live::FollowedSources *m_followed = nullptr; // lives on m_workerThread
     bool m_screenshotTaken = false;
 };
 

@@ -116,6 +116,13 @@ void MainWindow::createActions()
                                     [this] { m_dashboard->timeRange()->setFollowing(true); });
     live->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     toolbar->addAction(live);
+    QAction *follow = view->addAction(tr("F&ollow Files"));
+    follow->setObjectName(QStringLiteral("followFilesAction"));
+    follow->setCheckable(true);
+    follow->setChecked(true);
+    follow->setToolTip(tr("Keep reading opened files as they grow, like tail -F"));
+    connect(follow, &QAction::toggled, this, &MainWindow::followFilesToggled);
+    toolbar->addAction(follow);
     QAction *showAll = view->addAction(tr("Show &All Time"), this,
                                        [this] { m_dashboard->timeRange()->showAll(); });
     showAll->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));

@@ -53,6 +53,8 @@ Q_SIGNALS:
     void policyChangeRequested(const QString &policyJsonOrName);
     void cancelRequested();
     void demoRequested();
+    // View > Follow Files: files opened keep being read as they grow (on by default).
+    void followFilesToggled(bool follow);
     void exportReportRequested(const QString &path);
 
 protected:

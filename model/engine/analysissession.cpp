@@ -4,6 +4,7 @@
 #include "engine/reportformat.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
+#include "store/workspacefollower.h"
 #include "store/workspacereader.h"
 #include "store/workspacewriter.h"
 
@@ -26,6 +27,9 @@ constexpr int kPublishIntervalMs = 100;
 constexpr int kMalformedShown = 200;
 // Arrival rates are measured over windows of this length.
 constexpr qint64 kRateWindowMs = 2000;
+// How often a workspace opened in the dashboard is asked whether another process committed
+// to it (one PRAGMA data_version while nothing happens): new events show within ~0.35 s.
+constexpr int kWorkspacePollMs = 250;
 } // namespace
 
 AnalysisSession::AnalysisSession(QObject *parent)
@@ -201,6 +205,9 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
         StatusSink sink(m_ingest, status, *m_analysis);
         ReadControl control;
         control.cancel = &m_cancel;
+        // The file may still be written to: a last line without its newline is left for the
+        // follower to take whole, as `tail` does (live/followedsources.h).
+        control.holdUnterminatedTail = true;
         QElapsedTimer sincePublish;
         sincePublish.start();
         control.progress = [this, &sincePublish](qint64 done, qint64 total) {
@@ -225,6 +232,10 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
         m_dirty = true;
         if (outcome.result.cancelled)
             break;
+        if (path != u"-")
+            Q_EMIT sourceRead(path, outcome.readable() ? outcome.format : QString(),
+                              outcome.result.endOffset, outcome.result.endLine, done.events,
+                              done.errors);
     }
     Q_EMIT progress(1, 1);
     publishIfDirty();
@@ -261,6 +272,41 @@ void AnalysisSession::ingestBatch(const QList<RequestEvent> &events)
         m_analysis->add(event);
     }
     m_dirty = !events.isEmpty() || m_dirty;
+    recordLiveBatch(events);
+}
+
+void AnalysisSession::ingestFollowed(const QString &source, const QList<RequestEvent> &events,
+                                     const QList<MalformedRecord> &malformed)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    ensureTimer();
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    IngestSourceStatus &status = sourceStatus(source);
+    status.live = true;
+    if (!events.isEmpty()) {
+        status.events += events.size();
+        status.lastEventTsMs = events.constLast().tsMs;
+        status.lastEventReceivedMs = now;
+        RateWindow &rate = m_rates[status.path];
+        if (now - rate.windowStartMs >= kRateWindowMs) {
+            if (rate.windowStartMs > 0)
+                status.eventsPerSecond = double(rate.events) * 1000.0 / double(now - rate.windowStartMs);
+            rate.windowStartMs = now;
+            rate.events = 0;
+        }
+        rate.events += events.size();
+        std::vector<RequestEvent> batch(events.cbegin(), events.cend());
+        m_analysis->onEvents(std::move(batch));
+    }
+    for (const MalformedRecord &record : malformed) {
+        ++status.errors;
+        ++m_ingest.malformedTotal;
+        if (m_ingest.malformed.size() >= kMalformedShown)
+            m_ingest.malformed.removeFirst();
+        m_ingest.malformed.append(record);
+        m_analysis->onMalformed(MalformedRecord(record));
+    }
+    m_dirty = true;
     recordLiveBatch(events);
 }
 
@@ -315,23 +361,22 @@ void AnalysisSession::openWorkspace(const QString &path)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     ensureTimer();
-    WorkspaceReader reader;
-    if (!reader.open(path)) {
-        Q_EMIT operationFinished(false, path + QStringLiteral(": ") + reader.errorString());
+    // Another process (tail, serve, import) may be writing it: replay what is committed, then
+    // follow the commits (store/workspacefollower.h).
+    auto follower = std::make_unique<WorkspaceFollower>();
+    if (!follower->open(path)) {
+        Q_EMIT operationFinished(false, path + QStringLiteral(": ") + follower->errorString());
         return;
     }
     IngestSourceStatus &status = sourceStatus(path);
     status.format = QStringLiteral("workspace");
-    qint64 events = 0;
-    const bool ok = reader.forEachEventInTimeOrder(8192, [&](const QList<RequestEvent> &chunk) {
+    const bool ok = follower->replay(8192, [&](const QList<RequestEvent> &chunk) {
         for (const RequestEvent &event : chunk)
             m_analysis->add(event);
-        events += chunk.size();
-        if (m_cancel.load())
-            return false;
-        return true;
+        return !m_cancel.load();
     });
-    m_analysis->countMalformed(reader.countMalformed());
+    const qint64 events = follower->replayedEvents;
+    m_analysis->countMalformed(follower->replayedMalformed);
     Q_EMIT workspaceReady(path);
     IngestSourceStatus &done = sourceStatus(path);
     done.events = events;
@@ -339,7 +384,44 @@ void AnalysisSession::openWorkspace(const QString &path)
     m_dirty = true;
     publishIfDirty();
     Q_EMIT operationFinished(ok, ok ? QString(path + QStringLiteral(": %1 events").arg(events))
-                                    : QString(path + QStringLiteral(": ") + reader.errorString()));
+                                    : QString(path + QStringLiteral(": ") + follower->errorString()));
+    if (ok)
+        followWorkspace(std::move(follower));
+}
+
+void AnalysisSession::followWorkspace(std::unique_ptr<WorkspaceFollower> follower)
+{
+    m_workspaceFollower = std::move(follower);
+    if (!m_workspaceTimer) {
+        m_workspaceTimer = new QTimer(this);
+        m_workspaceTimer->setInterval(kWorkspacePollMs);
+        connect(m_workspaceTimer, &QTimer::timeout, this, &AnalysisSession::pollWorkspace);
+    }
+    m_workspaceTimer->start();
+}
+
+void AnalysisSession::pollWorkspace()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (!m_workspaceFollower)
+        return;
+    WorkspaceFollower::News news = m_workspaceFollower->poll();
+    if (news.events.isEmpty() && news.malformed == 0)
+        return;
+    IngestSourceStatus &status = sourceStatus(m_workspaceFollower->path());
+    status.live = true;
+    status.events += news.events.size();
+    status.errors += news.malformed;
+    if (!news.events.isEmpty()) {
+        status.lastEventTsMs = news.events.constLast().tsMs;
+        status.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch();
+        std::vector<RequestEvent> batch(std::make_move_iterator(news.events.begin()),
+                                        std::make_move_iterator(news.events.end()));
+        m_analysis->onEvents(std::move(batch));
+    }
+    m_analysis->countMalformed(news.malformed);
+    m_ingest.malformedTotal += news.malformed;
+    m_dirty = true;
 }
 
 void AnalysisSession::saveWorkspace(const QString &path)
@@ -388,6 +470,9 @@ void AnalysisSession::reset()
     Q_ASSERT(QThread::currentThread() == thread());
     m_analysis = std::make_unique<Analysis>(m_policies);
     m_openedFiles.clear();
+    m_workspaceFollower.reset();
+    if (m_workspaceTimer)
+        m_workspaceTimer->stop();
     m_ingest = {};
     m_sourceIndex.clear();
     m_rates.clear();

@@ -23,6 +23,7 @@ namespace ts {
 
 class Analysis;
 class Workspace;
+class WorkspaceFollower;
 class WorkspaceWriter;
 
 class AnalysisSession : public QObject
@@ -41,6 +42,10 @@ public Q_SLOTS:
     void openFiles(const QStringList &paths, const ts::SourceOptions &options);
     // A live batch (demo, tail, listener); events carry their source name.
     void ingestBatch(const QList<ts::RequestEvent> &events);
+    // New events and malformed records of a file being followed (live/followedsources.h), in
+    // the file's order, named as the file was opened: they join the file's counts.
+    void ingestFollowed(const QString &source, const QList<ts::RequestEvent> &events,
+                        const QList<ts::MalformedRecord> &malformed);
     // Marks a live source as stopped (the ingest panel shows it as finished, not as silent).
     void finishLiveSource(const QString &source);
     // A built-in policy name, a policy file path, or a policy JSON document. Files opened so far
@@ -63,6 +68,11 @@ Q_SIGNALS:
     void ingestStatusChanged(const ts::IngestStatus &status);
     void progress(qint64 done, qint64 total);
     void filesFinished();
+    // A file was read from its start up to endOffset / endLine (its complete lines: an
+    // unterminated last line is left for whoever follows the file) as `format` (empty: it could
+    // not be read), giving `events` events and `malformed` malformed records.
+    void sourceRead(const QString &path, const QString &format, qint64 endOffset, qint64 endLine,
+                    qint64 events, qint64 malformed);
     void policyError(const QString &message);
     // The workspace the Events page can browse: the one opened, or the session's own scratch
     // workspace that every file read and every live batch is written to.
@@ -79,6 +89,9 @@ private:
     bool ensureScratchWorkspace();
     void recordFiles(const QStringList &paths, const SourceOptions &options);
     void recordLiveBatch(const QList<RequestEvent> &events);
+    // Keeps reading what other processes commit to the workspace opened last.
+    void followWorkspace(std::unique_ptr<WorkspaceFollower> follower);
+    void pollWorkspace();
 
     PolicySet m_policies;
     std::unique_ptr<Analysis> m_analysis;
@@ -104,6 +117,9 @@ private:
     std::unique_ptr<WorkspaceWriter> m_scratchWriter;
     QHash<QString, qint64> m_scratchSources;
     bool m_scratchFailed = false;
+    // The workspace opened last, followed for commits of other processes, and its poll timer.
+    std::unique_ptr<WorkspaceFollower> m_workspaceFollower;
+    QTimer *m_workspaceTimer = nullptr;
 };
 
 } // namespace ts

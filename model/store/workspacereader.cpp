@@ -414,10 +414,10 @@ std::optional<StoredEvent> WorkspaceReader::eventByRowId(qint64 rowId)
 
 bool WorkspaceReader::forEachEventInTimeOrder(
     int chunkSize, const std::function<bool(const QList<RequestEvent> &chunk)> &callback,
-    const EventFilter &filter)
+    const EventFilter &filter, qint64 upToRowId)
 {
     chunkSize = qMax(1, chunkSize);
-    const SqlFilter sql = buildFilter(filter);
+    const SqlFilter sql = buildFilter(filter, 0, upToRowId);
     // One forward-only statement: SQLite streams rows off the ts_ms index without
     // materialising the result, and the read transaction gives a consistent snapshot even
     // while the writer keeps appending.
@@ -447,6 +447,26 @@ bool WorkspaceReader::forEachEventInTimeOrder(
     if (!chunk.isEmpty())
         callback(chunk);
     return true;
+}
+
+qint64 WorkspaceReader::lastEventRowId()
+{
+    QSqlQuery query(m_db);
+    if (!query.exec(QStringLiteral("SELECT coalesce(max(id), 0) FROM events")) || !query.next()) {
+        fail(QStringLiteral("read the last event"), query.lastError().text());
+        return -1;
+    }
+    return query.value(0).toLongLong();
+}
+
+qint64 WorkspaceReader::dataVersion()
+{
+    QSqlQuery query(m_db);
+    if (!query.exec(QStringLiteral("PRAGMA data_version")) || !query.next()) {
+        fail(QStringLiteral("read the data version"), query.lastError().text());
+        return -1;
+    }
+    return query.value(0).toLongLong();
 }
 
 std::optional<std::pair<qint64, qint64>> WorkspaceReader::timeRange()

@@ -78,10 +78,17 @@ public:
     std::optional<StoredEvent> eventByRowId(qint64 rowId);
     // Every matching event ordered by (ts_ms, rowid), handed over in chunks of chunkSize; the
     // callback returns false to stop. For replay into the engine and `report --workspace`.
+    // upToRowId > 0: only rows up to it (a replay that a follower continues after it).
     bool
     forEachEventInTimeOrder(int chunkSize,
                             const std::function<bool(const QList<RequestEvent> &chunk)> &callback,
-                            const EventFilter &filter = {});
+                            const EventFilter &filter = {}, qint64 upToRowId = 0);
+    // The newest event's row id, 0 when there is none (-1 on error).
+    qint64 lastEventRowId();
+    // SQLite's PRAGMA data_version on this connection: it changes when another connection
+    // commits (-1 on error). One cheap statement, for polling a workspace another process
+    // writes.
+    qint64 dataVersion();
     // Earliest and latest ts_ms, nullopt when there are no events.
     std::optional<std::pair<qint64, qint64>> timeRange();
 

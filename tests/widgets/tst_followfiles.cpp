@@ -1,0 +1,130 @@
+// The dashboard follows the files it opens: the window's totals grow while a file is appended
+// (canonical NDJSON and an access log), through a rotation; View > Follow Files off stops it and
+// on catches up; a glob's folder brings in a file created later.
+#include "dashboard.h"
+#include "dashboardcontroller.h"
+#include "mainwindow.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QFile>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+
+void appendTo(const QString &path, const QByteArray &data)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly | QIODevice::Append));
+    QCOMPARE(file.write(data), data.size());
+}
+
+QByteArray lines(const QByteArray &format, int from, int count)
+{
+    QByteArray data;
+    for (int i = from; i < from + count; ++i) {
+        const QByteArray n = QByteArray::number(i);
+        if (format == "access")
+            data += "10.0.0.1 - u-" + n +
+                    " [18/Feb/2026:22:44:09 +0000] \"GET /v1.0/me HTTP/1.1\" 429 120 \"-\" \"m\"\n";
+        else
+            data += "{\"ts\":\"2026-02-18T22:44:09.512Z\",\"identity\":\"u-" + n +
+                    "\",\"service\":\"graph\",\"status\":429}\n";
+    }
+    return data;
+}
+
+MainWindow *shownWindow()
+{
+    const auto widgets = QApplication::topLevelWidgets();
+    for (QWidget *widget : widgets) {
+        if (auto *window = qobject_cast<MainWindow *>(widget))
+            return window;
+    }
+    return nullptr;
+}
+
+qint64 windowEvents(MainWindow *window)
+{
+    const auto &snapshot = window->dashboard()->snapshot();
+    return snapshot ? snapshot->report.events : -1;
+}
+
+} // namespace
+
+class TestFollowFiles : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true); // QSettings in a throwaway location
+        QCoreApplication::setOrganizationName(QStringLiteral("ThrottlescopeTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_followfiles"));
+    }
+
+    void totalsGrowWhileAppended_data()
+    {
+        QTest::addColumn<QByteArray>("format");
+        QTest::newRow("ndjson") << QByteArray("ndjson");
+        QTest::newRow("access log") << QByteArray("access");
+    }
+
+    void totalsGrowWhileAppended()
+    {
+        QFETCH(QByteArray, format);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(u"app.log"_qs);
+        appendTo(path, lines(format, 0, 100));
+
+        ts::app::DashboardOptions options;
+        options.files = {path};
+        ts::app::DashboardController controller(options);
+        controller.start();
+        MainWindow *window = shownWindow();
+        QVERIFY(window);
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 100, 30000);
+
+        appendTo(path, lines(format, 100, 50));
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 150, 10000);
+        appendTo(path, lines(format, 150, 25));
+        QVERIFY(QFile::rename(path, path + u".1"_qs));
+        appendTo(path, lines(format, 175, 25));
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 200, 10000);
+
+        // Follow off: appends wait; on: they arrive, once.
+        auto *follow = window->findChild<QAction *>(u"followFilesAction"_qs);
+        QVERIFY(follow);
+        QVERIFY(follow->isChecked());
+        follow->setChecked(false);
+        QTest::qWait(300);
+        appendTo(path, lines(format, 200, 30));
+        QTest::qWait(600);
+        QCOMPARE(windowEvents(window), 200);
+        follow->setChecked(true);
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 230, 10000);
+        QTest::qWait(300);
+        QCOMPARE(windowEvents(window), 230);
+    }
+
+    void globFolder()
+    {
+        QTemporaryDir dir;
+        appendTo(dir.filePath(u"a.ndjson"_qs), lines("ndjson", 0, 10));
+        ts::app::DashboardOptions options;
+        options.files = {dir.filePath(u"*.ndjson"_qs)};
+        ts::app::DashboardController controller(options);
+        controller.start();
+        MainWindow *window = shownWindow();
+        QVERIFY(window);
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 10, 30000);
+        appendTo(dir.filePath(u"b.ndjson"_qs), lines("ndjson", 10, 7));
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 17, 10000);
+    }
+};
+
+QTEST_MAIN(TestFollowFiles)
+#include "tst_followfiles.moc"
