@@ -204,10 +204,14 @@ void DashboardController::takeScreenshotAndQuit()
     QTimer::singleShot(200, this, [this] {
         const bool ok = m_window->saveScreenshot(m_options.screenshotPath, m_options.screenshotSize);
         QTextStream err(stderr);
-        if (ok)
-            err << "screenshot written to " << m_options.screenshotPath << Qt::endl;
-        else
+        if (ok) {
+            // What the picture shows, for a headless check that appends to a followed file.
+            const auto &snapshot = m_window->dashboard()->snapshot();
+            err << "screenshot written to " << m_options.screenshotPath << " ("
+                << (snapshot ? snapshot->report.events : 0) << " events)" << Qt::endl;
+        } else {
             err << "could not write the screenshot to " << m_options.screenshotPath << Qt::endl;
+        }
         QCoreApplication::exit(ok ? 0 : 1);
     });
 }

@@ -377,6 +377,47 @@ private slots:
         }
     }
 
+    // --screenshot-delay keeps following the files: lines appended while it waits are in the
+    // picture, and standard error says how many events the picture shows.
+    void screenshotDelayKeepsFollowing()
+    {
+        QTemporaryDir dir;
+        const QString log = dir.filePath(u"growing.ndjson"_qs);
+        auto lines = [](int from, int count) {
+            QByteArray data;
+            for (int i = from; i < from + count; ++i)
+                data += "{\"ts\":\"2026-02-18T22:44:09.512Z\",\"identity\":\"u-" +
+                        QByteArray::number(i) + "\",\"service\":\"graph\",\"status\":429}\n";
+            return data;
+        };
+        {
+            QFile file(log);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(lines(0, 40));
+        }
+        const QString png = dir.filePath(u"shot.png"_qs);
+        QProcess process;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(u"QT_QPA_PLATFORM"_qs);
+        env.remove(u"DISPLAY"_qs);
+        env.remove(u"WAYLAND_DISPLAY"_qs);
+        process.setProcessEnvironment(env);
+        process.start(appBinary(), {log, u"--screenshot"_qs, png, u"--size"_qs, u"800x600"_qs,
+                                    u"--screenshot-delay"_qs, u"4000"_qs});
+        QVERIFY(process.waitForStarted());
+        QTest::qWait(1500);
+        {
+            QFile file(log);
+            QVERIFY(file.open(QIODevice::Append));
+            file.write(lines(40, 60));
+        }
+        QVERIFY2(process.waitForFinished(60000), "the screenshot run did not finish");
+        const QByteArray err = process.readAllStandardError();
+        QVERIFY2(process.exitCode() == 0, err.constData());
+        QVERIFY2(err.contains("(100 events)"), err.constData());
+        QCOMPARE(QImage(png).size(), QSize(800, 600));
+    }
+
     // Headless commands load no GUI library; the dashboard comes from a module next to the
     // executable. Without it the headless commands still work and the dashboard says what is
     // missing and where it was looked for.
