@@ -43,6 +43,9 @@ public:
 
     // Shows the window and starts what the options ask for.
     void start();
+    // For benchmarks and tests that watch the pipeline itself.
+    [[nodiscard]] ts::AnalysisSession *session() const { return m_session; }
+    [[nodiscard]] MainWindow *window() const { return m_window.get(); }
 
 private:
     void startDemo();

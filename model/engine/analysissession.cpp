@@ -8,7 +8,10 @@
 #include "store/workspacereader.h"
 #include "store/workspacewriter.h"
 
+#include "ingest/formatdetect.h"
+
 #include <QFile>
+#include <QFileInfo>
 #include <QSaveFile>
 
 #include <QCoreApplication>
@@ -23,6 +26,8 @@ namespace ts {
 namespace {
 // The dashboard refreshes at most this often, however fast events arrive.
 constexpr int kPublishIntervalMs = 100;
+// Records per batch copied into the scratch workspace while a file is read.
+constexpr qsizetype kScratchBatchRecords = 8192;
 // The ingest panel lists this many recent malformed records (all are counted).
 constexpr int kMalformedShown = 200;
 // Arrival rates are measured over windows of this length.
@@ -78,27 +83,6 @@ bool AnalysisSession::ensureScratchWorkspace()
     return true;
 }
 
-void AnalysisSession::recordFiles(const QStringList &paths, const SourceOptions &options)
-{
-    if (!ensureScratchWorkspace())
-        return;
-    for (const QString &path : paths) {
-        if (path == u"-")
-            continue; // standard input cannot be read twice
-        QFile probe(path);
-        QString error;
-        std::unique_ptr<LogReader> reader;
-        if (probe.open(QIODevice::ReadOnly))
-            reader = readerFor(probe, path, options, &error);
-        probe.close();
-        if (reader)
-            importFile(*m_scratch, *m_scratchWriter, path, *reader); // the ledger skips repeats
-    }
-    // The Events page's filters want the query indexes.
-    m_scratch->createQueryIndexes();
-    Q_EMIT workspaceReady(m_scratchPath);
-}
-
 void AnalysisSession::recordLiveBatch(const QList<RequestEvent> &events)
 {
     if (events.isEmpty() || !ensureScratchWorkspace())
@@ -148,29 +132,43 @@ void AnalysisSession::openFiles(const QStringList &paths, const SourceOptions &o
     Q_ASSERT(QThread::currentThread() == thread());
     for (const QString &path : paths)
         m_openedFiles.append({path, options});
-    readFiles(paths, options);
-    // The Events page browses rows, not the analysis: copy the files into the scratch workspace
-    // once the analysis is on screen.
-    recordFiles(paths, options);
+    // One read feeds the analysis and the scratch workspace the Events page browses.
+    readFiles(paths, options, true);
+    if (m_scratchWriter) {
+        // The analysis is on screen already (filesFinished); the Events page gets the rows
+        // once they are committed, with the query indexes its filters want.
+        m_scratchWriter->flush();
+        m_scratch->createQueryIndexes();
+        Q_EMIT workspaceReady(m_scratchPath);
+    }
 }
 
-void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &options)
+void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &options,
+                                bool recordToScratch)
 {
     ensureTimer();
     m_cancel.store(false);
 
     // Counts per source and keeps the latest malformed records for the ingest panel while the
-    // Analysis aggregates.
+    // Analysis aggregates; with a writer, also copies what it reads into the scratch workspace
+    // (one read feeds both: issue 17.5).
     class StatusSink final : public IngestSink
     {
     public:
-        StatusSink(IngestStatus &ingest, IngestSourceStatus &source, Analysis &analysis)
-            : m_ingest(ingest), m_source(source), m_analysis(analysis)
-        {}
+        StatusSink(IngestStatus &ingest, IngestSourceStatus &source, Analysis &analysis,
+                   WorkspaceWriter *writer, qint64 sourceId)
+            : m_ingest(ingest), m_source(source), m_analysis(analysis), m_writer(writer)
+        {
+            m_batch.sourceId = sourceId;
+        }
         void onEvent(RequestEvent &&event) override
         {
             ++m_source.events;
             m_source.lastEventTsMs = event.tsMs;
+            if (m_writer) {
+                m_batch.events.append(event);
+                flushIfFull();
+            }
             m_analysis.onEvent(std::move(event));
         }
         void onEvents(std::vector<RequestEvent> &&events) override
@@ -179,6 +177,10 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
                 return;
             m_source.events += qint64(events.size());
             m_source.lastEventTsMs = events.back().tsMs;
+            if (m_writer) {
+                m_batch.events.append(QList<RequestEvent>(events.cbegin(), events.cend()));
+                flushIfFull();
+            }
             m_analysis.onEvents(std::move(events));
         }
         void onMalformed(MalformedRecord &&record) override
@@ -188,13 +190,34 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
             if (m_ingest.malformed.size() >= kMalformedShown)
                 m_ingest.malformed.removeFirst();
             m_ingest.malformed.append(record);
+            if (m_writer)
+                m_batch.malformed.append(record);
             m_analysis.onMalformed(std::move(record));
+        }
+        // Hands what is batched to the writer (blocks while its queue is full).
+        void flush()
+        {
+            if (!m_writer || m_batch.recordCount() == 0)
+                return;
+            const qint64 sourceId = m_batch.sourceId;
+            if (!m_writer->submit(std::move(m_batch)))
+                m_writer = nullptr; // the Events page misses the rest; the analysis goes on
+            m_batch = WriteBatch{};
+            m_batch.sourceId = sourceId;
         }
 
     private:
+        void flushIfFull()
+        {
+            if (m_batch.recordCount() >= kScratchBatchRecords)
+                flush();
+        }
+
         IngestStatus &m_ingest;
         IngestSourceStatus &m_source;
         Analysis &m_analysis;
+        WorkspaceWriter *m_writer;
+        WriteBatch m_batch;
     };
 
     for (const QString &path : paths) {
@@ -202,7 +225,21 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
         status.events = 0;
         status.errors = 0;
         status.finished = false;
-        StatusSink sink(m_ingest, status, *m_analysis);
+        qint64 scratchSource = 0;
+        if (recordToScratch && path != u"-" && ensureScratchWorkspace()) {
+            const QFileInfo info(path);
+            scratchSource = m_scratch->addSource(
+                // A pipe cannot be peeked at twice: its format is the reader's business.
+                info.absoluteFilePath(),
+                info.isFile() ? detectFileFormat(path, nullptr) : QStringLiteral("auto"),
+                info.lastModified().toMSecsSinceEpoch(), 0,
+                QByteArrayLiteral("session:") + QByteArray::number(++m_scratchFiles) + ':'
+                    + QFile::encodeName(info.absoluteFilePath()));
+            if (scratchSource > 0)
+                m_scratchSources.insert(path, scratchSource); // followed lines join it
+        }
+        StatusSink sink(m_ingest, status, *m_analysis,
+                        scratchSource > 0 ? m_scratchWriter.get() : nullptr, scratchSource);
         ReadControl control;
         control.cancel = &m_cancel;
         // The file may still be written to: a last line without its newline is left for the
@@ -220,6 +257,7 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
             }
         };
         const SourceOutcome outcome = readSource(path, sink, options, control);
+        sink.flush();
         IngestSourceStatus &done = sourceStatus(path);
         done.format = outcome.format;
         done.finished = true;
@@ -350,7 +388,7 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
     for (const auto &[path, options] : std::as_const(m_openedFiles)) {
         if (!seen.contains(path)) {
             seen.insert(path, true);
-            readFiles({path}, options);
+            readFiles({path}, options, false); // the scratch workspace has them already
         }
     }
     m_dirty = true;

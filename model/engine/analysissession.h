@@ -83,11 +83,11 @@ Q_SIGNALS:
 private:
     void ensureTimer();
     IngestSourceStatus &sourceStatus(const QString &path);
-    void readFiles(const QStringList &paths, const SourceOptions &options);
+    // recordToScratch: the same read also copies the events into the scratch workspace.
+    void readFiles(const QStringList &paths, const SourceOptions &options, bool recordToScratch);
     // Opens the scratch workspace on first use; false when it cannot be (the session goes on
     // without an Events page).
     bool ensureScratchWorkspace();
-    void recordFiles(const QStringList &paths, const SourceOptions &options);
     void recordLiveBatch(const QList<RequestEvent> &events);
     // Keeps reading what other processes commit to the workspace opened last.
     void followWorkspace(std::unique_ptr<WorkspaceFollower> follower);
@@ -117,6 +117,7 @@ private:
     std::unique_ptr<WorkspaceWriter> m_scratchWriter;
     QHash<QString, qint64> m_scratchSources;
     bool m_scratchFailed = false;
+    qint64 m_scratchFiles = 0; // files copied into it so far (their sources' fingerprints)
     // The workspace opened last, followed for commits of other processes, and its poll timer.
     std::unique_ptr<WorkspaceFollower> m_workspaceFollower;
     QTimer *m_workspaceTimer = nullptr;
