@@ -1,9 +1,13 @@
 #include "dashboardcontroller.h"
 
+#include "dashboardlistener.h"
 #include "engine/analysissession.h"
+#include "listendialog.h"
 #include "livesimulator.h"
 #include "mainwindow.h"
 #include "store/workspace.h"
+
+#include <QMessageBox>
 
 #include <QApplication>
 #include <QMetaObject>
@@ -58,12 +62,22 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
     // Cancel must not wait behind the read it cancels: requestCancel() is thread-safe.
     connect(window, &MainWindow::cancelRequested, this, [this] { m_session->requestCancel(); });
     connect(window, &MainWindow::demoRequested, this, &DashboardController::startDemo);
+    // ---- live sessions (issue 17) ----
+    connect(window, &MainWindow::listenRequested, this,
+            [this](const widgets::ListenSettings &settings) {
+                QString error;
+                if (!startListening(settings, &error))
+                    QMessageBox::warning(m_window.get(), tr("Listen"), error);
+            });
+    connect(window, &MainWindow::stopListeningRequested, this, &DashboardController::stopListening);
 
     m_workerThread.start();
 }
 
 DashboardController::~DashboardController()
 {
+    // The listener first: its last requests are answered by the session's writer.
+    m_listener.reset();
     if (m_simulator)
         QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::stop, Qt::BlockingQueuedConnection);
     m_session->requestCancel();
@@ -189,6 +203,59 @@ void DashboardController::takeScreenshotAndQuit()
             err << "could not write the screenshot to " << m_options.screenshotPath << Qt::endl;
         QCoreApplication::exit(ok ? 0 : 1);
     });
+}
+
+// ---- live sessions (issue 17) --------------------------------------------------------------
+
+bool DashboardController::startListening(const widgets::ListenSettings &settings, QString *error)
+{
+    QString problem;
+    live::ListenerOptions options;
+    if (!options.address.setAddress(settings.address.isEmpty() ? QStringLiteral("127.0.0.1")
+                                                               : settings.address)) {
+        problem = tr("\"%1\" is not an IP address (127.0.0.1 listens on this machine only)")
+                      .arg(settings.address);
+    } else if (settings.port < 0 || settings.port > 65535) {
+        problem = tr("invalid port %1").arg(settings.port);
+    } else if (!settings.token.isEmpty() && !settings.tokenFile.isEmpty()) {
+        problem = tr("give a token or a token file, not both");
+    } else if (!settings.tokenFile.isEmpty()) {
+        live::readTokenFile(settings.tokenFile, &options.bearerToken, &problem);
+    } else {
+        options.bearerToken = settings.token;
+    }
+    options.port = quint16(settings.port);
+    if (problem.isEmpty()) {
+        if (!m_listener) {
+            m_listener = std::make_unique<live::DashboardListener>(m_session);
+            connect(m_listener.get(), &live::DashboardListener::listeningChanged, m_window.get(),
+                    [this](bool listening) {
+                        // m_listener is null while its destructor stops it.
+                        m_window->setListening(listening && m_listener ? m_listener->feedName()
+                                                                       : QString());
+                    });
+        }
+        m_listener->start(options, &problem);
+    }
+    if (!problem.isEmpty()) {
+        m_window->statusBar()->showMessage(tr("Not listening: %1").arg(problem), 10000);
+        if (error)
+            *error = problem;
+        return false;
+    }
+    m_window->statusBar()->showMessage(
+        tr("Listening on %1: POST /ingest (NDJSON), POST /v1/traces (OTLP JSON)")
+            .arg(m_listener->feedName()));
+    return true;
+}
+
+void DashboardController::stopListening()
+{
+    if (!m_listener || !m_listener->isListening())
+        return;
+    const QString feed = m_listener->feedName();
+    m_listener->stop();
+    m_window->statusBar()->showMessage(tr("Stopped listening on %1").arg(feed), 10000);
 }
 
 } // namespace ts::app

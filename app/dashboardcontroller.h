@@ -17,6 +17,10 @@ namespace ts {
 class AnalysisSession;
 namespace live {
 class LiveSimulator;
+class DashboardListener;
+} // namespace live
+namespace widgets {
+struct ListenSettings;
 }
 } // namespace ts
 
@@ -43,6 +47,15 @@ public:
     // Shows the window and starts what the options ask for.
     void start();
 
+    // ---- live sessions (issue 17) ----
+    // File > Listen…: the loopback listener of `serve`, feeding this session. False with a
+    // message (shown in the window too) when it cannot start.
+    bool startListening(const ts::widgets::ListenSettings &settings, QString *error = nullptr);
+    void stopListening();
+    [[nodiscard]] ts::live::DashboardListener *listener() const { return m_listener.get(); }
+    [[nodiscard]] MainWindow *window() const { return m_window.get(); }
+    [[nodiscard]] ts::AnalysisSession *session() const { return m_session; }
+
 private:
     void startDemo();
     void openFiles(const QStringList &paths);
@@ -55,6 +68,8 @@ private:
     ts::AnalysisSession *m_session = nullptr;       // lives on m_workerThread
     ts::live::LiveSimulator *m_simulator = nullptr; // lives on m_workerThread
     bool m_screenshotTaken = false;
+    // ---- live sessions (issue 17) ----
+    std::unique_ptr<ts::live::DashboardListener> m_listener; // GUI thread; serves on its own
 };
 
 } // namespace ts::app

@@ -3,6 +3,8 @@
 #include "alertspage.h"
 #include "dashboard.h"
 #include "eventspage.h"
+#include "ingestpage.h"
+#include "listendialog.h"
 #include "models/eventsmodel.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
@@ -65,6 +67,10 @@ MainWindow::MainWindow(QWidget *parent)
             &MainWindow::notifyCriticalAlerts);
     connect(m_dashboard, &ts::widgets::Dashboard::snapshotApplied, this,
             &MainWindow::updateStatusText);
+    connect(m_dashboard->ingestPage(), &ts::widgets::IngestPage::staleFeedsChanged, this,
+            &MainWindow::showStaleFeeds);
+    m_dashboard->ingestPage()->setStaleAfterSeconds(
+        ts::widgets::ListenSettings::load().staleAfterSeconds);
     resize(1280, 800);
     restoreLayout();
     updateStatusText();
@@ -91,6 +97,7 @@ void MainWindow::createActions()
     saveWorkspace->setShortcut(QKeySequence::Save);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
+    createSessionActions(file);
     file->addSeparator();
     QAction *exportPlot =
         file->addAction(tr("Export &Plot (PNG, PDF, SVG)…"), this, &MainWindow::exportPlotDialog);
@@ -175,6 +182,12 @@ void MainWindow::createStatusBar()
     m_cancel->setToolTip(tr("Stop the import; what was read so far stays (Esc)"));
     connect(m_cancel, &QPushButton::clicked, this, [this] { Q_EMIT cancelRequested(); });
     statusBar()->addWidget(m_statusText, 1);
+    m_staleText = new QLabel;
+    m_staleText->setObjectName(QStringLiteral("staleFeedsStatus"));
+    m_staleText->setStyleSheet(QStringLiteral("QLabel { color: #ffffff; background: #c62828; "
+                                              "padding: 1px 6px; font-weight: bold; }"));
+    m_staleText->setVisible(false);
+    statusBar()->addPermanentWidget(m_staleText);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
 }
@@ -474,4 +487,46 @@ void MainWindow::closeEvent(QCloseEvent *event)
 {
     saveLayout();
     QMainWindow::closeEvent(event);
+}
+
+// ---- live sessions (issue 17) --------------------------------------------------------------
+
+void MainWindow::createSessionActions(QMenu *file)
+{
+    file->addSeparator();
+    m_listenAction = file->addAction(tr("&Listen…"), this, &MainWindow::listenDialog);
+    m_listenAction->setObjectName(QStringLiteral("listenAction"));
+    m_listenAction->setToolTip(tr("Receive request logs over HTTP (POST /ingest, /v1/traces) "
+                                  "like `throttlescope serve`"));
+    m_stopListeningAction = file->addAction(tr("S&top Listening"), this,
+                                            [this] { Q_EMIT stopListeningRequested(); });
+    m_stopListeningAction->setObjectName(QStringLiteral("stopListeningAction"));
+    m_stopListeningAction->setEnabled(false);
+}
+
+void MainWindow::listenDialog()
+{
+    ts::widgets::ListenDialog dialog(ts::widgets::ListenSettings::load(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    const ts::widgets::ListenSettings settings = dialog.settings();
+    settings.save();
+    m_dashboard->ingestPage()->setStaleAfterSeconds(settings.staleAfterSeconds);
+    Q_EMIT listenRequested(settings);
+}
+
+void MainWindow::setListening(const QString &feed)
+{
+    m_listenAction->setEnabled(feed.isEmpty());
+    m_stopListeningAction->setEnabled(!feed.isEmpty());
+    m_stopListeningAction->setText(feed.isEmpty() ? tr("S&top Listening")
+                                                  : tr("S&top Listening on %1").arg(feed));
+}
+
+void MainWindow::showStaleFeeds(const QStringList &staleFeeds)
+{
+    m_staleText->setVisible(!staleFeeds.isEmpty());
+    m_staleText->setText(staleFeeds.isEmpty()
+                             ? QString()
+                             : tr("Stale feed: %1").arg(staleFeeds.join(QStringLiteral(", "))));
 }

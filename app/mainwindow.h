@@ -22,6 +22,7 @@ class QSystemTrayIcon;
 namespace ts::widgets {
 class Dashboard;
 class PolicyEditor;
+struct ListenSettings;
 } // namespace ts::widgets
 
 class MainWindow : public QMainWindow
@@ -46,6 +47,10 @@ public Q_SLOTS:
     // Adds to File > Recent (the integrator calls it once files actually opened).
     void addRecentFile(const QString &path);
 
+    // ---- live sessions (issue 17) ----
+    // The listener started (feed "http://127.0.0.1:4318") or stopped (empty).
+    void setListening(const QString &feed);
+
 Q_SIGNALS:
     void openFilesRequested(const QStringList &paths);
     void openWorkspaceRequested(const QString &path);
@@ -54,6 +59,9 @@ Q_SIGNALS:
     void cancelRequested();
     void demoRequested();
     void exportReportRequested(const QString &path);
+    // ---- live sessions (issue 17) ----
+    void listenRequested(const ts::widgets::ListenSettings &settings);
+    void stopListeningRequested();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -76,6 +84,10 @@ private:
     void updateStatusText();
     void restoreLayout();
     void saveLayout();
+    // ---- live sessions (issue 17) ----
+    void createSessionActions(QMenu *file);
+    void listenDialog();
+    void showStaleFeeds(const QStringList &staleFeeds);
 
     ts::widgets::Dashboard *m_dashboard;
     ts::widgets::PolicyEditor *m_policyEditor = nullptr;
@@ -87,4 +99,8 @@ private:
     QString m_workspacePath;
     qint64 m_lastNotificationMs = 0;
     int m_suppressedNotifications = 0;
+    // ---- live sessions (issue 17) ----
+    QAction *m_listenAction = nullptr;
+    QAction *m_stopListeningAction = nullptr;
+    QLabel *m_staleText = nullptr; // status bar: stale feeds, in red, while there are any
 };

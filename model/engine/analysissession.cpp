@@ -62,7 +62,14 @@ bool AnalysisSession::ensureScratchWorkspace()
                                               .arg(quintptr(this), 0, 16));
     m_scratch = std::make_unique<Workspace>();
     m_scratchWriter = std::make_unique<WorkspaceWriter>();
-    if (!m_scratch->open(m_scratchPath) || !m_scratchWriter->start(m_scratchPath)) {
+    // Acknowledged feeds learn from onSettled when their batch is committed; a failed
+    // transaction (one of theirs past its deadline) must not stop the writer for the session.
+    WorkspaceWriter::Options writerOptions;
+    writerOptions.continueAfterFailedTransaction = true;
+    writerOptions.onSettled = [this](const std::deque<WriteBatch> &batches, const QString &error) {
+        onScratchSettled(batches, error);
+    };
+    if (!m_scratch->open(m_scratchPath) || !m_scratchWriter->start(m_scratchPath, writerOptions)) {
         Q_EMIT operationFinished(false, QStringLiteral("no scratch workspace for the Events page: ")
                                             + m_scratch->errorString() + m_scratchWriter->errorString());
         m_scratchWriter.reset();
@@ -391,6 +398,7 @@ void AnalysisSession::reset()
     m_ingest = {};
     m_sourceIndex.clear();
     m_rates.clear();
+    m_feedRates.clear();
     m_dirty = true;
     publishIfDirty();
 }
@@ -404,6 +412,165 @@ void AnalysisSession::publishIfDirty()
     auto snapshot = std::make_shared<DashboardSnapshot>(m_analysis->snapshot());
     snapshot->generation = ++m_generation;
     Q_EMIT snapshotReady(std::move(snapshot));
+    Q_EMIT ingestStatusChanged(m_ingest);
+}
+
+// ---- acknowledged live feeds ----------------------------------------------------------------
+
+void AnalysisSession::startLiveFeed(const QString &feed, const QString &format)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    ensureTimer();
+    IngestSourceStatus &status = sourceStatus(feed);
+    status.live = true;
+    status.finished = false;
+    status.format = format;
+    status.liveSinceMs = QDateTime::currentMSecsSinceEpoch();
+    m_dirty = true;
+    publishIfDirty();
+}
+
+qint64 AnalysisSession::scratchSourceId(const QString &source)
+{
+    auto it = m_scratchSources.constFind(source);
+    if (it == m_scratchSources.cend())
+        it = m_scratchSources.insert(source, m_scratch->addSource(source, QStringLiteral("live"), 0, 0, {}));
+    return *it;
+}
+
+void AnalysisSession::ingestAcknowledged(const QString &feed, const QList<RequestEvent> &events,
+                                         const QList<MalformedRecord> &malformed,
+                                         QDeadlineTimer commitBy, StoredCallback settled)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    // The session may have been busy (a file read) past the client's deadline: the listener
+    // has answered 503 or is about to; storing it now would duplicate the client's retry.
+    if (commitBy.hasExpired()) {
+        settled(StoreOutcome::Busy, QStringLiteral("the dashboard was busy"));
+        return;
+    }
+    if (!ensureScratchWorkspace()) {
+        settled(StoreOutcome::Failed, QStringLiteral("the dashboard has no workspace to store into"));
+        return;
+    }
+    WriteBatch batch;
+    batch.sourceId = scratchSourceId(feed);
+    batch.events = events;
+    batch.malformed = malformed;
+    batch.commitBy = commitBy;
+    quint64 sequence = 0;
+    {
+        QMutexLocker locker(&m_awaitingMutex);
+        switch (m_scratchWriter->trySubmit(std::move(batch), &sequence)) {
+        case WorkspaceWriter::SubmitStatus::Queued:
+            m_awaitingCommit.insert(sequence, AwaitingCommit{feed, std::move(settled)});
+            break;
+        case WorkspaceWriter::SubmitStatus::QueueFull:
+            locker.unlock();
+            settled(StoreOutcome::Busy, QStringLiteral("the dashboard's workspace writer is behind"));
+            return;
+        case WorkspaceWriter::SubmitStatus::Stopped:
+            locker.unlock();
+            settled(StoreOutcome::Failed, m_scratchWriter->errorString());
+            return;
+        }
+    }
+    // A batch still queued at its deadline (behind a large import's batches) is withdrawn:
+    // never written, so the client's retry duplicates nothing.
+    QTimer::singleShot(qMax<qint64>(0, commitBy.remainingTime()), this, [this, sequence] {
+        if (!m_scratchWriter || !m_scratchWriter->cancel(sequence))
+            return;
+        AwaitingCommit withdrawn;
+        {
+            QMutexLocker locker(&m_awaitingMutex);
+            withdrawn = m_awaitingCommit.take(sequence);
+        }
+        if (withdrawn.settled)
+            withdrawn.settled(StoreOutcome::Busy, QStringLiteral("not stored in time"));
+    });
+}
+
+void AnalysisSession::onScratchSettled(const std::deque<WriteBatch> &batches, const QString &error)
+{
+    // Writer thread. Only the listener's batches are waited for; imports and the demo are not.
+    QMutexLocker locker(&m_awaitingMutex);
+    if (m_awaitingCommit.isEmpty())
+        return;
+    for (const WriteBatch &batch : batches) {
+        auto it = m_awaitingCommit.find(batch.sequence);
+        if (it == m_awaitingCommit.end())
+            continue;
+        const AwaitingCommit waiting = std::move(it.value());
+        m_awaitingCommit.erase(it);
+        if (!error.isEmpty()) {
+            waiting.settled(batch.commitBy.hasExpired() ? StoreOutcome::Busy : StoreOutcome::Failed,
+                            error);
+            continue;
+        }
+        // Answered at once (the commit is what the client waits for), counted on the
+        // session's thread right after.
+        waiting.settled(StoreOutcome::Stored, {});
+        QMetaObject::invokeMethod(this, [this, feed = waiting.feed, events = batch.events,
+                                         malformed = batch.malformed] {
+            applyStoredBatch(feed, events, malformed);
+        });
+    }
+}
+
+void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
+                                       const QList<MalformedRecord> &malformed)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    ensureTimer();
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    IngestSourceStatus &status = sourceStatus(feed);
+    status.live = true;
+    status.finished = false;
+    status.errors += malformed.size();
+    if (!events.isEmpty()) {
+        status.events += events.size();
+        status.lastEventReceivedMs = now;
+        status.lastEventTsMs = events.constLast().tsMs;
+        status.lagMs = now - events.constLast().tsMs;
+        models::RateMeter &meter = m_feedRates[feed];
+        meter.add(now, events.size());
+        status.eventsPerSecond = meter.perSecond(now);
+    }
+    if (!malformed.isEmpty())
+        status.lastError = malformed.constLast().reason;
+    for (const RequestEvent &event : events)
+        m_analysis->add(event);
+    for (MalformedRecord record : malformed) {
+        ++m_ingest.malformedTotal;
+        if (m_ingest.malformed.size() >= kMalformedShown)
+            m_ingest.malformed.removeFirst();
+        m_ingest.malformed.append(record);
+        m_analysis->onMalformed(std::move(record));
+    }
+    m_dirty = true;
+}
+
+void AnalysisSession::setFeedRejections(const QString &feed, qint64 rejectedRequests,
+                                        const QString &lastError)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    IngestSourceStatus &status = sourceStatus(feed);
+    if (status.rejectedRequests == rejectedRequests)
+        return;
+    status.rejectedRequests = rejectedRequests;
+    if (!lastError.isEmpty())
+        status.lastError = lastError;
+    m_dirty = true;
+}
+
+void AnalysisSession::refreshLiveFeeds()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (m_feedRates.isEmpty())
+        return;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    for (auto it = m_feedRates.cbegin(); it != m_feedRates.cend(); ++it)
+        sourceStatus(it.key()).eventsPerSecond = it.value().perSecond(now);
     Q_EMIT ingestStatusChanged(m_ingest);
 }
 

@@ -6,15 +6,20 @@
 
 #include "engine/reportdata.h"
 #include "ingest/sourcereader.h"
+#include "models/feedhealth.h"
 #include "models/ingeststatus.h"
 #include "policy/policy.h"
 
+#include <QDeadlineTimer>
 #include <QHash>
 #include <QList>
+#include <QMutex>
 #include <QObject>
 #include <QStringList>
 
 #include <atomic>
+#include <deque>
+#include <functional>
 #include <memory>
 
 class QTimer;
@@ -24,6 +29,7 @@ namespace ts {
 class Analysis;
 class Workspace;
 class WorkspaceWriter;
+struct WriteBatch;
 
 class AnalysisSession : public QObject
 {
@@ -34,6 +40,28 @@ public:
 
     // Thread-safe: may be called from any thread to stop a long file read.
     void requestCancel() { m_cancel.store(true); }
+
+    // ---- acknowledged live feeds (the dashboard's listener, issue 17) ----------------------
+    // Call these on the session's thread (QMetaObject::invokeMethod with a lambda).
+    enum class StoreOutcome { Stored, Busy, Failed };
+    // Called exactly once per batch, on the scratch writer's thread or the session's.
+    using StoredCallback = std::function<void(StoreOutcome outcome, const QString &reason)>;
+    // Shows a live feed on the Ingest page before its first event: from now on its silence is
+    // measured (and it turns stale), never shown as "nothing to see".
+    void startLiveFeed(const QString &feed, const QString &format);
+    // A batch whose sender waits for "stored": written to the scratch workspace first; once the
+    // transaction committed, `settled(Stored)` is called and the events are analysed (so what
+    // the dashboard counts is exactly what was acknowledged). Otherwise `settled(Busy/Failed,
+    // reason)` and nothing of it is counted: the client retries. Past `commitBy` it is not
+    // written any more.
+    void ingestAcknowledged(const QString &feed, const QList<ts::RequestEvent> &events,
+                            const QList<ts::MalformedRecord> &malformed, QDeadlineTimer commitBy,
+                            StoredCallback settled);
+    // The listener's refused requests (4xx/5xx answers) and its newest error, for the feed row.
+    void setFeedRejections(const QString &feed, qint64 rejectedRequests, const QString &lastError);
+    // Recomputes live feeds' rates and republishes the ingest status (called every second while
+    // a feed runs, so a feed that went silent shows its rate falling).
+    void refreshLiveFeeds();
 
 public Q_SLOTS:
     // All slots run on the session's thread (call them through queued connections or
@@ -79,6 +107,12 @@ private:
     bool ensureScratchWorkspace();
     void recordFiles(const QStringList &paths, const SourceOptions &options);
     void recordLiveBatch(const QList<RequestEvent> &events);
+    // Acknowledged feeds: the scratch writer's onSettled (writer thread), and what follows a
+    // commit on the session's thread.
+    void onScratchSettled(const std::deque<WriteBatch> &batches, const QString &error);
+    void applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
+                          const QList<MalformedRecord> &malformed);
+    qint64 scratchSourceId(const QString &source);
 
     PolicySet m_policies;
     std::unique_ptr<Analysis> m_analysis;
@@ -104,6 +138,20 @@ private:
     std::unique_ptr<WorkspaceWriter> m_scratchWriter;
     QHash<QString, qint64> m_scratchSources;
     bool m_scratchFailed = false;
+
+    // Acknowledged batches waiting for their transaction, by writer sequence number.
+    struct AwaitingCommit
+    {
+        QString feed;
+        StoredCallback settled;
+    };
+    // Protects m_awaitingCommit: entries are added on the session's thread (held across
+    // trySubmit, which may commit before it returns) and taken on the writer's (onSettled) or
+    // the session's (deadline withdrawal).
+    QMutex m_awaitingMutex;
+    QHash<quint64, AwaitingCommit> m_awaitingCommit;
+    // Arrival meters of the acknowledged feeds (session thread only).
+    QHash<QString, models::RateMeter> m_feedRates;
 };
 
 } // namespace ts
