@@ -2,6 +2,7 @@
 
 #include "dashboardlistener.h"
 #include "engine/analysissession.h"
+#include "engine/scratchworkspace.h"
 #include "listendialog.h"
 #include "livesimulator.h"
 #include "mainwindow.h"
@@ -37,6 +38,8 @@ constexpr int kFinalSnapshotWaitMs = 5'000;
 DashboardController::DashboardController(DashboardOptions options, QObject *parent)
     : QObject(parent), m_options(std::move(options)), m_window(std::make_unique<MainWindow>())
 {
+    // Scratch workspaces a crashed dashboard left behind hold request logs: remove them.
+    removeOrphanedScratchWorkspaces();
     m_workerThread.setObjectName(QStringLiteral("analysis"));
     m_session = new AnalysisSession;
     m_session->moveToThread(&m_workerThread);
@@ -55,7 +58,7 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
 
     connect(window, &MainWindow::openFilesRequested, this, &DashboardController::openFiles);
     connect(m_session, &AnalysisSession::workspaceReady, window, &MainWindow::setWorkspacePath);
-    connect(window, &MainWindow::openWorkspaceRequested, m_session, &AnalysisSession::openWorkspace);
+    connect(window, &MainWindow::openWorkspaceRequested, this, &DashboardController::openWorkspace);
     connect(window, &MainWindow::saveWorkspaceRequested, m_session, &AnalysisSession::saveWorkspace);
     connect(window, &MainWindow::exportReportRequested, m_session, &AnalysisSession::exportReport);
     connect(window, &MainWindow::policyChangeRequested, m_session, &AnalysisSession::setPolicies);
@@ -70,6 +73,9 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
                     QMessageBox::warning(m_window.get(), tr("Listen"), error);
             });
     connect(window, &MainWindow::stopListeningRequested, this, &DashboardController::stopListening);
+    connect(window, &MainWindow::newSessionRequested, this, &DashboardController::newSession);
+    connect(window, &MainWindow::closeSessionRequested, this, &DashboardController::closeSession);
+    connect(m_session, &AnalysisSession::workspaceSaved, window, &MainWindow::setSavedWorkspace);
 
     m_workerThread.start();
 }
@@ -96,6 +102,13 @@ void DashboardController::start()
     // started: the files are read on another thread and may finish before start() returns.
     if (!m_options.screenshotPath.isEmpty())
         scheduleScreenshot();
+    if (m_options.demo && !m_options.files.isEmpty()) {
+        // The demo runs in a session of its own: real data never mixes into it.
+        QTextStream(stderr) << "throttlescope: --demo runs in a session of its own; the files "
+                               "given with it are not read"
+                            << Qt::endl;
+        m_options.files.clear();
+    }
     if (!m_options.files.isEmpty())
         openFiles(m_options.files);
     if (m_options.demo)
@@ -130,6 +143,8 @@ void DashboardController::scheduleScreenshot()
 
 void DashboardController::openFiles(const QStringList &paths)
 {
+    // Opening logs asks nothing: they join the current session, unless that is the demo's.
+    leaveDemoSession();
     // A workspace among the files (`throttlescope migration.tsws`, or opened from the desktop
     // through its MIME type) is opened as one; the rest are read as logs, after it.
     QStringList logs;
@@ -156,6 +171,8 @@ void DashboardController::startDemo()
 {
     if (m_simulator)
         return;
+    // The demo opens a session of its own: it never mixes into real data.
+    newSession();
     live::SimulationOptions options;
     options.scenario = QStringLiteral("demo");
     m_simulator = new live::LiveSimulator(options);
@@ -209,6 +226,7 @@ void DashboardController::takeScreenshotAndQuit()
 
 bool DashboardController::startListening(const widgets::ListenSettings &settings, QString *error)
 {
+    leaveDemoSession();
     QString problem;
     live::ListenerOptions options;
     if (!options.address.setAddress(settings.address.isEmpty() ? QStringLiteral("127.0.0.1")
@@ -256,6 +274,52 @@ void DashboardController::stopListening()
     const QString feed = m_listener->feedName();
     m_listener->stop();
     m_window->statusBar()->showMessage(tr("Stopped listening on %1").arg(feed), 10000);
+}
+
+// ---- session hygiene (issue 17.7) -------------------------------------------------------------
+
+void DashboardController::stopDemo()
+{
+    if (!m_simulator)
+        return;
+    live::LiveSimulator *simulator = std::exchange(m_simulator, nullptr);
+    // Queued on the worker thread before the session is emptied: the demo's last batch lands
+    // in the old session, never in the new one.
+    QMetaObject::invokeMethod(simulator, [simulator] {
+        simulator->stop();
+        simulator->deleteLater();
+    });
+}
+
+void DashboardController::leaveDemoSession()
+{
+    if (!m_simulator)
+        return;
+    newSession();
+    m_window->statusBar()->showMessage(tr("The demo was closed: real data opens in a new session"),
+                                       10000);
+}
+
+void DashboardController::newSession()
+{
+    stopDemo();
+    m_session->requestCancel(); // a long read stops; the session empties right after
+    QMetaObject::invokeMethod(m_session, &AnalysisSession::newSession);
+    m_window->resetSession();
+    if (m_listener && m_listener->isListening())
+        m_listener->announceFeed(); // it listens on, into the new session
+}
+
+void DashboardController::closeSession()
+{
+    stopListening();
+    newSession();
+}
+
+void DashboardController::openWorkspace(const QString &path)
+{
+    leaveDemoSession();
+    QMetaObject::invokeMethod(m_session, [session = m_session, path] { session->openWorkspace(path); });
 }
 
 } // namespace ts::app

@@ -55,6 +55,11 @@ public:
     [[nodiscard]] ts::live::DashboardListener *listener() const { return m_listener.get(); }
     [[nodiscard]] MainWindow *window() const { return m_window.get(); }
     [[nodiscard]] ts::AnalysisSession *session() const { return m_session; }
+    // File > New Session: the demo stops, the session empties (its scratch workspace goes); a
+    // listener keeps listening into the new session. Close Session also stops the listener.
+    void newSession();
+    void closeSession();
+    [[nodiscard]] bool isDemoSession() const { return m_simulator != nullptr; }
 
 private:
     void startDemo();
@@ -70,6 +75,11 @@ private:
     bool m_screenshotTaken = false;
     // ---- live sessions (issue 17) ----
     std::unique_ptr<ts::live::DashboardListener> m_listener; // GUI thread; serves on its own
+    void stopDemo();
+    // Real data never mixes into the demo's: opening logs, a workspace or listening while the
+    // demo runs first closes the demo's session.
+    void leaveDemoSession();
+    void openWorkspace(const QString &path);
 };
 
 } // namespace ts::app

@@ -2,6 +2,7 @@
 
 #include "alertspage.h"
 #include "dashboard.h"
+#include "engine/scratchworkspace.h"
 #include "eventspage.h"
 #include "ingestpage.h"
 #include "listendialog.h"
@@ -229,8 +230,12 @@ void MainWindow::setWorkspacePath(const QString &path)
 {
     m_workspacePath = path;
     m_dashboard->setWorkspacePath(path);
-    setWindowTitle(path.isEmpty() ? tr("Throttlescope")
-                                  : tr("%1 — Throttlescope").arg(QFileInfo(path).fileName()));
+    // The session's scratch workspace is not a document: it names no window and is never
+    // offered in Recent (it is gone once the session ends).
+    if (ts::isScratchWorkspacePath(path))
+        return;
+    m_documentPath = path;
+    updateTitle();
     if (!path.isEmpty())
         addRecentFile(path);
 }
@@ -251,11 +256,18 @@ void MainWindow::updateStatusText()
 
 QStringList MainWindow::recentFiles() const
 {
-    return QSettings().value(kRecentKey).toStringList();
+    // Only what can be opened again: files that still exist, never a scratch workspace.
+    QStringList recent = QSettings().value(kRecentKey).toStringList();
+    recent.removeIf([](const QString &path) {
+        return ts::isScratchWorkspacePath(path) || !QFileInfo(path).isFile();
+    });
+    return recent;
 }
 
 void MainWindow::addRecentFile(const QString &path)
 {
+    if (ts::isScratchWorkspacePath(path) || !QFileInfo(path).isFile())
+        return;
     const QString absolute = QFileInfo(path).absoluteFilePath();
     QStringList recent = recentFiles();
     recent.removeAll(absolute);
@@ -319,7 +331,7 @@ void MainWindow::openWorkspaceDialog()
 
 void MainWindow::saveWorkspaceDialog()
 {
-    QString path = QFileDialog::getSaveFileName(this, tr("Save workspace"), m_workspacePath,
+    QString path = QFileDialog::getSaveFileName(this, tr("Save workspace"), m_documentPath,
                                                 tr("Workspace (*.tsws)"));
     if (path.isEmpty())
         return;
@@ -493,6 +505,21 @@ void MainWindow::closeEvent(QCloseEvent *event)
 
 void MainWindow::createSessionActions(QMenu *file)
 {
+    // New and Close head the File menu, as in every document application.
+    QAction *first = file->actions().value(0);
+    auto *newSession = new QAction(tr("&New Session"), this);
+    newSession->setObjectName(QStringLiteral("newSessionAction"));
+    newSession->setShortcut(QKeySequence::New);
+    newSession->setToolTip(tr("Start an empty session; the current one is closed"));
+    connect(newSession, &QAction::triggered, this, [this] { Q_EMIT newSessionRequested(); });
+    auto *closeSession = new QAction(tr("&Close Session"), this);
+    closeSession->setObjectName(QStringLiteral("closeSessionAction"));
+    closeSession->setShortcut(QKeySequence::Close);
+    closeSession->setToolTip(tr("Stop listening and the demo, and empty the window"));
+    connect(closeSession, &QAction::triggered, this, [this] { Q_EMIT closeSessionRequested(); });
+    file->insertAction(first, newSession);
+    file->insertAction(first, closeSession);
+    file->insertSeparator(first);
     file->addSeparator();
     m_listenAction = file->addAction(tr("&Listen…"), this, &MainWindow::listenDialog);
     m_listenAction->setObjectName(QStringLiteral("listenAction"));
@@ -529,4 +556,27 @@ void MainWindow::showStaleFeeds(const QStringList &staleFeeds)
     m_staleText->setText(staleFeeds.isEmpty()
                              ? QString()
                              : tr("Stale feed: %1").arg(staleFeeds.join(QStringLiteral(", "))));
+}
+
+void MainWindow::resetSession()
+{
+    m_documentPath.clear();
+    updateTitle();
+    // A new session's data may lie anywhere in time: show it from the start, live.
+    m_dashboard->timeRange()->setFollowing(true);
+    m_dashboard->timeRange()->showAll();
+}
+
+void MainWindow::setSavedWorkspace(const QString &path)
+{
+    m_documentPath = path;
+    updateTitle();
+    addRecentFile(path);
+}
+
+void MainWindow::updateTitle()
+{
+    setWindowTitle(m_documentPath.isEmpty()
+                       ? tr("Throttlescope")
+                       : tr("%1 — Throttlescope").arg(QFileInfo(m_documentPath).fileName()));
 }

@@ -50,6 +50,10 @@ public Q_SLOTS:
     // ---- live sessions (issue 17) ----
     // The listener started (feed "http://127.0.0.1:4318") or stopped (empty).
     void setListening(const QString &feed);
+    // A new, empty session: untitled, following the newest data.
+    void resetSession();
+    // The session was saved as `path`: the title and File > Recent follow.
+    void setSavedWorkspace(const QString &path);
 
 Q_SIGNALS:
     void openFilesRequested(const QStringList &paths);
@@ -62,6 +66,8 @@ Q_SIGNALS:
     // ---- live sessions (issue 17) ----
     void listenRequested(const ts::widgets::ListenSettings &settings);
     void stopListeningRequested();
+    void newSessionRequested();
+    void closeSessionRequested();
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -103,4 +109,8 @@ private:
     QAction *m_listenAction = nullptr;
     QAction *m_stopListeningAction = nullptr;
     QLabel *m_staleText = nullptr; // status bar: stale feeds, in red, while there are any
+    // The workspace the session is (opened or saved as): the title, Save As's default. Never
+    // the session's scratch workspace.
+    QString m_documentPath;
+    void updateTitle();
 };

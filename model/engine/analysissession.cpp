@@ -2,6 +2,7 @@
 
 #include "engine/analysis.h"
 #include "engine/reportformat.h"
+#include "engine/scratchworkspace.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
@@ -45,10 +46,7 @@ AnalysisSession::~AnalysisSession()
         m_scratchWriter->finish();
     m_scratchWriter.reset();
     m_scratch.reset();
-    if (!m_scratchPath.isEmpty()) {
-        for (const QString &suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")})
-            QFile::remove(m_scratchPath + suffix);
-    }
+    removeScratchWorkspace(m_scratchPath);
 }
 
 bool AnalysisSession::ensureScratchWorkspace()
@@ -57,9 +55,17 @@ bool AnalysisSession::ensureScratchWorkspace()
         return true;
     if (m_scratchFailed)
         return false;
-    m_scratchPath = QDir::temp().filePath(QStringLiteral("throttlescope-session-%1-%2.db")
-                                              .arg(QCoreApplication::applicationPid())
-                                              .arg(quintptr(this), 0, 16));
+    // A new name per session of this object (New Session), the file private to the user before
+    // SQLite opens it: it holds the user's request logs (SQLite gives -wal/-shm the same mode).
+    m_scratchPath = newScratchWorkspacePath(quintptr(this) + ++m_scratchCount);
+    QString privateError;
+    if (!createPrivateFile(m_scratchPath, &privateError)) {
+        Q_EMIT operationFinished(false, QStringLiteral("no scratch workspace for the Events page: ")
+                                            + privateError);
+        m_scratchPath.clear();
+        m_scratchFailed = true;
+        return false;
+    }
     m_scratch = std::make_unique<Workspace>();
     m_scratchWriter = std::make_unique<WorkspaceWriter>();
     // Acknowledged feeds learn from onSettled when their batch is committed; a failed
@@ -306,7 +312,8 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
     m_analysis = std::make_unique<Analysis>(m_policies);
     m_ingest.malformed.clear();
     m_ingest.malformedTotal = 0;
-    // Replay what can be replayed: the files, read again in their order.
+    rememberPolicy(trimmed);
+    // Replay what can be replayed: the files, read again in their order, and the workspaces.
     QHash<QString, bool> seen;
     for (const auto &[path, options] : std::as_const(m_openedFiles)) {
         if (!seen.contains(path)) {
@@ -314,6 +321,8 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
             readFiles({path}, options);
         }
     }
+    for (const QString &workspace : std::as_const(m_openedWorkspaces))
+        replayWorkspaceEvents(workspace);
     m_dirty = true;
     publishIfDirty();
 }
@@ -327,6 +336,7 @@ void AnalysisSession::openWorkspace(const QString &path)
         Q_EMIT operationFinished(false, path + QStringLiteral(": ") + reader.errorString());
         return;
     }
+    restoreSessionSettings(reader, path);
     IngestSourceStatus &status = sourceStatus(path);
     status.format = QStringLiteral("workspace");
     qint64 events = 0;
@@ -376,6 +386,8 @@ void AnalysisSession::saveWorkspace(const QString &path)
             problems += file + QStringLiteral(": ") + result.error + u'\n';
     }
     const bool ok = writer.finish() && problems.isEmpty();
+    if (ok)
+        adoptSavedWorkspace(workspace, path);
     Q_EMIT operationFinished(ok, ok ? QString(QStringLiteral("saved ") + path)
                                     : QString(problems + writer.errorString()));
 }
@@ -463,7 +475,8 @@ void AnalysisSession::ingestAcknowledged(const QString &feed, const QList<Reques
         QMutexLocker locker(&m_awaitingMutex);
         switch (m_scratchWriter->trySubmit(std::move(batch), &sequence)) {
         case WorkspaceWriter::SubmitStatus::Queued:
-            m_awaitingCommit.insert(sequence, AwaitingCommit{feed, std::move(settled)});
+            m_awaitingCommit.insert(sequence,
+                                    AwaitingCommit{feed, std::move(settled), m_sessionEpoch.load()});
             break;
         case WorkspaceWriter::SubmitStatus::QueueFull:
             locker.unlock();
@@ -507,13 +520,15 @@ void AnalysisSession::onScratchSettled(const std::deque<WriteBatch> &batches, co
                             error);
             continue;
         }
-        // Answered at once (the commit is what the client waits for), counted on the
-        // session's thread right after.
-        waiting.settled(StoreOutcome::Stored, {});
+        // Counted on the session's thread, queued before the client is answered: whatever the
+        // client does after its 200 (another POST, the operator stopping the listener) reaches
+        // the session after this batch.
         QMetaObject::invokeMethod(this, [this, feed = waiting.feed, events = batch.events,
-                                         malformed = batch.malformed] {
-            applyStoredBatch(feed, events, malformed);
+                                         malformed = batch.malformed, epoch = waiting.epoch] {
+            if (epoch == m_sessionEpoch.load()) // else it belongs to a session since closed
+                applyStoredBatch(feed, events, malformed);
         });
+        waiting.settled(StoreOutcome::Stored, {});
     }
 }
 
@@ -524,8 +539,8 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
     ensureTimer();
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     IngestSourceStatus &status = sourceStatus(feed);
+    // Live, but not revived: a feed the operator stopped stays finished (startLiveFeed starts).
     status.live = true;
-    status.finished = false;
     status.errors += malformed.size();
     if (!events.isEmpty()) {
         status.events += events.size();
@@ -572,6 +587,117 @@ void AnalysisSession::refreshLiveFeeds()
     for (auto it = m_feedRates.cbegin(); it != m_feedRates.cend(); ++it)
         sourceStatus(it.key()).eventsPerSecond = it.value().perSecond(now);
     Q_EMIT ingestStatusChanged(m_ingest);
+}
+
+// ---- session hygiene (issue 17.7) -------------------------------------------------------------
+
+void AnalysisSession::newSession()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    // Nothing of the old session may reach the new one: its acknowledged batches still being
+    // committed are answered by the old writer, but no longer counted (the epoch moves on).
+    ++m_sessionEpoch;
+    if (m_scratchWriter)
+        m_scratchWriter->finish();
+    m_scratchWriter.reset();
+    m_scratch.reset();
+    removeScratchWorkspace(m_scratchPath);
+    m_scratchPath.clear();
+    m_scratchSources.clear();
+    m_scratchFailed = false;
+    m_openedWorkspaces.clear();
+    m_sessionWorkspace.clear();
+    m_sessionSettings.clear();
+    m_policySource.clear();
+    m_policies = PolicySet::builtin();
+    m_cancel.store(false);
+    reset();
+    Q_EMIT workspaceReady(QString());
+}
+
+void AnalysisSession::setSessionSetting(const QString &key, const QString &value)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (m_sessionSettings.value(key) == value && m_sessionSettings.contains(key))
+        return;
+    m_sessionSettings.insert(key, value);
+    writeSessionSettings({key});
+}
+
+void AnalysisSession::rememberPolicy(const QString &nameFileOrJson)
+{
+    m_policySource = nameFileOrJson;
+    if (nameFileOrJson.isEmpty() || nameFileOrJson == u"builtin")
+        m_sessionSettings.remove(QLatin1StringView(kPolicySetting));
+    else
+        m_sessionSettings.insert(QLatin1StringView(kPolicySetting), nameFileOrJson);
+    writeSessionSettings({QLatin1StringView(kPolicySetting)});
+}
+
+void AnalysisSession::writeSessionSettings(const QStringList &keys)
+{
+    if (m_sessionWorkspace.isEmpty())
+        return; // an unsaved session: written when it is saved
+    Workspace workspace;
+    if (!workspace.open(m_sessionWorkspace)) {
+        Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
+                                            + workspace.errorString());
+        return;
+    }
+    for (const QString &key : keys) {
+        const bool ok = m_sessionSettings.contains(key)
+                            ? workspace.setSetting(key, m_sessionSettings.value(key))
+                            : workspace.removeSetting(key);
+        if (!ok)
+            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
+                                                + workspace.errorString());
+    }
+}
+
+void AnalysisSession::adoptSavedWorkspace(Workspace &workspace, const QString &path)
+{
+    // What the session is saved as is its workspace from now on: later policy edits and view
+    // settings are written there.
+    m_sessionWorkspace = path;
+    for (auto it = m_sessionSettings.cbegin(); it != m_sessionSettings.cend(); ++it)
+        workspace.setSetting(it.key(), it.value());
+    if (!m_sessionSettings.contains(QLatin1StringView(kPolicySetting)))
+        workspace.removeSetting(QLatin1StringView(kPolicySetting));
+    Q_EMIT workspaceSaved(path);
+}
+
+void AnalysisSession::restoreSessionSettings(WorkspaceReader &reader, const QString &path)
+{
+    QVariantMap loaded;
+    for (const char *key : kSessionSettingKeys) {
+        const QString name = QLatin1StringView(key);
+        if (const std::optional<QString> value = reader.setting(name)) {
+            loaded.insert(name, *value);
+            m_sessionSettings.insert(name, *value);
+        }
+    }
+    // The workspace's policies, before its events are replayed (setPolicies replays what was
+    // opened before it).
+    const QString policy = loaded.value(QLatin1StringView(kPolicySetting)).toString();
+    if (!policy.isEmpty() && policy != m_policySource)
+        setPolicies(policy);
+    m_sessionWorkspace = path;
+    if (!m_openedWorkspaces.contains(path))
+        m_openedWorkspaces.append(path);
+    Q_EMIT sessionSettingsLoaded(loaded);
+}
+
+void AnalysisSession::replayWorkspaceEvents(const QString &path)
+{
+    WorkspaceReader reader;
+    if (!reader.open(path))
+        return;
+    reader.forEachEventInTimeOrder(8192, [&](const QList<RequestEvent> &chunk) {
+        for (const RequestEvent &event : chunk)
+            m_analysis->add(event);
+        return !m_cancel.load();
+    });
+    m_analysis->countMalformed(reader.countMalformed());
 }
 
 } // namespace ts

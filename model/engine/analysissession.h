@@ -16,6 +16,7 @@
 #include <QMutex>
 #include <QObject>
 #include <QStringList>
+#include <QVariantMap>
 
 #include <atomic>
 #include <deque>
@@ -28,6 +29,7 @@ namespace ts {
 
 class Analysis;
 class Workspace;
+class WorkspaceReader;
 class WorkspaceWriter;
 struct WriteBatch;
 
@@ -86,6 +88,16 @@ public Q_SLOTS:
     // Emits a snapshot now if anything changed since the last one.
     void publishIfDirty();
 
+    // ---- session hygiene (issue 17.7) ----
+    // File > New Session / Close Session: forgets everything (analysis, files, workspaces,
+    // policies, settings), removes the scratch workspace and starts an empty one on demand.
+    void newSession();
+    // A view setting the session's workspace remembers ("timeWindow"): written to it at once
+    // when the session is saved or was opened from one, else when it is saved.
+    void setSessionSetting(const QString &key, const QString &value);
+    // What the policies were set from ("" = built-in), on the session's thread.
+    [[nodiscard]] QString policySource() const { return m_policySource; }
+
 Q_SIGNALS:
     void snapshotReady(std::shared_ptr<const ts::DashboardSnapshot> snapshot);
     void ingestStatusChanged(const ts::IngestStatus &status);
@@ -97,6 +109,11 @@ Q_SIGNALS:
     void workspaceReady(const QString &path);
     // Outcome of openWorkspace / saveWorkspace / exportReport, for the status bar.
     void operationFinished(bool ok, const QString &message);
+    // ---- session hygiene (issue 17.7) ----
+    // The session was saved as `path` (Save As): the window's title follows.
+    void workspaceSaved(const QString &path);
+    // The settings a workspace just opened remembers (policy, timeWindow, ...).
+    void sessionSettingsLoaded(const QVariantMap &settings);
 
 private:
     void ensureTimer();
@@ -113,6 +130,12 @@ private:
     void applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
                           const QList<MalformedRecord> &malformed);
     qint64 scratchSourceId(const QString &source);
+    // Session hygiene: the session's own workspace (opened or saved) and what it remembers.
+    void rememberPolicy(const QString &nameFileOrJson);
+    void writeSessionSettings(const QStringList &keys);
+    void adoptSavedWorkspace(Workspace &workspace, const QString &path);
+    void restoreSessionSettings(WorkspaceReader &reader, const QString &path);
+    void replayWorkspaceEvents(const QString &path);
 
     PolicySet m_policies;
     std::unique_ptr<Analysis> m_analysis;
@@ -144,6 +167,7 @@ private:
     {
         QString feed;
         StoredCallback settled;
+        quint64 epoch = 0; // m_sessionEpoch when it was submitted
     };
     // Protects m_awaitingCommit: entries are added on the session's thread (held across
     // trySubmit, which may commit before it returns) and taken on the writer's (onSettled) or
@@ -152,6 +176,18 @@ private:
     QHash<quint64, AwaitingCommit> m_awaitingCommit;
     // Arrival meters of the acknowledged feeds (session thread only).
     QHash<QString, models::RateMeter> m_feedRates;
+
+    // Session hygiene (issue 17.7). The workspace settings keys the session restores.
+    static constexpr const char *kPolicySetting = "policy";
+    static constexpr const char *kSessionSettingKeys[] = {"policy", "timeWindow"};
+    // Bumped by newSession(): batches acknowledged for an older session are not counted.
+    // Read on the writer's thread (onScratchSettled), hence atomic.
+    std::atomic<quint64> m_sessionEpoch{0};
+    quint64 m_scratchCount = 0;        // scratch workspaces made, for unique names
+    QStringList m_openedWorkspaces;    // replayed again under new policies
+    QString m_sessionWorkspace;        // opened or saved: where settings are written
+    QString m_policySource;            // what setPolicies was given last ("" = built-in)
+    QHash<QString, QString> m_sessionSettings;
 };
 
 } // namespace ts

@@ -1,10 +1,16 @@
 // The dashboard's live session as the operator drives it (issue 17): the controller with its
 // window, worker and listener. File > Listen… starts a real loopback listener; POSTs arrive
 // and the Ingest page shows the feed; a silent feed turns stale on the page and in the status
-// bar.
+// bar. Session hygiene (17.7): New / Close Session, logs join the session without asking, the
+// demo runs in a session of its own, scratch workspaces are private and never outlive their
+// session (orphans are removed at start), Recent lists only documents that exist, the title
+// follows Save As, and policy edits are saved in the workspace and restored when it reopens.
 #include "dashboard.h"
 #include "dashboardcontroller.h"
 #include "dashboardlistener.h"
+#include "engine/analysissession.h"
+#include "engine/scratchworkspace.h"
+#include "store/workspace.h"
 #include "ingestpage.h"
 #include "listendialog.h"
 #include "mainwindow.h"
@@ -14,7 +20,12 @@
 #include <QAbstractItemModelTester>
 #include <QApplication>
 #include <QDateTime>
+#include <QFile>
 #include <QLabel>
+#include <QMenu>
+#include <QProcess>
+#include <QSettings>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QStatusBar>
 #include <QTemporaryDir>
@@ -53,6 +64,52 @@ QString picturePath(const QTemporaryDir &dir, const QString &name)
     const QByteArray keep = qgetenv("TS_SCREENSHOT_DIR");
     return keep.isEmpty() ? dir.filePath(name) : QString::fromLocal8Bit(keep) + u'/' + name;
 }
+
+// A log of `count` canonical lines.
+QString writeLog(const QTemporaryDir &dir, const QString &name, int count)
+{
+    const QString path = dir.filePath(name);
+    QFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return {};
+    for (int i = 0; i < count; ++i)
+        file.write(requestLine(i, i % 3 == 0 ? 429 : 200) + '\n');
+    return path;
+}
+
+qint64 shownEvents(MainWindow *window)
+{
+    const auto &snapshot = window->dashboard()->snapshot();
+    return snapshot ? snapshot->report.events : -1;
+}
+
+QStringList shownSources(MainWindow *window)
+{
+    QStringList paths;
+    const auto *model = window->dashboard()->ingestPage()->sourcesModel();
+    for (int row = 0; row < model->rowCount(); ++row)
+        paths << model->sourceAt(row).path;
+    return paths;
+}
+
+QString policySource(ts::AnalysisSession *session)
+{
+    QString source;
+    QMetaObject::invokeMethod(session, [&] { source = session->policySource(); },
+                              Qt::BlockingQueuedConnection);
+    return source;
+}
+
+QString workspaceSetting(const QString &path, const QString &key)
+{
+    ts::Workspace workspace;
+    if (!workspace.open(path))
+        return QStringLiteral("<cannot open>");
+    return workspace.setting(key).value_or(QString());
+}
+
+constexpr QFileDevice::Permissions kPrivate = QFileDevice::ReadOwner | QFileDevice::WriteOwner
+                                              | QFileDevice::ReadUser | QFileDevice::WriteUser;
 
 } // namespace
 
@@ -130,6 +187,15 @@ private Q_SLOTS:
                      u"finished"_qs);
     }
 
+    void newAndCloseSession();
+    void openingLogsAddsToTheSession();
+    void demoOpensANewSession();
+    void scratchWorkspacesNeverOutliveTheirSession();
+    void recentListsOnlyDocumentsThatExist();
+    void titleFollowsSaveAs();
+    void policyIsSavedInTheWorkspace_data();
+    void policyIsSavedInTheWorkspace();
+
     void listenRefusals_data()
     {
         QTest::addColumn<QString>("address");
@@ -164,6 +230,231 @@ private Q_SLOTS:
         QVERIFY(controller.window()->findChild<QAction *>(QStringLiteral("listenAction"))->isEnabled());
     }
 };
+
+void TestLiveSession::newAndCloseSession()
+{
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    const QString b = writeLog(dir, u"b.ndjson"_qs, 5);
+    ts::app::DashboardController controller({});
+    controller.start();
+    MainWindow *window = controller.window();
+    QString scratch;
+    // The receiver goes with this function: a queued workspaceReady still on its way when the
+    // test ends must not write into `scratch` afterwards.
+    QObject receiver;
+    connect(controller.session(), &ts::AnalysisSession::workspaceReady, &receiver,
+            [&scratch](const QString &path) {
+                if (ts::isScratchWorkspacePath(path))
+                    scratch = path;
+            });
+    Q_EMIT window->openFilesRequested({a});
+    QTRY_COMPARE(shownEvents(window), 7);
+    QTRY_VERIFY(!scratch.isEmpty());
+    // The scratch workspace holds the user's logs: private, and so are SQLite's files.
+    QCOMPARE(QFile::permissions(scratch) & ~QFileDevice::Permissions(QFileDevice::ExeOwner | QFileDevice::ExeUser), kPrivate);
+    if (QFile::exists(scratch + u"-wal"_qs))
+        QCOMPARE(QFile::permissions(scratch + u"-wal"_qs), kPrivate);
+    QCOMPARE(window->windowTitle(), u"Throttlescope"_qs); // a scratch workspace names nothing
+
+    auto *newSession = window->findChild<QAction *>(u"newSessionAction"_qs);
+    QVERIFY(newSession);
+    QCOMPARE(newSession->shortcut(), QKeySequence(QKeySequence::New));
+    const QString oldScratch = scratch;
+    newSession->trigger();
+    QTRY_COMPARE(shownEvents(window), 0);
+    QTRY_VERIFY(shownSources(window).isEmpty());
+    QTRY_VERIFY(!QFile::exists(oldScratch));
+    Q_EMIT window->openFilesRequested({b});
+    QTRY_COMPARE(shownEvents(window), 5); // b alone: nothing of a
+    QCOMPARE(shownSources(window), QStringList{b});
+    QTRY_VERIFY(!scratch.isEmpty() && scratch != oldScratch); // made once b is read
+
+    window->findChild<QAction *>(u"closeSessionAction"_qs)->trigger();
+    QTRY_COMPARE(shownEvents(window), 0);
+    QTRY_VERIFY(!QFile::exists(scratch));
+}
+
+void TestLiveSession::openingLogsAddsToTheSession()
+{
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    const QString b = writeLog(dir, u"b.ndjson"_qs, 5);
+    ts::app::DashboardController controller({});
+    controller.start();
+    MainWindow *window = controller.window();
+    Q_EMIT window->openFilesRequested({a});
+    QTRY_COMPARE(shownEvents(window), 7);
+    Q_EMIT window->openFilesRequested({b}); // asks nothing
+    QVERIFY(!QApplication::activeModalWidget());
+    QTRY_COMPARE(shownEvents(window), 12);
+    QCOMPARE(shownSources(window), (QStringList{a, b}));
+}
+
+void TestLiveSession::demoOpensANewSession()
+{
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    const QString b = writeLog(dir, u"b.ndjson"_qs, 5);
+    ts::app::DashboardController controller({});
+    controller.start();
+    MainWindow *window = controller.window();
+    Q_EMIT window->openFilesRequested({a});
+    QTRY_COMPARE(shownEvents(window), 7);
+    Q_EMIT window->demoRequested();
+    QVERIFY(controller.isDemoSession());
+    QTRY_VERIFY(shownSources(window).contains(u"demo"_qs));
+    QVERIFY(!shownSources(window).contains(a)); // the real data is not mixed in
+    // Real data while the demo runs: the demo's session closes, the log opens in a new one.
+    Q_EMIT window->openFilesRequested({b});
+    QVERIFY(!controller.isDemoSession());
+    QTRY_COMPARE(shownSources(window), QStringList{b});
+    QTRY_COMPARE(shownEvents(window), 5);
+}
+
+void TestLiveSession::scratchWorkspacesNeverOutliveTheirSession()
+{
+    QTemporaryDir tmp;
+    const QByteArray oldTmp = qgetenv("TMPDIR");
+    qputenv("TMPDIR", QFile::encodeName(tmp.path()));
+    auto restore = qScopeGuard([&] {
+        if (oldTmp.isEmpty())
+            qunsetenv("TMPDIR");
+        else
+            qputenv("TMPDIR", oldTmp);
+    });
+    QCOMPARE(ts::scratchWorkspaceDirectory(), tmp.path());
+    // A dashboard that crashed (its process is gone) left its scratch workspace behind.
+    QProcess gone;
+    gone.start(u"true"_qs, {});
+    QVERIFY(gone.waitForStarted());
+    const qint64 deadPid = gone.processId();
+    QVERIFY(gone.waitForFinished());
+    auto touch = [&](const QString &name) {
+        QFile file(tmp.filePath(name));
+        return file.open(QIODevice::WriteOnly) && file.write("x") == 1;
+    };
+    const QString orphan = QStringLiteral("throttlescope-session-%1-1f.db").arg(deadPid);
+    QVERIFY(touch(orphan));
+    QVERIFY(touch(orphan + u"-wal"_qs));
+    QVERIFY(touch(orphan + u"-shm"_qs));
+    // A running dashboard's (this process) and a file that only looks alike stay.
+    const QString running =
+        QStringLiteral("throttlescope-session-%1-abc.db").arg(QCoreApplication::applicationPid());
+    QVERIFY(touch(running));
+    QVERIFY(touch(u"throttlescope-session-notes.db"_qs));
+
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    QString scratch;
+    {
+        ts::app::DashboardController controller({});
+        QVERIFY(!QFile::exists(tmp.filePath(orphan)));
+        QVERIFY(!QFile::exists(tmp.filePath(orphan + u"-wal"_qs)));
+        QVERIFY(!QFile::exists(tmp.filePath(orphan + u"-shm"_qs)));
+        QVERIFY(QFile::exists(tmp.filePath(running)));
+        QVERIFY(QFile::exists(tmp.filePath(u"throttlescope-session-notes.db"_qs)));
+        controller.start();
+        QObject receiver; // see newAndCloseSession
+        connect(controller.session(), &ts::AnalysisSession::workspaceReady, &receiver,
+                [&scratch](const QString &path) {
+                    if (ts::isScratchWorkspacePath(path))
+                        scratch = path;
+                });
+        Q_EMIT controller.window()->openFilesRequested({a});
+        QTRY_COMPARE(shownEvents(controller.window()), 7);
+        QTRY_VERIFY(!scratch.isEmpty());
+        QVERIFY(scratch.startsWith(tmp.path()));
+        QVERIFY(QFile::exists(scratch));
+        QCOMPARE(QFile::permissions(scratch) & ~QFileDevice::Permissions(QFileDevice::ExeOwner | QFileDevice::ExeUser), kPrivate);
+    }
+    // The dashboard closed: its scratch workspace went with it.
+    QVERIFY(!QFile::exists(scratch));
+    QVERIFY(!QFile::exists(scratch + u"-wal"_qs));
+    QVERIFY(!QFile::exists(scratch + u"-shm"_qs));
+}
+
+void TestLiveSession::recentListsOnlyDocumentsThatExist()
+{
+    QTemporaryDir dir;
+    const QString log = writeLog(dir, u"kept.ndjson"_qs, 1);
+    const QString removed = writeLog(dir, u"removed.ndjson"_qs, 1);
+    const QString scratch = dir.filePath(u"throttlescope-session-123-ab.db"_qs);
+    QVERIFY(QFile(scratch).open(QIODevice::WriteOnly));
+    MainWindow window;
+    QSettings().remove(u"recentFiles"_qs);
+    window.addRecentFile(removed);
+    window.addRecentFile(log);
+    window.addRecentFile(dir.filePath(u"never-existed.ndjson"_qs));
+    window.setWorkspacePath(scratch); // the session's scratch workspace: not a document
+    QVERIFY(QFile::remove(removed));
+    QCOMPARE(window.recentFiles(), QStringList{log});
+    // What an older version stored is filtered too.
+    QSettings().setValue(u"recentFiles"_qs, QStringList{scratch, log, removed});
+    QCOMPARE(window.recentFiles(), QStringList{log});
+}
+
+void TestLiveSession::titleFollowsSaveAs()
+{
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    ts::app::DashboardController controller({});
+    controller.start();
+    MainWindow *window = controller.window();
+    Q_EMIT window->openFilesRequested({a});
+    QTRY_COMPARE(shownEvents(window), 7);
+    QCOMPARE(window->windowTitle(), u"Throttlescope"_qs);
+    const QString mine = dir.filePath(u"mine.tsws"_qs);
+    Q_EMIT window->saveWorkspaceRequested(mine);
+    QTRY_COMPARE(window->windowTitle(), u"mine.tsws — Throttlescope"_qs);
+    QVERIFY(window->recentFiles().contains(mine));
+    const QString other = dir.filePath(u"other.tsws"_qs);
+    Q_EMIT window->saveWorkspaceRequested(other);
+    QTRY_COMPARE(window->windowTitle(), u"other.tsws — Throttlescope"_qs);
+    window->findChild<QAction *>(u"newSessionAction"_qs)->trigger();
+    QCOMPARE(window->windowTitle(), u"Throttlescope"_qs);
+}
+
+void TestLiveSession::policyIsSavedInTheWorkspace_data()
+{
+    QTest::addColumn<bool>("editBeforeSaving");
+    QTest::newRow("edited, then saved") << true;
+    QTest::newRow("saved, then edited") << false;
+}
+
+void TestLiveSession::policyIsSavedInTheWorkspace()
+{
+    QFETCH(bool, editBeforeSaving);
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    const QString saved = dir.filePath(u"policy.tsws"_qs);
+    {
+        ts::app::DashboardController controller({});
+        controller.start();
+        MainWindow *window = controller.window();
+        Q_EMIT window->openFilesRequested({a});
+        QTRY_COMPARE(shownEvents(window), 7);
+        if (editBeforeSaving)
+            Q_EMIT window->policyChangeRequested(u"fabric"_qs);
+        Q_EMIT window->saveWorkspaceRequested(saved);
+        QTRY_VERIFY(window->windowTitle().startsWith(u"policy.tsws"));
+        if (!editBeforeSaving)
+            Q_EMIT window->policyChangeRequested(u"fabric"_qs);
+        QTRY_COMPARE(policySource(controller.session()), u"fabric"_qs);
+    }
+    QCOMPARE(workspaceSetting(saved, u"policy"_qs), u"fabric"_qs);
+    // Reopened in a new dashboard: the workspace's policies are in force again.
+    ts::app::DashboardController controller({});
+    controller.start();
+    QCOMPARE(policySource(controller.session()), QString());
+    Q_EMIT controller.window()->openWorkspaceRequested(saved);
+    QTRY_COMPARE(shownEvents(controller.window()), 7);
+    QCOMPARE(policySource(controller.session()), u"fabric"_qs);
+    QCOMPARE(controller.window()->windowTitle(), u"policy.tsws — Throttlescope"_qs);
+    // Back to the built-in set: the workspace forgets its own.
+    Q_EMIT controller.window()->policyChangeRequested(u"builtin"_qs);
+    QTRY_COMPARE(workspaceSetting(saved, u"policy"_qs), QString());
+}
 
 QTEST_MAIN(TestLiveSession)
 #include "tst_livesession.moc"
