@@ -76,6 +76,10 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
     connect(window, &MainWindow::newSessionRequested, this, &DashboardController::newSession);
     connect(window, &MainWindow::closeSessionRequested, this, &DashboardController::closeSession);
     connect(m_session, &AnalysisSession::workspaceSaved, window, &MainWindow::setSavedWorkspace);
+    connect(m_session, &AnalysisSession::sessionSettingsLoaded, window,
+            &MainWindow::applySessionSettings);
+    connect(window, &MainWindow::sessionSettingChanged, m_session,
+            &AnalysisSession::setSessionSetting);
 
     m_workerThread.start();
 }

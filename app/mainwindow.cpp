@@ -7,6 +7,7 @@
 #include "ingestpage.h"
 #include "listendialog.h"
 #include "models/eventsmodel.h"
+#include "models/snapshotmath.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
 #include "policyeditor.h"
@@ -17,6 +18,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDragEnterEvent>
@@ -124,6 +126,7 @@ void MainWindow::createActions()
                                     [this] { m_dashboard->timeRange()->setFollowing(true); });
     live->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
     toolbar->addAction(live);
+    createTimeWindowPicker(toolbar);
     QAction *showAll = view->addAction(tr("Show &All Time"), this,
                                        [this] { m_dashboard->timeRange()->showAll(); });
     showAll->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -562,6 +565,8 @@ void MainWindow::resetSession()
 {
     m_documentPath.clear();
     updateTitle();
+    // A new session has no workspace to remember a time window: the default, all the data.
+    m_dashboard->timeRange()->setTrailingWindowMs(0);
     // A new session's data may lie anywhere in time: show it from the start, live.
     m_dashboard->timeRange()->setFollowing(true);
     m_dashboard->timeRange()->showAll();
@@ -579,4 +584,46 @@ void MainWindow::updateTitle()
     setWindowTitle(m_documentPath.isEmpty()
                        ? tr("Throttlescope")
                        : tr("%1 — Throttlescope").arg(QFileInfo(m_documentPath).fileName()));
+}
+
+void MainWindow::createTimeWindowPicker(QToolBar *toolbar)
+{
+    // Grafana's time picker for live data: while following, the charts show this trailing
+    // window (as wide as the data when there is less). Remembered per workspace.
+    m_timeWindow = new QComboBox;
+    m_timeWindow->setObjectName(QStringLiteral("timeWindowCombo"));
+    m_timeWindow->setToolTip(tr("While following the newest data, show this much of it"));
+    for (const qint64 window : ts::models::TimeRange::presetWindowsMs()) {
+        const QString text = window == 0 ? tr("All data")
+                             : window < 3'600'000
+                                 ? tr("Last %1 minutes").arg(window / 60'000)
+                                 : tr("Last %n hour(s)", nullptr, int(window / 3'600'000));
+        m_timeWindow->addItem(text, window);
+    }
+    m_timeWindow->setCurrentIndex(m_timeWindow->findData(m_dashboard->timeRange()->trailingWindowMs()));
+    toolbar->addWidget(m_timeWindow);
+    connect(m_timeWindow, &QComboBox::activated, this, [this](int index) {
+        const qint64 window = m_timeWindow->itemData(index).toLongLong();
+        m_dashboard->timeRange()->setTrailingWindowMs(window);
+        Q_EMIT sessionSettingChanged(QStringLiteral("timeWindow"),
+                                     ts::models::TimeRange::windowSettingText(window));
+    });
+    connect(m_dashboard->timeRange(), &ts::models::TimeRange::trailingWindowChanged, this,
+            [this](qint64 window) {
+                int index = m_timeWindow->findData(window);
+                if (index < 0) { // a width a workspace remembers that is no preset
+                    m_timeWindow->addItem(tr("Last %1").arg(ts::models::formatDuration(window)),
+                                          window);
+                    index = m_timeWindow->count() - 1;
+                }
+                m_timeWindow->setCurrentIndex(index);
+            });
+}
+
+void MainWindow::applySessionSettings(const QVariantMap &settings)
+{
+    const auto window = ts::models::TimeRange::windowFromSettingText(
+        settings.value(QStringLiteral("timeWindow")).toString());
+    if (window)
+        m_dashboard->timeRange()->setTrailingWindowMs(*window);
 }

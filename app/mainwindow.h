@@ -9,11 +9,14 @@
 #include "models/ingeststatus.h"
 
 #include <QMainWindow>
+#include <QVariantMap>
 
 #include <memory>
 
 class QAction;
+class QComboBox;
 class QLabel;
+class QToolBar;
 class QMenu;
 class QProgressBar;
 class QPushButton;
@@ -54,6 +57,9 @@ public Q_SLOTS:
     void resetSession();
     // The session was saved as `path`: the title and File > Recent follow.
     void setSavedWorkspace(const QString &path);
+    // What the opened workspace remembers (AnalysisSession::sessionSettingsLoaded): the time
+    // window ("timeWindow": 5m, 15m, 1h, all).
+    void applySessionSettings(const QVariantMap &settings);
 
 Q_SIGNALS:
     void openFilesRequested(const QStringList &paths);
@@ -68,6 +74,8 @@ Q_SIGNALS:
     void stopListeningRequested();
     void newSessionRequested();
     void closeSessionRequested();
+    // A view setting the session's workspace should remember (the time window).
+    void sessionSettingChanged(const QString &key, const QString &value);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -92,6 +100,7 @@ private:
     void saveLayout();
     // ---- live sessions (issue 17) ----
     void createSessionActions(QMenu *file);
+    void createTimeWindowPicker(QToolBar *toolbar);
     void listenDialog();
     void showStaleFeeds(const QStringList &staleFeeds);
 
@@ -113,4 +122,5 @@ private:
     // the session's scratch workspace.
     QString m_documentPath;
     void updateTitle();
+    QComboBox *m_timeWindow = nullptr; // toolbar: last 5 min, 15 min, 1 h, all
 };

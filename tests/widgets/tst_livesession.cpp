@@ -15,9 +15,11 @@
 #include "listendialog.h"
 #include "mainwindow.h"
 #include "models/ingestmodels.h"
+#include "models/timerange.h"
 #include "testhttp.h"
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QApplication>
 #include <QDateTime>
 #include <QFile>
@@ -195,6 +197,7 @@ private Q_SLOTS:
     void titleFollowsSaveAs();
     void policyIsSavedInTheWorkspace_data();
     void policyIsSavedInTheWorkspace();
+    void timeWindowIsRememberedPerWorkspace();
 
     void listenRefusals_data()
     {
@@ -454,6 +457,76 @@ void TestLiveSession::policyIsSavedInTheWorkspace()
     // Back to the built-in set: the workspace forgets its own.
     Q_EMIT controller.window()->policyChangeRequested(u"builtin"_qs);
     QTRY_COMPARE(workspaceSetting(saved, u"policy"_qs), QString());
+}
+
+void TestLiveSession::timeWindowIsRememberedPerWorkspace()
+{
+    // Half an hour of traffic, one request every 3 s.
+    QTemporaryDir dir;
+    const QString log = dir.filePath(u"half-hour.ndjson"_qs);
+    {
+        QFile file(log);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        const QDateTime start(QDate(2026, 2, 18), QTime(22, 0), Qt::UTC);
+        for (int i = 0; i <= 600; ++i) {
+            file.write("{\"ts\":\"" + start.addSecs(3 * i).toString(Qt::ISODate).toUtf8()
+                       + "\",\"identity\":\"sp-1\",\"service\":\"fabric\",\"method\":\"GET\","
+                         "\"url\":\"https://api.fabric.microsoft.com/v1/workspaces\",\"status\":"
+                       + (i % 5 == 0 ? "429" : "200") + "}\n");
+        }
+    }
+    const qint64 first = QDateTime(QDate(2026, 2, 18), QTime(22, 0), Qt::UTC).toMSecsSinceEpoch();
+    const qint64 last = first + 1800'000;
+    const QString saved = dir.filePath(u"window.tsws"_qs);
+    {
+        ts::app::DashboardController controller({});
+        controller.start();
+        MainWindow *window = controller.window();
+        ts::models::TimeRange *range = window->dashboard()->timeRange();
+        auto *combo = window->findChild<QComboBox *>(u"timeWindowCombo"_qs);
+        QVERIFY(combo);
+        QCOMPARE(combo->count(), 4);
+        QCOMPARE(combo->currentData().toLongLong(), 0); // all data by default
+        Q_EMIT window->openFilesRequested({log});
+        QTRY_COMPARE(shownEvents(window), 601);
+        QTRY_COMPARE(range->endMs(), last);
+        QCOMPARE(range->startMs(), first); // all of it
+        // The operator picks "Last 5 minutes": the charts show the trailing 5 minutes.
+        const int fiveMinutes = combo->findData(qint64(5 * 60'000));
+        QVERIFY(fiveMinutes >= 0);
+        combo->setCurrentIndex(fiveMinutes);
+        Q_EMIT combo->activated(fiveMinutes);
+        QVERIFY(range->isFollowing());
+        QCOMPARE(range->startMs(), last - 5 * 60'000);
+        QCOMPARE(range->endMs(), last);
+        window->showPage(u"throttles"_qs);
+        QVERIFY(window->saveScreenshot(picturePath(dir, u"time-window-5m.png"_qs), QSize(1280, 800)));
+        Q_EMIT window->saveWorkspaceRequested(saved);
+        QTRY_COMPARE(workspaceSetting(saved, u"timeWindow"_qs), u"5m"_qs);
+        // Chosen after saving: written to the workspace at once.
+        const int hour = combo->findData(qint64(60 * 60'000));
+        combo->setCurrentIndex(hour);
+        Q_EMIT combo->activated(hour);
+        QCOMPARE(range->startMs(), first); // less data than an hour: all of it, no blank
+        QTRY_COMPARE(workspaceSetting(saved, u"timeWindow"_qs), u"1h"_qs);
+        combo->setCurrentIndex(fiveMinutes);
+        Q_EMIT combo->activated(fiveMinutes);
+        QTRY_COMPARE(workspaceSetting(saved, u"timeWindow"_qs), u"5m"_qs);
+        // A new session has no workspace: back to all the data.
+        window->findChild<QAction *>(u"newSessionAction"_qs)->trigger();
+        QCOMPARE(combo->currentData().toLongLong(), 0);
+    }
+    // Reopened: the workspace's window is chosen again.
+    ts::app::DashboardController controller({});
+    controller.start();
+    MainWindow *window = controller.window();
+    auto *combo = window->findChild<QComboBox *>(u"timeWindowCombo"_qs);
+    Q_EMIT window->openWorkspaceRequested(saved);
+    QTRY_COMPARE(combo->currentData().toLongLong(), 5 * 60'000);
+    QTRY_COMPARE(shownEvents(window), 601);
+    ts::models::TimeRange *range = window->dashboard()->timeRange();
+    QTRY_COMPARE(range->endMs(), last);
+    QCOMPARE(range->startMs(), last - 5 * 60'000);
 }
 
 QTEST_MAIN(TestLiveSession)
