@@ -1,11 +1,16 @@
 #include "dashboardcontroller.h"
 
+#include "dashboardlistener.h"
 #include "engine/analysissession.h"
 #include "followedsources.h"
+#include "engine/scratchworkspace.h"
+#include "listendialog.h"
 #include "livesimulator.h"
 #include "dashboard.h"
 #include "mainwindow.h"
 #include "store/workspace.h"
+
+#include <QMessageBox>
 
 #include <QApplication>
 #include <QMetaObject>
@@ -35,6 +40,8 @@ constexpr int kFinalSnapshotWaitMs = 5'000;
 DashboardController::DashboardController(DashboardOptions options, QObject *parent)
     : QObject(parent), m_options(std::move(options)), m_window(std::make_unique<MainWindow>())
 {
+    // Scratch workspaces a crashed dashboard left behind hold request logs: remove them.
+    removeOrphanedScratchWorkspaces();
     m_workerThread.setObjectName(QStringLiteral("analysis"));
     m_session = new AnalysisSession;
     m_session->moveToThread(&m_workerThread);
@@ -62,19 +69,36 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
 
     connect(window, &MainWindow::openFilesRequested, this, &DashboardController::openFiles);
     connect(m_session, &AnalysisSession::workspaceReady, window, &MainWindow::setWorkspacePath);
-    connect(window, &MainWindow::openWorkspaceRequested, m_session, &AnalysisSession::openWorkspace);
+    connect(window, &MainWindow::openWorkspaceRequested, this, &DashboardController::openWorkspace);
     connect(window, &MainWindow::saveWorkspaceRequested, m_session, &AnalysisSession::saveWorkspace);
     connect(window, &MainWindow::exportReportRequested, m_session, &AnalysisSession::exportReport);
     connect(window, &MainWindow::policyChangeRequested, m_session, &AnalysisSession::setPolicies);
     // Cancel must not wait behind the read it cancels: requestCancel() is thread-safe.
     connect(window, &MainWindow::cancelRequested, this, [this] { m_session->requestCancel(); });
     connect(window, &MainWindow::demoRequested, this, &DashboardController::startDemo);
+    // ---- live sessions (issue 17) ----
+    connect(window, &MainWindow::listenRequested, this,
+            [this](const widgets::ListenSettings &settings) {
+                QString error;
+                if (!startListening(settings, &error))
+                    QMessageBox::warning(m_window.get(), tr("Listen"), error);
+            });
+    connect(window, &MainWindow::stopListeningRequested, this, &DashboardController::stopListening);
+    connect(window, &MainWindow::newSessionRequested, this, &DashboardController::newSession);
+    connect(window, &MainWindow::closeSessionRequested, this, &DashboardController::closeSession);
+    connect(m_session, &AnalysisSession::workspaceSaved, window, &MainWindow::setSavedWorkspace);
+    connect(m_session, &AnalysisSession::sessionSettingsLoaded, window,
+            &MainWindow::applySessionSettings);
+    connect(window, &MainWindow::sessionSettingChanged, m_session,
+            &AnalysisSession::setSessionSetting);
 
     m_workerThread.start();
 }
 
 DashboardController::~DashboardController()
 {
+    // The listener first: its last requests are answered by the session's writer.
+    m_listener.reset();
     if (m_simulator)
         QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::stop, Qt::BlockingQueuedConnection);
     m_session->requestCancel();
@@ -93,6 +117,13 @@ void DashboardController::start()
     // started: the files are read on another thread and may finish before start() returns.
     if (!m_options.screenshotPath.isEmpty())
         scheduleScreenshot();
+    if (m_options.demo && !m_options.files.isEmpty()) {
+        // The demo runs in a session of its own: real data never mixes into it.
+        QTextStream(stderr) << "throttlescope: --demo runs in a session of its own; the files "
+                               "given with it are not read"
+                            << Qt::endl;
+        m_options.files.clear();
+    }
     if (!m_options.files.isEmpty())
         openFiles(m_options.files);
     if (m_options.demo)
@@ -127,6 +158,8 @@ void DashboardController::scheduleScreenshot()
 
 void DashboardController::openFiles(const QStringList &paths)
 {
+    // Opening logs asks nothing: they join the current session, unless that is the demo's.
+    leaveDemoSession();
     // A workspace among the files (`throttlescope migration.tsws`, or opened from the desktop
     // through its MIME type) is opened as one; the rest are read as logs, after it.
     // A folder or a glob (logs/*.ndjson) opens the files in it now; later ones are followed.
@@ -163,6 +196,8 @@ void DashboardController::startDemo()
 {
     if (m_simulator)
         return;
+    // The demo opens a session of its own: it never mixes into real data.
+    newSession();
     live::SimulationOptions options;
     options.scenario = QStringLiteral("demo");
     m_simulator = new live::LiveSimulator(options);
@@ -214,6 +249,109 @@ void DashboardController::takeScreenshotAndQuit()
         }
         QCoreApplication::exit(ok ? 0 : 1);
     });
+}
+
+// ---- live sessions (issue 17) --------------------------------------------------------------
+
+bool DashboardController::startListening(const widgets::ListenSettings &settings, QString *error)
+{
+    leaveDemoSession();
+    QString problem;
+    live::ListenerOptions options;
+    if (!options.address.setAddress(settings.address.isEmpty() ? QStringLiteral("127.0.0.1")
+                                                               : settings.address)) {
+        problem = tr("\"%1\" is not an IP address (127.0.0.1 listens on this machine only)")
+                      .arg(settings.address);
+    } else if (settings.port < 0 || settings.port > 65535) {
+        problem = tr("invalid port %1").arg(settings.port);
+    } else if (!settings.token.isEmpty() && !settings.tokenFile.isEmpty()) {
+        problem = tr("give a token or a token file, not both");
+    } else if (!settings.tokenFile.isEmpty()) {
+        live::readTokenFile(settings.tokenFile, &options.bearerToken, &problem);
+    } else {
+        options.bearerToken = settings.token;
+    }
+    options.port = quint16(settings.port);
+    if (problem.isEmpty()) {
+        if (!m_listener) {
+            m_listener = std::make_unique<live::DashboardListener>(m_session);
+            connect(m_listener.get(), &live::DashboardListener::listeningChanged, m_window.get(),
+                    [this](bool listening) {
+                        // m_listener is null while its destructor stops it.
+                        m_window->setListening(listening && m_listener ? m_listener->feedName()
+                                                                       : QString());
+                    });
+        }
+        m_listener->start(options, &problem);
+    }
+    if (!problem.isEmpty()) {
+        m_window->statusBar()->showMessage(tr("Not listening: %1").arg(problem), 10000);
+        if (error)
+            *error = problem;
+        return false;
+    }
+    m_window->statusBar()->showMessage(
+        tr("Listening on %1: POST /ingest (NDJSON), POST /v1/traces (OTLP JSON)")
+            .arg(m_listener->feedName()));
+    return true;
+}
+
+void DashboardController::stopListening()
+{
+    if (!m_listener || !m_listener->isListening())
+        return;
+    const QString feed = m_listener->feedName();
+    m_listener->stop();
+    m_window->statusBar()->showMessage(tr("Stopped listening on %1").arg(feed), 10000);
+}
+
+// ---- session hygiene (issue 17.7) -------------------------------------------------------------
+
+void DashboardController::stopDemo()
+{
+    if (!m_simulator)
+        return;
+    live::LiveSimulator *simulator = std::exchange(m_simulator, nullptr);
+    // Queued on the worker thread before the session is emptied: the demo's last batch lands
+    // in the old session, never in the new one.
+    QMetaObject::invokeMethod(simulator, [simulator] {
+        simulator->stop();
+        simulator->deleteLater();
+    });
+}
+
+void DashboardController::leaveDemoSession()
+{
+    if (!m_simulator)
+        return;
+    newSession();
+    m_window->statusBar()->showMessage(tr("The demo was closed: real data opens in a new session"),
+                                       10000);
+}
+
+void DashboardController::newSession()
+{
+    stopDemo();
+    m_session->requestCancel(); // a long read stops; the session empties right after
+    // The old session's files are no longer followed: queued before the session empties, on
+    // the same thread, so nothing they read after this reaches the new session.
+    QMetaObject::invokeMethod(m_followed, &live::FollowedSources::clear);
+    QMetaObject::invokeMethod(m_session, &AnalysisSession::newSession);
+    m_window->resetSession();
+    if (m_listener && m_listener->isListening())
+        m_listener->announceFeed(); // it listens on, into the new session
+}
+
+void DashboardController::closeSession()
+{
+    stopListening();
+    newSession();
+}
+
+void DashboardController::openWorkspace(const QString &path)
+{
+    leaveDemoSession();
+    QMetaObject::invokeMethod(m_session, [session = m_session, path] { session->openWorkspace(path); });
 }
 
 } // namespace ts::app

@@ -18,7 +18,11 @@ class AnalysisSession;
 namespace live {
 class LiveSimulator;
 class FollowedSources;
+class DashboardListener;
 } // namespace live
+namespace widgets {
+struct ListenSettings;
+}
 } // namespace ts
 
 namespace ts::app {
@@ -44,8 +48,20 @@ public:
     // Shows the window and starts what the options ask for.
     void start();
     // For benchmarks and tests that watch the pipeline itself.
-    [[nodiscard]] ts::AnalysisSession *session() const { return m_session; }
+
+    // ---- live sessions (issue 17) ----
+    // File > Listen…: the loopback listener of `serve`, feeding this session. False with a
+    // message (shown in the window too) when it cannot start.
+    bool startListening(const ts::widgets::ListenSettings &settings, QString *error = nullptr);
+    void stopListening();
+    [[nodiscard]] ts::live::DashboardListener *listener() const { return m_listener.get(); }
     [[nodiscard]] MainWindow *window() const { return m_window.get(); }
+    [[nodiscard]] ts::AnalysisSession *session() const { return m_session; }
+    // File > New Session: the demo stops, the session empties (its scratch workspace goes); a
+    // listener keeps listening into the new session. Close Session also stops the listener.
+    void newSession();
+    void closeSession();
+    [[nodiscard]] bool isDemoSession() const { return m_simulator != nullptr; }
 
 private:
     void startDemo();
@@ -60,6 +76,13 @@ private:
     ts::live::LiveSimulator *m_simulator = nullptr; // lives on m_workerThread
     ts::live::FollowedSources *m_followed = nullptr; // lives on m_workerThread
     bool m_screenshotTaken = false;
+    // ---- live sessions (issue 17) ----
+    std::unique_ptr<ts::live::DashboardListener> m_listener; // GUI thread; serves on its own
+    void stopDemo();
+    // Real data never mixes into the demo's: opening logs, a workspace or listening while the
+    // demo runs first closes the demo's session.
+    void leaveDemoSession();
+    void openWorkspace(const QString &path);
 };
 
 } // namespace ts::app

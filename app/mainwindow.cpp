@@ -2,8 +2,12 @@
 
 #include "alertspage.h"
 #include "dashboard.h"
+#include "engine/scratchworkspace.h"
 #include "eventspage.h"
+#include "ingestpage.h"
+#include "listendialog.h"
 #include "models/eventsmodel.h"
+#include "models/snapshotmath.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
 #include "policyeditor.h"
@@ -14,6 +18,7 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QComboBox>
 #include <QCoreApplication>
 #include <QDateTime>
 #include <QDragEnterEvent>
@@ -65,6 +70,10 @@ MainWindow::MainWindow(QWidget *parent)
             &MainWindow::notifyCriticalAlerts);
     connect(m_dashboard, &ts::widgets::Dashboard::snapshotApplied, this,
             &MainWindow::updateStatusText);
+    connect(m_dashboard->ingestPage(), &ts::widgets::IngestPage::staleFeedsChanged, this,
+            &MainWindow::showStaleFeeds);
+    m_dashboard->ingestPage()->setStaleAfterSeconds(
+        ts::widgets::ListenSettings::load().staleAfterSeconds);
     resize(1280, 800);
     restoreLayout();
     updateStatusText();
@@ -91,6 +100,7 @@ void MainWindow::createActions()
     saveWorkspace->setShortcut(QKeySequence::Save);
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
+    createSessionActions(file);
     file->addSeparator();
     QAction *exportPlot =
         file->addAction(tr("Export &Plot (PNG, PDF, SVG)…"), this, &MainWindow::exportPlotDialog);
@@ -123,6 +133,7 @@ void MainWindow::createActions()
     follow->setToolTip(tr("Keep reading opened files as they grow, like tail -F"));
     connect(follow, &QAction::toggled, this, &MainWindow::followFilesToggled);
     toolbar->addAction(follow);
+    createTimeWindowPicker(toolbar);
     QAction *showAll = view->addAction(tr("Show &All Time"), this,
                                        [this] { m_dashboard->timeRange()->showAll(); });
     showAll->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_0));
@@ -182,6 +193,12 @@ void MainWindow::createStatusBar()
     m_cancel->setToolTip(tr("Stop the import; what was read so far stays (Esc)"));
     connect(m_cancel, &QPushButton::clicked, this, [this] { Q_EMIT cancelRequested(); });
     statusBar()->addWidget(m_statusText, 1);
+    m_staleText = new QLabel;
+    m_staleText->setObjectName(QStringLiteral("staleFeedsStatus"));
+    m_staleText->setStyleSheet(QStringLiteral("QLabel { color: #ffffff; background: #c62828; "
+                                              "padding: 1px 6px; font-weight: bold; }"));
+    m_staleText->setVisible(false);
+    statusBar()->addPermanentWidget(m_staleText);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
 }
@@ -223,8 +240,12 @@ void MainWindow::setWorkspacePath(const QString &path)
 {
     m_workspacePath = path;
     m_dashboard->setWorkspacePath(path);
-    setWindowTitle(path.isEmpty() ? tr("Throttlescope")
-                                  : tr("%1 — Throttlescope").arg(QFileInfo(path).fileName()));
+    // The session's scratch workspace is not a document: it names no window and is never
+    // offered in Recent (it is gone once the session ends).
+    if (ts::isScratchWorkspacePath(path))
+        return;
+    m_documentPath = path;
+    updateTitle();
     if (!path.isEmpty())
         addRecentFile(path);
 }
@@ -245,11 +266,18 @@ void MainWindow::updateStatusText()
 
 QStringList MainWindow::recentFiles() const
 {
-    return QSettings().value(kRecentKey).toStringList();
+    // Only what can be opened again: files that still exist, never a scratch workspace.
+    QStringList recent = QSettings().value(kRecentKey).toStringList();
+    recent.removeIf([](const QString &path) {
+        return ts::isScratchWorkspacePath(path) || !QFileInfo(path).isFile();
+    });
+    return recent;
 }
 
 void MainWindow::addRecentFile(const QString &path)
 {
+    if (ts::isScratchWorkspacePath(path) || !QFileInfo(path).isFile())
+        return;
     const QString absolute = QFileInfo(path).absoluteFilePath();
     QStringList recent = recentFiles();
     recent.removeAll(absolute);
@@ -313,7 +341,7 @@ void MainWindow::openWorkspaceDialog()
 
 void MainWindow::saveWorkspaceDialog()
 {
-    QString path = QFileDialog::getSaveFileName(this, tr("Save workspace"), m_workspacePath,
+    QString path = QFileDialog::getSaveFileName(this, tr("Save workspace"), m_documentPath,
                                                 tr("Workspace (*.tsws)"));
     if (path.isEmpty())
         return;
@@ -481,4 +509,128 @@ void MainWindow::closeEvent(QCloseEvent *event)
 {
     saveLayout();
     QMainWindow::closeEvent(event);
+}
+
+// ---- live sessions (issue 17) --------------------------------------------------------------
+
+void MainWindow::createSessionActions(QMenu *file)
+{
+    // New and Close head the File menu, as in every document application.
+    QAction *first = file->actions().value(0);
+    auto *newSession = new QAction(tr("&New Session"), this);
+    newSession->setObjectName(QStringLiteral("newSessionAction"));
+    newSession->setShortcut(QKeySequence::New);
+    newSession->setToolTip(tr("Start an empty session; the current one is closed"));
+    connect(newSession, &QAction::triggered, this, [this] { Q_EMIT newSessionRequested(); });
+    auto *closeSession = new QAction(tr("&Close Session"), this);
+    closeSession->setObjectName(QStringLiteral("closeSessionAction"));
+    closeSession->setShortcut(QKeySequence::Close);
+    closeSession->setToolTip(tr("Stop listening and the demo, and empty the window"));
+    connect(closeSession, &QAction::triggered, this, [this] { Q_EMIT closeSessionRequested(); });
+    file->insertAction(first, newSession);
+    file->insertAction(first, closeSession);
+    file->insertSeparator(first);
+    file->addSeparator();
+    m_listenAction = file->addAction(tr("&Listen…"), this, &MainWindow::listenDialog);
+    m_listenAction->setObjectName(QStringLiteral("listenAction"));
+    m_listenAction->setToolTip(tr("Receive request logs over HTTP (POST /ingest, /v1/traces) "
+                                  "like `throttlescope serve`"));
+    m_stopListeningAction = file->addAction(tr("S&top Listening"), this,
+                                            [this] { Q_EMIT stopListeningRequested(); });
+    m_stopListeningAction->setObjectName(QStringLiteral("stopListeningAction"));
+    m_stopListeningAction->setEnabled(false);
+}
+
+void MainWindow::listenDialog()
+{
+    ts::widgets::ListenDialog dialog(ts::widgets::ListenSettings::load(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    const ts::widgets::ListenSettings settings = dialog.settings();
+    settings.save();
+    m_dashboard->ingestPage()->setStaleAfterSeconds(settings.staleAfterSeconds);
+    Q_EMIT listenRequested(settings);
+}
+
+void MainWindow::setListening(const QString &feed)
+{
+    m_listenAction->setEnabled(feed.isEmpty());
+    m_stopListeningAction->setEnabled(!feed.isEmpty());
+    m_stopListeningAction->setText(feed.isEmpty() ? tr("S&top Listening")
+                                                  : tr("S&top Listening on %1").arg(feed));
+}
+
+void MainWindow::showStaleFeeds(const QStringList &staleFeeds)
+{
+    m_staleText->setVisible(!staleFeeds.isEmpty());
+    m_staleText->setText(staleFeeds.isEmpty()
+                             ? QString()
+                             : tr("Stale feed: %1").arg(staleFeeds.join(QStringLiteral(", "))));
+}
+
+void MainWindow::resetSession()
+{
+    m_documentPath.clear();
+    updateTitle();
+    // A new session has no workspace to remember a time window: the default, all the data.
+    m_dashboard->timeRange()->setTrailingWindowMs(0);
+    // A new session's data may lie anywhere in time: show it from the start, live.
+    m_dashboard->timeRange()->setFollowing(true);
+    m_dashboard->timeRange()->showAll();
+}
+
+void MainWindow::setSavedWorkspace(const QString &path)
+{
+    m_documentPath = path;
+    updateTitle();
+    addRecentFile(path);
+}
+
+void MainWindow::updateTitle()
+{
+    setWindowTitle(m_documentPath.isEmpty()
+                       ? tr("Throttlescope")
+                       : tr("%1 — Throttlescope").arg(QFileInfo(m_documentPath).fileName()));
+}
+
+void MainWindow::createTimeWindowPicker(QToolBar *toolbar)
+{
+    // Grafana's time picker for live data: while following, the charts show this trailing
+    // window (as wide as the data when there is less). Remembered per workspace.
+    m_timeWindow = new QComboBox;
+    m_timeWindow->setObjectName(QStringLiteral("timeWindowCombo"));
+    m_timeWindow->setToolTip(tr("While following the newest data, show this much of it"));
+    for (const qint64 window : ts::models::TimeRange::presetWindowsMs()) {
+        const QString text = window == 0 ? tr("All data")
+                             : window < 3'600'000
+                                 ? tr("Last %1 minutes").arg(window / 60'000)
+                                 : tr("Last %n hour(s)", nullptr, int(window / 3'600'000));
+        m_timeWindow->addItem(text, window);
+    }
+    m_timeWindow->setCurrentIndex(m_timeWindow->findData(m_dashboard->timeRange()->trailingWindowMs()));
+    toolbar->addWidget(m_timeWindow);
+    connect(m_timeWindow, &QComboBox::activated, this, [this](int index) {
+        const qint64 window = m_timeWindow->itemData(index).toLongLong();
+        m_dashboard->timeRange()->setTrailingWindowMs(window);
+        Q_EMIT sessionSettingChanged(QStringLiteral("timeWindow"),
+                                     ts::models::TimeRange::windowSettingText(window));
+    });
+    connect(m_dashboard->timeRange(), &ts::models::TimeRange::trailingWindowChanged, this,
+            [this](qint64 window) {
+                int index = m_timeWindow->findData(window);
+                if (index < 0) { // a width a workspace remembers that is no preset
+                    m_timeWindow->addItem(tr("Last %1").arg(ts::models::formatDuration(window)),
+                                          window);
+                    index = m_timeWindow->count() - 1;
+                }
+                m_timeWindow->setCurrentIndex(index);
+            });
+}
+
+void MainWindow::applySessionSettings(const QVariantMap &settings)
+{
+    const auto window = ts::models::TimeRange::windowFromSettingText(
+        settings.value(QStringLiteral("timeWindow")).toString());
+    if (window)
+        m_dashboard->timeRange()->setTrailingWindowMs(*window);
 }

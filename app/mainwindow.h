@@ -9,11 +9,14 @@
 #include "models/ingeststatus.h"
 
 #include <QMainWindow>
+#include <QVariantMap>
 
 #include <memory>
 
 class QAction;
+class QComboBox;
 class QLabel;
+class QToolBar;
 class QMenu;
 class QProgressBar;
 class QPushButton;
@@ -22,6 +25,7 @@ class QSystemTrayIcon;
 namespace ts::widgets {
 class Dashboard;
 class PolicyEditor;
+struct ListenSettings;
 } // namespace ts::widgets
 
 class MainWindow : public QMainWindow
@@ -46,6 +50,17 @@ public Q_SLOTS:
     // Adds to File > Recent (the integrator calls it once files actually opened).
     void addRecentFile(const QString &path);
 
+    // ---- live sessions (issue 17) ----
+    // The listener started (feed "http://127.0.0.1:4318") or stopped (empty).
+    void setListening(const QString &feed);
+    // A new, empty session: untitled, following the newest data.
+    void resetSession();
+    // The session was saved as `path`: the title and File > Recent follow.
+    void setSavedWorkspace(const QString &path);
+    // What the opened workspace remembers (AnalysisSession::sessionSettingsLoaded): the time
+    // window ("timeWindow": 5m, 15m, 1h, all).
+    void applySessionSettings(const QVariantMap &settings);
+
 Q_SIGNALS:
     void openFilesRequested(const QStringList &paths);
     void openWorkspaceRequested(const QString &path);
@@ -56,6 +71,13 @@ Q_SIGNALS:
     // View > Follow Files: files opened keep being read as they grow (on by default).
     void followFilesToggled(bool follow);
     void exportReportRequested(const QString &path);
+    // ---- live sessions (issue 17) ----
+    void listenRequested(const ts::widgets::ListenSettings &settings);
+    void stopListeningRequested();
+    void newSessionRequested();
+    void closeSessionRequested();
+    // A view setting the session's workspace should remember (the time window).
+    void sessionSettingChanged(const QString &key, const QString &value);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -78,6 +100,11 @@ private:
     void updateStatusText();
     void restoreLayout();
     void saveLayout();
+    // ---- live sessions (issue 17) ----
+    void createSessionActions(QMenu *file);
+    void createTimeWindowPicker(QToolBar *toolbar);
+    void listenDialog();
+    void showStaleFeeds(const QStringList &staleFeeds);
 
     ts::widgets::Dashboard *m_dashboard;
     ts::widgets::PolicyEditor *m_policyEditor = nullptr;
@@ -89,4 +116,13 @@ private:
     QString m_workspacePath;
     qint64 m_lastNotificationMs = 0;
     int m_suppressedNotifications = 0;
+    // ---- live sessions (issue 17) ----
+    QAction *m_listenAction = nullptr;
+    QAction *m_stopListeningAction = nullptr;
+    QLabel *m_staleText = nullptr; // status bar: stale feeds, in red, while there are any
+    // The workspace the session is (opened or saved as): the title, Save As's default. Never
+    // the session's scratch workspace.
+    QString m_documentPath;
+    void updateTitle();
+    QComboBox *m_timeWindow = nullptr; // toolbar: last 5 min, 15 min, 1 h, all
 };

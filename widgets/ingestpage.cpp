@@ -1,11 +1,13 @@
 #include "ingestpage.h"
 
+#include "models/feedhealth.h"
 #include "models/ingestmodels.h"
 #include "models/snapshotmath.h"
 
 #include <QDateTime>
 #include <QHeaderView>
 #include <QLabel>
+#include <QStyledItemDelegate>
 #include <QTableView>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -13,8 +15,25 @@
 namespace ts::widgets {
 
 namespace {
-// A live source silent for this long is flagged: quiet systems still produce some traffic.
-constexpr qint64 kSilentWarningMs = 30'000;
+// A stale feed's whole row turns red, not only the word in its State column: a silent feed
+// must never look like a quiet system.
+class StaleRowDelegate final : public QStyledItemDelegate
+{
+public:
+    using QStyledItemDelegate::QStyledItemDelegate;
+
+protected:
+    void initStyleOption(QStyleOptionViewItem *option, const QModelIndex &index) const override
+    {
+        QStyledItemDelegate::initStyleOption(option, index);
+        if (index.data(models::IngestSourcesModel::StaleRole).toBool()) {
+            option->backgroundBrush = QColor(0xf8, 0xd0, 0xd0);
+            option->palette.setColor(QPalette::Text, QColor(0x9b, 0x1c, 0x1c));
+            option->palette.setColor(QPalette::HighlightedText, QColor(0xff, 0xe0, 0xe0));
+            option->font.setBold(index.column() == models::IngestSourcesModel::StateColumn);
+        }
+    }
+};
 } // namespace
 
 IngestPage::IngestPage(QWidget *parent)
@@ -31,6 +50,7 @@ IngestPage::IngestPage(QWidget *parent)
     m_sourcesView->verticalHeader()->hide();
     m_sourcesView->horizontalHeader()->setStretchLastSection(true);
     m_sourcesView->setObjectName(QStringLiteral("ingestSources"));
+    m_sourcesView->setItemDelegate(new StaleRowDelegate(m_sourcesView));
     layout->addWidget(m_sourcesView, 1);
     layout->addWidget(m_malformedTitle);
     m_malformedView->setModel(m_malformed);
@@ -66,24 +86,31 @@ QString IngestPage::summaryText() const
     return m_summary->text();
 }
 
+void IngestPage::setStaleAfterSeconds(int seconds)
+{
+    m_sources->setStaleAfterMs(qint64(seconds) * 1000);
+    tick();
+}
+
 void IngestPage::tick()
 {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     m_sources->setNow(now);
+    const QStringList silent = m_sources->staleFeeds();
+    if (silent != m_stale) {
+        m_stale = silent;
+        Q_EMIT staleFeedsChanged(m_stale);
+    }
     if (m_status.sources.isEmpty()) {
-        m_summary->setText(tr("No sources. Open a log, a workspace, or start the demo."));
+        m_summary->setText(tr("No sources. Open a log, a workspace, listen (File > Listen…), or "
+                              "start the demo."));
         return;
     }
     qint64 events = 0;
     double rate = 0;
-    QStringList silent;
     for (const IngestSourceStatus &source : m_status.sources) {
         events += source.events;
-        rate += source.eventsPerSecond;
-        if (source.live && !source.finished &&
-            (!source.lastEventReceivedMs || now - *source.lastEventReceivedMs > kSilentWarningMs))
-            silent.append(source.path + QStringLiteral(" (last event ") +
-                          models::IngestSourcesModel::silenceText(source, now) + u')');
+        rate += models::feedRateNow(source, now);
     }
     QString text = tr("%1 sources, %2 events, %3 events/s")
                        .arg(m_status.sources.size())
@@ -91,7 +118,7 @@ void IngestPage::tick()
                        .arg(QString::number(rate, 'f', 1));
     if (!silent.isEmpty())
         text += QStringLiteral("<br><b style=\"color:#d63a3a\">") +
-                tr("Silent feed: %1. No events is not the same as no traffic.")
+                tr("Silent feed, stale: %1. No events is not the same as no traffic.")
                     .arg(silent.join(QStringLiteral(", ")).toHtmlEscaped()) +
                 QStringLiteral("</b>");
     m_summary->setText(text);

@@ -28,6 +28,14 @@ public:
     [[nodiscard]] models::IngestSourcesModel *sourcesModel() const { return m_sources; }
     [[nodiscard]] models::MalformedRecordsModel *malformedModel() const { return m_malformed; }
     [[nodiscard]] QString summaryText() const;
+    // A live feed silent this long is marked stale (row, State column, summary, and
+    // staleFeedsChanged for the status bar); models/feedhealth.h has the default.
+    void setStaleAfterSeconds(int seconds);
+    [[nodiscard]] QStringList staleFeeds() const { return m_stale; }
+
+Q_SIGNALS:
+    // "feed (last event 2 min 5 s ago)" for each stale feed; empty when none is. Emitted on change.
+    void staleFeedsChanged(const QStringList &staleFeeds);
 
 private:
     void tick();
@@ -40,6 +48,7 @@ private:
     QLabel *m_malformedTitle;
     QTimer *m_clock;
     IngestStatus m_status;
+    QStringList m_stale;
 };
 
 } // namespace ts::widgets

@@ -2,6 +2,7 @@
 
 #include "engine/analysis.h"
 #include "engine/reportformat.h"
+#include "engine/scratchworkspace.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacefollower.h"
@@ -54,10 +55,7 @@ AnalysisSession::~AnalysisSession()
         m_scratchWriter->finish();
     m_scratchWriter.reset();
     m_scratch.reset();
-    if (!m_scratchPath.isEmpty()) {
-        for (const QString &suffix : {QString(), QStringLiteral("-wal"), QStringLiteral("-shm")})
-            QFile::remove(m_scratchPath + suffix);
-    }
+    removeScratchWorkspace(m_scratchPath);
 }
 
 bool AnalysisSession::ensureScratchWorkspace()
@@ -66,12 +64,27 @@ bool AnalysisSession::ensureScratchWorkspace()
         return true;
     if (m_scratchFailed)
         return false;
-    m_scratchPath = QDir::temp().filePath(QStringLiteral("throttlescope-session-%1-%2.db")
-                                              .arg(QCoreApplication::applicationPid())
-                                              .arg(quintptr(this), 0, 16));
+    // A new name per session of this object (New Session), the file private to the user before
+    // SQLite opens it: it holds the user's request logs (SQLite gives -wal/-shm the same mode).
+    m_scratchPath = newScratchWorkspacePath(quintptr(this) + ++m_scratchCount);
+    QString privateError;
+    if (!createPrivateFile(m_scratchPath, &privateError)) {
+        Q_EMIT operationFinished(false, QStringLiteral("no scratch workspace for the Events page: ")
+                                            + privateError);
+        m_scratchPath.clear();
+        m_scratchFailed = true;
+        return false;
+    }
     m_scratch = std::make_unique<Workspace>();
     m_scratchWriter = std::make_unique<WorkspaceWriter>();
-    if (!m_scratch->open(m_scratchPath) || !m_scratchWriter->start(m_scratchPath)) {
+    // Acknowledged feeds learn from onSettled when their batch is committed; a failed
+    // transaction (one of theirs past its deadline) must not stop the writer for the session.
+    WorkspaceWriter::Options writerOptions;
+    writerOptions.continueAfterFailedTransaction = true;
+    writerOptions.onSettled = [this](const std::deque<WriteBatch> &batches, const QString &error) {
+        onScratchSettled(batches, error);
+    };
+    if (!m_scratch->open(m_scratchPath) || !m_scratchWriter->start(m_scratchPath, writerOptions)) {
         Q_EMIT operationFinished(false, QStringLiteral("no scratch workspace for the Events page: ")
                                             + m_scratch->errorString() + m_scratchWriter->errorString());
         m_scratchWriter.reset();
@@ -383,7 +396,8 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
     m_analysis = std::make_unique<Analysis>(m_policies);
     m_ingest.malformed.clear();
     m_ingest.malformedTotal = 0;
-    // Replay what can be replayed: the files, read again in their order.
+    rememberPolicy(trimmed);
+    // Replay what can be replayed: the files, read again in their order, and the workspaces.
     QHash<QString, bool> seen;
     for (const auto &[path, options] : std::as_const(m_openedFiles)) {
         if (!seen.contains(path)) {
@@ -391,6 +405,8 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
             readFiles({path}, options, false); // the scratch workspace has them already
         }
     }
+    for (const QString &workspace : std::as_const(m_openedWorkspaces))
+        replayWorkspaceEvents(workspace);
     m_dirty = true;
     publishIfDirty();
 }
@@ -405,6 +421,12 @@ void AnalysisSession::openWorkspace(const QString &path)
     if (!follower->open(path)) {
         Q_EMIT operationFinished(false, path + QStringLiteral(": ") + follower->errorString());
         return;
+    }
+    {
+        // The session's settings (policy, time window) saved in it come back with it.
+        WorkspaceReader settings;
+        if (settings.open(path))
+            restoreSessionSettings(settings, path);
     }
     IngestSourceStatus &status = sourceStatus(path);
     status.format = QStringLiteral("workspace");
@@ -489,6 +511,8 @@ void AnalysisSession::saveWorkspace(const QString &path)
             problems += file + QStringLiteral(": ") + result.error + u'\n';
     }
     const bool ok = writer.finish() && problems.isEmpty();
+    if (ok)
+        adoptSavedWorkspace(workspace, path);
     Q_EMIT operationFinished(ok, ok ? QString(QStringLiteral("saved ") + path)
                                     : QString(problems + writer.errorString()));
 }
@@ -514,6 +538,7 @@ void AnalysisSession::reset()
     m_ingest = {};
     m_sourceIndex.clear();
     m_rates.clear();
+    m_feedRates.clear();
     m_dirty = true;
     publishIfDirty();
 }
@@ -528,6 +553,279 @@ void AnalysisSession::publishIfDirty()
     snapshot->generation = ++m_generation;
     Q_EMIT snapshotReady(std::move(snapshot));
     Q_EMIT ingestStatusChanged(m_ingest);
+}
+
+// ---- acknowledged live feeds ----------------------------------------------------------------
+
+void AnalysisSession::startLiveFeed(const QString &feed, const QString &format)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    ensureTimer();
+    IngestSourceStatus &status = sourceStatus(feed);
+    status.live = true;
+    status.finished = false;
+    status.format = format;
+    status.liveSinceMs = QDateTime::currentMSecsSinceEpoch();
+    m_dirty = true;
+    publishIfDirty();
+}
+
+qint64 AnalysisSession::scratchSourceId(const QString &source)
+{
+    auto it = m_scratchSources.constFind(source);
+    if (it == m_scratchSources.cend())
+        it = m_scratchSources.insert(source, m_scratch->addSource(source, QStringLiteral("live"), 0, 0, {}));
+    return *it;
+}
+
+void AnalysisSession::ingestAcknowledged(const QString &feed, const QList<RequestEvent> &events,
+                                         const QList<MalformedRecord> &malformed,
+                                         QDeadlineTimer commitBy, StoredCallback settled)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    // The session may have been busy (a file read) past the client's deadline: the listener
+    // has answered 503 or is about to; storing it now would duplicate the client's retry.
+    if (commitBy.hasExpired()) {
+        settled(StoreOutcome::Busy, QStringLiteral("the dashboard was busy"));
+        return;
+    }
+    if (!ensureScratchWorkspace()) {
+        settled(StoreOutcome::Failed, QStringLiteral("the dashboard has no workspace to store into"));
+        return;
+    }
+    WriteBatch batch;
+    batch.sourceId = scratchSourceId(feed);
+    batch.events = events;
+    batch.malformed = malformed;
+    batch.commitBy = commitBy;
+    quint64 sequence = 0;
+    {
+        QMutexLocker locker(&m_awaitingMutex);
+        switch (m_scratchWriter->trySubmit(std::move(batch), &sequence)) {
+        case WorkspaceWriter::SubmitStatus::Queued:
+            m_awaitingCommit.insert(sequence,
+                                    AwaitingCommit{feed, std::move(settled), m_sessionEpoch.load()});
+            break;
+        case WorkspaceWriter::SubmitStatus::QueueFull:
+            locker.unlock();
+            settled(StoreOutcome::Busy, QStringLiteral("the dashboard's workspace writer is behind"));
+            return;
+        case WorkspaceWriter::SubmitStatus::Stopped:
+            locker.unlock();
+            settled(StoreOutcome::Failed, m_scratchWriter->errorString());
+            return;
+        }
+    }
+    // A batch still queued at its deadline (behind a large import's batches) is withdrawn:
+    // never written, so the client's retry duplicates nothing.
+    QTimer::singleShot(qMax<qint64>(0, commitBy.remainingTime()), this, [this, sequence] {
+        if (!m_scratchWriter || !m_scratchWriter->cancel(sequence))
+            return;
+        AwaitingCommit withdrawn;
+        {
+            QMutexLocker locker(&m_awaitingMutex);
+            withdrawn = m_awaitingCommit.take(sequence);
+        }
+        if (withdrawn.settled)
+            withdrawn.settled(StoreOutcome::Busy, QStringLiteral("not stored in time"));
+    });
+}
+
+void AnalysisSession::onScratchSettled(const std::deque<WriteBatch> &batches, const QString &error)
+{
+    // Writer thread. Only the listener's batches are waited for; imports and the demo are not.
+    QMutexLocker locker(&m_awaitingMutex);
+    if (m_awaitingCommit.isEmpty())
+        return;
+    for (const WriteBatch &batch : batches) {
+        auto it = m_awaitingCommit.find(batch.sequence);
+        if (it == m_awaitingCommit.end())
+            continue;
+        const AwaitingCommit waiting = std::move(it.value());
+        m_awaitingCommit.erase(it);
+        if (!error.isEmpty()) {
+            waiting.settled(batch.commitBy.hasExpired() ? StoreOutcome::Busy : StoreOutcome::Failed,
+                            error);
+            continue;
+        }
+        // Counted on the session's thread, queued before the client is answered: whatever the
+        // client does after its 200 (another POST, the operator stopping the listener) reaches
+        // the session after this batch.
+        QMetaObject::invokeMethod(this, [this, feed = waiting.feed, events = batch.events,
+                                         malformed = batch.malformed, epoch = waiting.epoch] {
+            if (epoch == m_sessionEpoch.load()) // else it belongs to a session since closed
+                applyStoredBatch(feed, events, malformed);
+        });
+        waiting.settled(StoreOutcome::Stored, {});
+    }
+}
+
+void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
+                                       const QList<MalformedRecord> &malformed)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    ensureTimer();
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    IngestSourceStatus &status = sourceStatus(feed);
+    // Live, but not revived: a feed the operator stopped stays finished (startLiveFeed starts).
+    status.live = true;
+    status.errors += malformed.size();
+    if (!events.isEmpty()) {
+        status.events += events.size();
+        status.lastEventReceivedMs = now;
+        status.lastEventTsMs = events.constLast().tsMs;
+        status.lagMs = now - events.constLast().tsMs;
+        models::RateMeter &meter = m_feedRates[feed];
+        meter.add(now, events.size());
+        status.eventsPerSecond = meter.perSecond(now);
+    }
+    if (!malformed.isEmpty())
+        status.lastError = malformed.constLast().reason;
+    for (const RequestEvent &event : events)
+        m_analysis->add(event);
+    for (MalformedRecord record : malformed) {
+        ++m_ingest.malformedTotal;
+        if (m_ingest.malformed.size() >= kMalformedShown)
+            m_ingest.malformed.removeFirst();
+        m_ingest.malformed.append(record);
+        m_analysis->onMalformed(std::move(record));
+    }
+    m_dirty = true;
+}
+
+void AnalysisSession::setFeedRejections(const QString &feed, qint64 rejectedRequests,
+                                        const QString &lastError)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    IngestSourceStatus &status = sourceStatus(feed);
+    if (status.rejectedRequests == rejectedRequests)
+        return;
+    status.rejectedRequests = rejectedRequests;
+    if (!lastError.isEmpty())
+        status.lastError = lastError;
+    m_dirty = true;
+}
+
+void AnalysisSession::refreshLiveFeeds()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (m_feedRates.isEmpty())
+        return;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    for (auto it = m_feedRates.cbegin(); it != m_feedRates.cend(); ++it)
+        sourceStatus(it.key()).eventsPerSecond = it.value().perSecond(now);
+    Q_EMIT ingestStatusChanged(m_ingest);
+}
+
+// ---- session hygiene (issue 17.7) -------------------------------------------------------------
+
+void AnalysisSession::newSession()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    // Nothing of the old session may reach the new one: its acknowledged batches still being
+    // committed are answered by the old writer, but no longer counted (the epoch moves on).
+    ++m_sessionEpoch;
+    if (m_scratchWriter)
+        m_scratchWriter->finish();
+    m_scratchWriter.reset();
+    m_scratch.reset();
+    removeScratchWorkspace(m_scratchPath);
+    m_scratchPath.clear();
+    m_scratchSources.clear();
+    m_scratchFailed = false;
+    m_openedWorkspaces.clear();
+    m_sessionWorkspace.clear();
+    m_sessionSettings.clear();
+    m_policySource.clear();
+    m_policies = PolicySet::builtin();
+    m_cancel.store(false);
+    reset();
+    Q_EMIT workspaceReady(QString());
+}
+
+void AnalysisSession::setSessionSetting(const QString &key, const QString &value)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (m_sessionSettings.value(key) == value && m_sessionSettings.contains(key))
+        return;
+    m_sessionSettings.insert(key, value);
+    writeSessionSettings({key});
+}
+
+void AnalysisSession::rememberPolicy(const QString &nameFileOrJson)
+{
+    m_policySource = nameFileOrJson;
+    if (nameFileOrJson.isEmpty() || nameFileOrJson == u"builtin")
+        m_sessionSettings.remove(QLatin1StringView(kPolicySetting));
+    else
+        m_sessionSettings.insert(QLatin1StringView(kPolicySetting), nameFileOrJson);
+    writeSessionSettings({QLatin1StringView(kPolicySetting)});
+}
+
+void AnalysisSession::writeSessionSettings(const QStringList &keys)
+{
+    if (m_sessionWorkspace.isEmpty())
+        return; // an unsaved session: written when it is saved
+    Workspace workspace;
+    if (!workspace.open(m_sessionWorkspace)) {
+        Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
+                                            + workspace.errorString());
+        return;
+    }
+    for (const QString &key : keys) {
+        const bool ok = m_sessionSettings.contains(key)
+                            ? workspace.setSetting(key, m_sessionSettings.value(key))
+                            : workspace.removeSetting(key);
+        if (!ok)
+            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
+                                                + workspace.errorString());
+    }
+}
+
+void AnalysisSession::adoptSavedWorkspace(Workspace &workspace, const QString &path)
+{
+    // What the session is saved as is its workspace from now on: later policy edits and view
+    // settings are written there.
+    m_sessionWorkspace = path;
+    for (auto it = m_sessionSettings.cbegin(); it != m_sessionSettings.cend(); ++it)
+        workspace.setSetting(it.key(), it.value());
+    if (!m_sessionSettings.contains(QLatin1StringView(kPolicySetting)))
+        workspace.removeSetting(QLatin1StringView(kPolicySetting));
+    Q_EMIT workspaceSaved(path);
+}
+
+void AnalysisSession::restoreSessionSettings(WorkspaceReader &reader, const QString &path)
+{
+    QVariantMap loaded;
+    for (const char *key : kSessionSettingKeys) {
+        const QString name = QLatin1StringView(key);
+        if (const std::optional<QString> value = reader.setting(name)) {
+            loaded.insert(name, *value);
+            m_sessionSettings.insert(name, *value);
+        }
+    }
+    // The workspace's policies, before its events are replayed (setPolicies replays what was
+    // opened before it).
+    const QString policy = loaded.value(QLatin1StringView(kPolicySetting)).toString();
+    if (!policy.isEmpty() && policy != m_policySource)
+        setPolicies(policy);
+    m_sessionWorkspace = path;
+    if (!m_openedWorkspaces.contains(path))
+        m_openedWorkspaces.append(path);
+    Q_EMIT sessionSettingsLoaded(loaded);
+}
+
+void AnalysisSession::replayWorkspaceEvents(const QString &path)
+{
+    WorkspaceReader reader;
+    if (!reader.open(path))
+        return;
+    reader.forEachEventInTimeOrder(8192, [&](const QList<RequestEvent> &chunk) {
+        for (const RequestEvent &event : chunk)
+            m_analysis->add(event);
+        return !m_cancel.load();
+    });
+    m_analysis->countMalformed(reader.countMalformed());
 }
 
 } // namespace ts

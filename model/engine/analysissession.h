@@ -6,15 +6,21 @@
 
 #include "engine/reportdata.h"
 #include "ingest/sourcereader.h"
+#include "models/feedhealth.h"
 #include "models/ingeststatus.h"
 #include "policy/policy.h"
 
+#include <QDeadlineTimer>
 #include <QHash>
 #include <QList>
+#include <QMutex>
 #include <QObject>
 #include <QStringList>
+#include <QVariantMap>
 
 #include <atomic>
+#include <deque>
+#include <functional>
 #include <memory>
 
 class QTimer;
@@ -24,7 +30,9 @@ namespace ts {
 class Analysis;
 class Workspace;
 class WorkspaceFollower;
+class WorkspaceReader;
 class WorkspaceWriter;
+struct WriteBatch;
 
 class AnalysisSession : public QObject
 {
@@ -35,6 +43,28 @@ public:
 
     // Thread-safe: may be called from any thread to stop a long file read.
     void requestCancel() { m_cancel.store(true); }
+
+    // ---- acknowledged live feeds (the dashboard's listener, issue 17) ----------------------
+    // Call these on the session's thread (QMetaObject::invokeMethod with a lambda).
+    enum class StoreOutcome { Stored, Busy, Failed };
+    // Called exactly once per batch, on the scratch writer's thread or the session's.
+    using StoredCallback = std::function<void(StoreOutcome outcome, const QString &reason)>;
+    // Shows a live feed on the Ingest page before its first event: from now on its silence is
+    // measured (and it turns stale), never shown as "nothing to see".
+    void startLiveFeed(const QString &feed, const QString &format);
+    // A batch whose sender waits for "stored": written to the scratch workspace first; once the
+    // transaction committed, `settled(Stored)` is called and the events are analysed (so what
+    // the dashboard counts is exactly what was acknowledged). Otherwise `settled(Busy/Failed,
+    // reason)` and nothing of it is counted: the client retries. Past `commitBy` it is not
+    // written any more.
+    void ingestAcknowledged(const QString &feed, const QList<ts::RequestEvent> &events,
+                            const QList<ts::MalformedRecord> &malformed, QDeadlineTimer commitBy,
+                            StoredCallback settled);
+    // The listener's refused requests (4xx/5xx answers) and its newest error, for the feed row.
+    void setFeedRejections(const QString &feed, qint64 rejectedRequests, const QString &lastError);
+    // Recomputes live feeds' rates and republishes the ingest status (called every second while
+    // a feed runs, so a feed that went silent shows its rate falling).
+    void refreshLiveFeeds();
 
 public Q_SLOTS:
     // All slots run on the session's thread (call them through queued connections or
@@ -63,6 +93,16 @@ public Q_SLOTS:
     // Emits a snapshot now if anything changed since the last one.
     void publishIfDirty();
 
+    // ---- session hygiene (issue 17.7) ----
+    // File > New Session / Close Session: forgets everything (analysis, files, workspaces,
+    // policies, settings), removes the scratch workspace and starts an empty one on demand.
+    void newSession();
+    // A view setting the session's workspace remembers ("timeWindow"): written to it at once
+    // when the session is saved or was opened from one, else when it is saved.
+    void setSessionSetting(const QString &key, const QString &value);
+    // What the policies were set from ("" = built-in), on the session's thread.
+    [[nodiscard]] QString policySource() const { return m_policySource; }
+
 Q_SIGNALS:
     void snapshotReady(std::shared_ptr<const ts::DashboardSnapshot> snapshot);
     void ingestStatusChanged(const ts::IngestStatus &status);
@@ -79,6 +119,11 @@ Q_SIGNALS:
     void workspaceReady(const QString &path);
     // Outcome of openWorkspace / saveWorkspace / exportReport, for the status bar.
     void operationFinished(bool ok, const QString &message);
+    // ---- session hygiene (issue 17.7) ----
+    // The session was saved as `path` (Save As): the window's title follows.
+    void workspaceSaved(const QString &path);
+    // The settings a workspace just opened remembers (policy, timeWindow, ...).
+    void sessionSettingsLoaded(const QVariantMap &settings);
 
 private:
     void ensureTimer();
@@ -92,6 +137,18 @@ private:
     // Keeps reading what other processes commit to the workspace opened last.
     void followWorkspace(std::unique_ptr<WorkspaceFollower> follower);
     void pollWorkspace();
+    // Acknowledged feeds: the scratch writer's onSettled (writer thread), and what follows a
+    // commit on the session's thread.
+    void onScratchSettled(const std::deque<WriteBatch> &batches, const QString &error);
+    void applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
+                          const QList<MalformedRecord> &malformed);
+    qint64 scratchSourceId(const QString &source);
+    // Session hygiene: the session's own workspace (opened or saved) and what it remembers.
+    void rememberPolicy(const QString &nameFileOrJson);
+    void writeSessionSettings(const QStringList &keys);
+    void adoptSavedWorkspace(Workspace &workspace, const QString &path);
+    void restoreSessionSettings(WorkspaceReader &reader, const QString &path);
+    void replayWorkspaceEvents(const QString &path);
 
     PolicySet m_policies;
     std::unique_ptr<Analysis> m_analysis;
@@ -121,6 +178,33 @@ private:
     // The workspace opened last, followed for commits of other processes, and its poll timer.
     std::unique_ptr<WorkspaceFollower> m_workspaceFollower;
     QTimer *m_workspaceTimer = nullptr;
+
+    // Acknowledged batches waiting for their transaction, by writer sequence number.
+    struct AwaitingCommit
+    {
+        QString feed;
+        StoredCallback settled;
+        quint64 epoch = 0; // m_sessionEpoch when it was submitted
+    };
+    // Protects m_awaitingCommit: entries are added on the session's thread (held across
+    // trySubmit, which may commit before it returns) and taken on the writer's (onSettled) or
+    // the session's (deadline withdrawal).
+    QMutex m_awaitingMutex;
+    QHash<quint64, AwaitingCommit> m_awaitingCommit;
+    // Arrival meters of the acknowledged feeds (session thread only).
+    QHash<QString, models::RateMeter> m_feedRates;
+
+    // Session hygiene (issue 17.7). The workspace settings keys the session restores.
+    static constexpr const char *kPolicySetting = "policy";
+    static constexpr const char *kSessionSettingKeys[] = {"policy", "timeWindow"};
+    // Bumped by newSession(): batches acknowledged for an older session are not counted.
+    // Read on the writer's thread (onScratchSettled), hence atomic.
+    std::atomic<quint64> m_sessionEpoch{0};
+    quint64 m_scratchCount = 0;        // scratch workspaces made, for unique names
+    QStringList m_openedWorkspaces;    // replayed again under new policies
+    QString m_sessionWorkspace;        // opened or saved: where settings are written
+    QString m_policySource;            // what setPolicies was given last ("" = built-in)
+    QHash<QString, QString> m_sessionSettings;
 };
 
 } // namespace ts

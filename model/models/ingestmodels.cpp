@@ -1,6 +1,7 @@
 #include "ingestmodels.h"
 
 #include "core/timeparse.h"
+#include "feedhealth.h"
 #include "snapshotmath.h"
 
 #include <QDateTime>
@@ -8,7 +9,8 @@
 namespace ts::models {
 
 IngestSourcesModel::IngestSourcesModel(QObject *parent)
-    : QAbstractTableModel(parent), m_nowMs(QDateTime::currentMSecsSinceEpoch())
+    : QAbstractTableModel(parent), m_nowMs(QDateTime::currentMSecsSinceEpoch()),
+      m_staleAfterMs(qint64(kDefaultStaleAfterSeconds) * 1000)
 {
 }
 
@@ -31,14 +33,41 @@ void IngestSourcesModel::setSources(const QList<IngestSourceStatus> &sources)
 void IngestSourcesModel::setNow(qint64 nowMs)
 {
     m_nowMs = nowMs;
+    // Silence, the decayed rate and staleness (the whole row's colour) all follow the clock.
     if (!m_sources.isEmpty())
-        Q_EMIT dataChanged(index(0, LastEventColumn), index(rowCount() - 1, LastEventColumn));
+        Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+void IngestSourcesModel::setStaleAfterMs(qint64 ms)
+{
+    if (ms == m_staleAfterMs)
+        return;
+    m_staleAfterMs = ms;
+    if (!m_sources.isEmpty())
+        Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
+}
+
+QStringList IngestSourcesModel::staleFeeds() const
+{
+    QStringList stale;
+    for (const IngestSourceStatus &source : m_sources) {
+        if (!isFeedStale(source, m_nowMs, m_staleAfterMs))
+            continue;
+        const QString silence = formatDuration(*feedSilenceMs(source, m_nowMs));
+        stale.append(source.lastEventReceivedMs
+                         ? tr("%1 (last event %2 ago)").arg(source.path, silence)
+                         : tr("%1 (no event in %2)").arg(source.path, silence));
+    }
+    return stale;
 }
 
 QString IngestSourcesModel::silenceText(const IngestSourceStatus &source, qint64 nowMs)
 {
-    if (!source.lastEventReceivedMs)
+    if (!source.lastEventReceivedMs) {
+        if (const auto silence = feedSilenceMs(source, nowMs))
+            return tr("never (listening for %1)").arg(formatDuration(*silence));
         return tr("never");
+    }
     return tr("%1 ago").arg(formatDuration(nowMs - *source.lastEventReceivedMs));
 }
 
@@ -57,11 +86,25 @@ QVariant IngestSourcesModel::data(const QModelIndex &index, int role) const
     if (!checkIndex(index, CheckIndexOption::IndexIsValid))
         return {};
     const IngestSourceStatus &source = m_sources.at(index.row());
+    const bool stale = isFeedStale(source, m_nowMs, m_staleAfterMs);
+    if (role == StaleRole)
+        return stale;
+    if (role == Qt::ToolTipRole && index.column() == ErrorsColumn)
+        return tr("%1 malformed records, %2 refused requests%3")
+            .arg(source.errors)
+            .arg(source.rejectedRequests)
+            .arg(source.lastError.isEmpty() ? QString() : QStringLiteral("\n") + source.lastError);
+    if (role == Qt::ToolTipRole && index.column() == StateColumn && stale)
+        return tr("No event for %1 (the stale threshold is %2). No events is not the same as no "
+                  "traffic: check the sender.")
+            .arg(formatDuration(*feedSilenceMs(source, m_nowMs)), formatDuration(m_staleAfterMs));
     if (role == SilenceSecondsRole) {
         if (!source.lastEventReceivedMs)
             return {};
         return (m_nowMs - *source.lastEventReceivedMs) / 1000;
     }
+    if (role == Qt::ToolTipRole && index.column() == LagColumn)
+        return tr("Arrival time minus the event's own timestamp");
     if (role == Qt::ToolTipRole && index.column() == LastEventColumn && source.lastEventTsMs)
         return tr("Last event's own timestamp: %1").arg(formatIsoMs(*source.lastEventTsMs));
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
@@ -74,12 +117,16 @@ QVariant IngestSourcesModel::data(const QModelIndex &index, int role) const
     case EventsColumn:
         return source.events;
     case RateColumn:
-        return tr("%1/s").arg(QString::number(source.eventsPerSecond, 'f', 1));
+        return tr("%1/s").arg(QString::number(feedRateNow(source, m_nowMs), 'f', 1));
     case LastEventColumn:
         return silenceText(source, m_nowMs);
     case ErrorsColumn:
-        return source.errors;
+        return source.errors + source.rejectedRequests;
+    case LagColumn:
+        return source.lagMs ? formatDuration(std::max<qint64>(0, *source.lagMs)) : QString();
     case StateColumn:
+        if (stale)
+            return tr("stale");
         if (source.finished)
             return tr("finished");
         return source.live ? tr("live") : tr("reading");
@@ -104,7 +151,9 @@ QVariant IngestSourcesModel::headerData(int section, Qt::Orientation orientation
     case LastEventColumn:
         return tr("Last event");
     case ErrorsColumn:
-        return tr("Malformed");
+        return tr("Errors");
+    case LagColumn:
+        return tr("Lag");
     case StateColumn:
         return tr("State");
     default:

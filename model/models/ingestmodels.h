@@ -19,11 +19,14 @@ public:
         RateColumn,
         LastEventColumn,
         ErrorsColumn,
+        LagColumn,
         StateColumn,
         ColumnCount
     };
     // Seconds since the last event arrived (qint64), or invalid when none arrived yet.
-    enum Role { SilenceSecondsRole = Qt::UserRole + 1 };
+    // Seconds since the last event arrived (qint64), or invalid when none arrived yet.
+    // StaleRole: bool, a running live feed silent past the stale threshold (feedhealth.h).
+    enum Role { SilenceSecondsRole = Qt::UserRole + 1, StaleRole };
 
     explicit IngestSourcesModel(QObject *parent = nullptr);
 
@@ -31,6 +34,12 @@ public:
     // Wall clock used for "Ns ago"; the panel ticks it every second so a silent feed shows its
     // growing silence even when no status arrives at all.
     void setNow(qint64 nowMs);
+    // How long a live feed may stay silent before it is marked stale (row colour, "stale" in
+    // the State column); <= 0: never.
+    void setStaleAfterMs(qint64 ms);
+    [[nodiscard]] qint64 staleAfterMs() const { return m_staleAfterMs; }
+    // "path (last event 2 min 5 s ago)" for every stale feed, at the model's clock.
+    [[nodiscard]] QStringList staleFeeds() const;
     [[nodiscard]] const IngestSourceStatus &sourceAt(int row) const { return m_sources.at(row); }
 
     [[nodiscard]] int rowCount(const QModelIndex &parent = {}) const override;
@@ -45,6 +54,7 @@ public:
 private:
     QList<IngestSourceStatus> m_sources;
     qint64 m_nowMs = 0;
+    qint64 m_staleAfterMs;
 };
 
 class MalformedRecordsModel : public QAbstractTableModel

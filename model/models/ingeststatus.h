@@ -27,6 +27,14 @@ struct IngestSourceStatus
     qint64 errors = 0; // malformed records from this source
     bool live = false; // tailing / listening (true) or a finished import (false)
     bool finished = false;
+    // Live feeds (issue 17): the wall clock when the feed started (a listener opened), so a
+    // feed that never sent anything is silent since then, not "never" forever.
+    std::optional<qint64> liveSinceMs;
+    // Arrival time minus the last event's own timestamp: how far behind real time the feed's
+    // events reach the dashboard; nullopt when not measured (imports, the demo's simulated time).
+    std::optional<qint64> lagMs;
+    qint64 rejectedRequests = 0; // a listener's requests answered 4xx/5xx (not in `errors`)
+    QString lastError;           // its newest refusal or malformed-line reason
 };
 
 struct IngestStatus
