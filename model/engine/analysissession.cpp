@@ -804,12 +804,14 @@ void AnalysisSession::restoreSessionSettings(WorkspaceReader &reader, const QStr
             m_sessionSettings.insert(name, *value);
         }
     }
+    // The session's workspace from now on: a policy it brings is written back to it, never
+    // to a workspace opened before.
+    m_sessionWorkspace = path;
     // The workspace's policies, before its events are replayed (setPolicies replays what was
     // opened before it).
     const QString policy = loaded.value(QLatin1StringView(kPolicySetting)).toString();
     if (!policy.isEmpty() && policy != m_policySource)
         setPolicies(policy);
-    m_sessionWorkspace = path;
     if (!m_openedWorkspaces.contains(path))
         m_openedWorkspaces.append(path);
     Q_EMIT sessionSettingsLoaded(loaded);

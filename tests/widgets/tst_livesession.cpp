@@ -446,13 +446,22 @@ void TestLiveSession::policyIsSavedInTheWorkspace()
         QTRY_COMPARE(policySource(controller.session()), u"fabric"_qs);
     }
     QCOMPARE(workspaceSetting(saved, u"policy"_qs), u"fabric"_qs);
-    // Reopened in a new dashboard: the workspace's policies are in force again.
+    // Reopened in a new dashboard: the workspace's policies are in force again, and written to
+    // no other workspace (one without a policy opened before it keeps none).
+    const QString plain = dir.filePath(u"plain.tsws"_qs);
+    {
+        ts::Workspace empty;
+        QVERIFY(empty.open(plain));
+    }
     ts::app::DashboardController controller({});
     controller.start();
     QCOMPARE(policySource(controller.session()), QString());
+    Q_EMIT controller.window()->openWorkspaceRequested(plain);
+    QTRY_COMPARE(controller.window()->windowTitle(), u"plain.tsws — Throttlescope"_qs);
     Q_EMIT controller.window()->openWorkspaceRequested(saved);
     QTRY_COMPARE(shownEvents(controller.window()), 7);
     QCOMPARE(policySource(controller.session()), u"fabric"_qs);
+    QCOMPARE(workspaceSetting(plain, u"policy"_qs), QString());
     QCOMPARE(controller.window()->windowTitle(), u"policy.tsws — Throttlescope"_qs);
     // Back to the built-in set: the workspace forgets its own.
     Q_EMIT controller.window()->policyChangeRequested(u"builtin"_qs);
