@@ -24,6 +24,7 @@
 #include <QTemporaryDir>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <vector>
@@ -157,6 +158,26 @@ int main(int argc, char *argv[])
               dashboard.flushPendingSnapshot();
               dashboard.overviewPage()->gridView()->viewport()->repaint();
           }));
+    // The Overview's identities view (the default one): a live snapshot whose values changed
+    // everywhere, the model recomputed (urgency, sparkline, 429 rates, breakers, safe send)
+    // and the visible rows repainted. The budget: 50 ms on the GUI thread.
+    QTableView *identities = dashboard.overviewPage()->identityView();
+    print("overview identities refresh (live snapshot)", measure(30, [&](int run) {
+              auto next = std::make_shared<ts::DashboardSnapshot>(*snapshot);
+              next->generation = snapshot->generation + 100 + static_cast<quint64>(run);
+              for (ts::ScopeSummary &scope : next->report.scopes)
+                  scope.currentFill = std::fmod(scope.currentFill + 0.37 * (run + 1), 1.2);
+              dashboard.applySnapshot(next);
+              dashboard.flushPendingSnapshot();
+              identities->viewport()->repaint();
+          }));
+    print("overview identities: replay instant (model + repaint)", measure(30, [&](int run) {
+              dashboard.timeRange()->setReplayInstant(*snapshot->report.lastMs -
+                                                      (run % 10) * 30'000);
+              identities->viewport()->repaint();
+          }));
+    dashboard.timeRange()->setFollowing(true);
+
     snapshot->generation = 1000;
     dashboard.applySnapshot(snapshot);
     dashboard.flushPendingSnapshot();
