@@ -58,6 +58,13 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     m_limits->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_limits->setWordWrap(true);
     layout->addWidget(m_limits);
+    m_safeSend = new QLabel;
+    m_safeSend->setObjectName(QStringLiteral("bucketSafeSend"));
+    m_safeSend->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    QFont safeFont = m_safeSend->font();
+    safeFont.setBold(true);
+    m_safeSend->setFont(safeFont);
+    layout->addWidget(m_safeSend);
     m_plot->setObjectName(QStringLiteral("bucketPlot"));
     m_plot->setMinimumSize(300, 200);
     layout->addWidget(m_plot, 1);
@@ -93,12 +100,18 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
                            QPen(fillColor(1.0), 1.5, Qt::DashLine));
     m_effective = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("effective limit"),
                             QPen(fillColor(0.9), 1.5, Qt::DashDotLine));
-    m_usage =
-        makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("usage"), QPen(seriesColor(0), 1.6));
+    m_usage = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("usage (as the limiter counts)"),
+                        QPen(seriesColor(0), 1.6));
     m_usage->setLineStyle(QCPGraph::lsStepLeft);
     QColor usageFill = seriesColor(0);
     usageFill.setAlpha(40);
     m_usage->setBrush(usageFill);
+    // The accepted layer: what the service served. Below the limiter's count while throttled
+    // requests are charged; drawn over it, darker and thinner, so both read where they differ.
+    // (Solid: a dashed pen over thousands of steps costs the raster engine a second a replot.)
+    m_accepted = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("accepted"),
+                           QPen(seriesColor(0).darker(170), 1.0));
+    m_accepted->setLineStyle(QCPGraph::lsStepLeft);
     m_observed429 = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("429 observed"), Qt::NoPen);
     m_observed429->setLineStyle(QCPGraph::lsNone);
     m_observed429->setScatterStyle(
@@ -127,6 +140,17 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
                      QCustomPlot::limAbove);
     m_cursorLayer = m_plot->layer(QStringLiteral("cursor"));
     m_cursorLayer->setMode(QCPLayer::lmBuffered);
+    m_belowLimitNote = new QCPItemText(m_plot);
+    m_belowLimitNote->setClipToAxisRect(true);
+    m_belowLimitNote->setClipAxisRect(usageRect);
+    m_belowLimitNote->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_belowLimitNote->position->setAxisRect(usageRect);
+    m_belowLimitNote->position->setCoords(0.99, 0.02);
+    m_belowLimitNote->setPositionAlignment(Qt::AlignTop | Qt::AlignRight);
+    m_belowLimitNote->setTextAlignment(Qt::AlignRight);
+    m_belowLimitNote->setPadding(QMargins(6, 4, 6, 4));
+    m_belowLimitNote->setSelectable(false);
+    m_belowLimitNote->setVisible(false);
     m_cursor = new QCPItemStraightLine(m_plot);
     m_pctCursor = new QCPItemStraightLine(m_plot);
     m_cursor->setLayer(m_cursorLayer);
@@ -222,11 +246,14 @@ void BucketPage::rebuildGraphs()
 {
     const auto &snap = snapshot();
     const bool valid = snap && m_scopeIndex >= 0 && m_scopeIndex < snap->report.scopes.size();
-    for (QCPGraph *graph : {m_usage, m_capacity, m_effective, m_observed429, m_predicted429,
-                            m_retryAfter, m_reconstructedPct, m_observedPct})
+    for (QCPGraph *graph : {m_usage, m_accepted, m_capacity, m_effective, m_observed429,
+                            m_predicted429, m_retryAfter, m_reconstructedPct, m_observedPct})
         graph->data()->clear();
+    m_belowLimitNote->setVisible(false);
+    m_belowLimitNote->setText({});
     if (!valid) {
         m_limits->setText(snap ? tr("No bucket has seen traffic yet.") : tr("No data."));
+        m_safeSend->clear();
         applyTimeRange();
         return;
     }
@@ -237,7 +264,10 @@ void BucketPage::rebuildGraphs()
                                     : emptySeries;
 
     m_usage->data()->set(pointsOf(series.usageT, series.usage, 1.0, snap->report.lastMs), true);
-    m_usage->setName(scope.algorithm == u"credits" ? tr("credits used") : tr("usage"));
+    m_usage->setName(scope.algorithm == u"credits" ? tr("credits used (as the limiter counts)")
+                                                    : tr("usage (as the limiter counts)"));
+    m_accepted->data()->set(
+        pointsOf(series.usageT, series.acceptedUsage, 1.0, snap->report.lastMs), true);
 
     const qint64 first =
         snap->report.firstMs.value_or(series.usageT.empty() ? 0 : series.usageT.front());
@@ -264,6 +294,45 @@ void BucketPage::rebuildGraphs()
     };
     m_observed429->data()->set(markers(series.observedThrottleT), true);
     m_predicted429->data()->set(markers(series.predictedThrottleT), true);
+
+    // A bucket that throttles is never drawn below its limit without a word: observed 429s at
+    // instants where this limit had room (by the limiter's own count) were caused by something
+    // this chart does not model. Say how many, and what it can be.
+    if (scope.capacity > 0 && !series.observedThrottleT.empty()) {
+        qsizetype below = 0;
+        qsizetype belowUnderRetryAfter = 0;
+        for (qint64 t : series.observedThrottleT) {
+            if (models::usageAt(series, t) + 1 > scope.capacity)
+                continue;
+            ++below;
+            for (const auto &[start, end] : series.retryAfterIntervals) {
+                if (start <= t && t < end) {
+                    ++belowUnderRetryAfter;
+                    break;
+                }
+            }
+        }
+        if (below > 0) {
+            QStringList causes;
+            if (belowUnderRetryAfter > 0)
+                causes << tr("%1 while a Retry-After was running (shaded)").arg(belowUnderRetryAfter);
+            if (scope.effectiveLimit && *scope.effectiveLimit < scope.capacity)
+                causes << tr("the service's real limit looks lower: 429s began at %1")
+                              .arg(*scope.effectiveLimit);
+            causes << tr("or another limit on this key, or traffic not in this log");
+            m_belowLimitNote->setText(
+                tr("%1 of %2 observed 429s came while this limit had room:\n%3")
+                    .arg(below)
+                    .arg(series.observedThrottleT.size())
+                    .arg(causes.join(u'\n')));
+            m_belowLimitNote->setColor(palette().color(QPalette::Text));
+            QColor box = palette().color(QPalette::Base);
+            box.setAlpha(220);
+            m_belowLimitNote->setBrush(box);
+            m_belowLimitNote->setPen(QPen(fillColor(1.0), 1));
+            m_belowLimitNote->setVisible(true);
+        }
+    }
 
     QVector<QCPGraphData> shade;
     shade.reserve(static_cast<qsizetype>(series.retryAfterIntervals.size() * 2));
@@ -306,18 +375,55 @@ void BucketPage::rebuildGraphs()
                           'f', 0));
     else
         limits += tr(" · effective: unknown (no observed 429 yet)");
-    limits += tr(" · peak %1 %").arg(QString::number(scope.peakFill * 100.0, 'f', 0));
+    limits += tr(" · peak %1 % as the limiter counts (%2 % accepted)")
+                  .arg(QString::number(scope.peakFill * 100.0, 'f', 0),
+                       QString::number(scope.acceptedPeakFill * 100.0, 'f', 0));
     limits += tr(" · 429s %1 observed / %2 predicted")
                   .arg(scope.observedThrottled)
                   .arg(scope.predictedThrottled);
-    if (scope.nextSafeSendMs)
-        limits += tr(" · next safe send %1").arg(formatIsoMs(*scope.nextSafeSendMs));
     m_limits->setText(limits);
+    updateSafeSend();
     applyTimeRange();
+}
+
+void BucketPage::updateSafeSend()
+{
+    const auto &snap = snapshot();
+    if (!snap || m_scopeIndex < 0 || m_scopeIndex >= snap->report.scopes.size()) {
+        m_safeSend->clear();
+        return;
+    }
+    const auto instant = timeRange()->replayInstant();
+    const auto from = models::referenceInstant(*snap, instant);
+    if (!from) {
+        m_safeSend->clear();
+        return;
+    }
+    const models::SafeSend safe = models::safeSend(*snap, m_scopeIndex, instant);
+    QString text = models::safeSendText(safe, *from);
+    if (safe.atMs && *safe.atMs > *from)
+        text += tr(" (at %1)").arg(formatIsoMs(*safe.atMs));
+    text += instant ? tr(" · as of %1 (replay)").arg(formatIsoMs(*from))
+                    : tr(" · as of %1, the newest event").arg(formatIsoMs(*from));
+    m_safeSend->setText(text);
+    m_safeSend->setStyleSheet(safe.atMs && *safe.atMs > *from
+                                  ? QStringLiteral("color: %1").arg(fillColor(1.0).name())
+                                  : QString());
+}
+
+QString BucketPage::belowLimitNote() const
+{
+    return m_belowLimitNote->visible() ? m_belowLimitNote->text() : QString();
+}
+
+QString BucketPage::safeSendText() const
+{
+    return m_safeSend->text();
 }
 
 void BucketPage::timeChanged()
 {
+    updateSafeSend();
     // Only the replay instant moved (scrubbing): move the cursor and redraw its layer.
     if (timeRange()->hasRange() && timeRange()->startMs() == m_appliedStartMs &&
         timeRange()->endMs() == m_appliedEndMs) {

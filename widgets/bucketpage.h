@@ -1,8 +1,11 @@
 #pragma once
-// Bucket view: one (limit, key) bucket over time. Top: usage against the documented capacity
-// (and the effective limit learned from observed 429s), observed and predicted 429 markers,
-// Retry-After intervals shaded until the next safe send. Bottom: the reconstructed limit
-// percentage against the one the service reported in headers.
+// Bucket view: one (limit, key) bucket over time. Top: usage as the limiter counts it (throttled
+// requests included where the limit charges them) with the accepted usage as a second layer,
+// against the documented capacity (and the effective limit learned from observed 429s),
+// observed and predicted 429 markers, Retry-After intervals shaded until the next safe send;
+// 429s that came while the limit had room get a note on the chart saying so. Bottom: the
+// reconstructed limit percentage against the one the service reported in headers. The header
+// line counts down to the next safe send from now (the replay instant or the end of the data).
 //
 // Mouse: drag pans, wheel zooms (time axis only), Shift+drag selects a range to zoom into,
 // double-click shows everything. The x range is the shared TimeRange.
@@ -14,6 +17,7 @@ class QLabel;
 class QCPAxisRect;
 class QCPGraph;
 class QCPItemStraightLine;
+class QCPItemText;
 class QCPLayer;
 class QCPRange;
 
@@ -31,6 +35,11 @@ public:
 
     // The graphs, for tests and the benchmark.
     [[nodiscard]] QCPGraph *usageGraph() const { return m_usage; }
+    [[nodiscard]] QCPGraph *acceptedGraph() const { return m_accepted; }
+    // The note on the chart about observed 429s below the limit (empty when there is none).
+    [[nodiscard]] QString belowLimitNote() const;
+    // The next safe send as the header shows it ("safe to send in 42 s: ...").
+    [[nodiscard]] QString safeSendText() const;
     [[nodiscard]] QCPGraph *capacityGraph() const { return m_capacity; }
     [[nodiscard]] QCPGraph *effectiveLimitGraph() const { return m_effective; }
     [[nodiscard]] QCPGraph *observedThrottleGraph() const { return m_observed429; }
@@ -50,12 +59,16 @@ private:
     void applyTimeRange();
     void onPlotRangeChanged(const QCPRange &range);
     void placeCursor();
+    void updateSafeSend();
 
     QComboBox *m_scopes;
     QLabel *m_limits;
     QCustomPlot *m_plot;
     QCPAxisRect *m_pctRect = nullptr;
     QCPGraph *m_usage = nullptr;
+    QCPGraph *m_accepted = nullptr;
+    QCPItemText *m_belowLimitNote = nullptr;
+    QLabel *m_safeSend = nullptr;
     QCPGraph *m_capacity = nullptr;
     QCPGraph *m_effective = nullptr;
     QCPGraph *m_observed429 = nullptr;

@@ -167,6 +167,12 @@ void Dashboard::onAlertsInserted(int first, int last)
 void Dashboard::setIngestStatus(const IngestStatus &status)
 {
     m_ingest->setStatus(status);
+    // Live while a tail, a listener or the demo is still feeding: only then is the newest
+    // event "now" on the Overview.
+    bool live = false;
+    for (const IngestSourceStatus &source : status.sources)
+        live = live || (source.live && !source.finished);
+    m_overview->setLive(live);
 }
 
 void Dashboard::setWorkspacePath(const QString &path)

@@ -5,16 +5,21 @@
 #include "core/timeparse.h"
 #include "fillcelldelegate.h"
 #include "models/bucketgridmodel.h"
+#include "models/identityurgencymodel.h"
 #include "models/snapshotmath.h"
 #include "models/timerange.h"
 #include "theme.h"
+#include "urgencydelegate.h"
 
+#include <QDateTime>
 #include <QFrame>
+#include <QHash>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -27,7 +32,7 @@ namespace {
 // whose key can be long) takes a larger share of the row and never widens the window; the
 // others show their short figures whole.
 QLabel *addCard(QHBoxLayout *row, const QString &caption, const QString &objectName,
-                bool elided = false)
+                bool elided = false, QLabel **captionOut = nullptr)
 {
     auto *frame = new QFrame;
     frame->setFrameShape(QFrame::StyledPanel);
@@ -38,6 +43,9 @@ QLabel *addCard(QHBoxLayout *row, const QString &caption, const QString &objectN
     captionFont.setPointSizeF(captionFont.pointSizeF() * 0.9);
     captionLabel->setFont(captionFont);
     captionLabel->setForegroundRole(QPalette::PlaceholderText);
+    captionLabel->setObjectName(objectName + QStringLiteral("Caption"));
+    if (captionOut)
+        *captionOut = captionLabel;
     QLabel *value = elided ? new ElidedLabel(QStringLiteral("–")) : new QLabel(QStringLiteral("–"));
     value->setObjectName(objectName);
     QFont valueFont = value->font();
@@ -50,18 +58,28 @@ QLabel *addCard(QHBoxLayout *row, const QString &caption, const QString &objectN
     row->addWidget(frame, elided ? 3 : 1);
     return value;
 }
+// "22:45:07 UTC": short enough for a card's caption (the full instant is in the tooltip).
+QString shortUtc(qint64 ms)
+{
+    return QDateTime::fromMSecsSinceEpoch(ms, Qt::UTC).toString(QStringLiteral("HH:mm:ss")) +
+           QStringLiteral(" UTC");
+}
 } // namespace
 
 OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
     : DashboardPage(timeRange, parent), m_model(new models::BucketGridModel(this)),
       m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView), m_filter(new QLineEdit),
-      m_emptyHint(new QLabel), m_instantLabel(new QLabel)
+      m_emptyHint(new QLabel), m_instantLabel(new QLabel),
+      m_identityModel(new models::IdentityUrgencyModel(this)),
+      m_identityProxy(new QSortFilterProxyModel(this)), m_identityView(new QTableView),
+      m_views(new QTabWidget)
 {
     auto *layout = new QVBoxLayout(this);
     auto *cards = new QHBoxLayout;
     m_events = addCard(cards, tr("Events"), QStringLiteral("events"));
     m_throttles = addCard(cards, tr("Throttles"), QStringLiteral("throttles"));
-    m_worst = addCard(cards, tr("Worst bucket now"), QStringLiteral("worst"), /*elided=*/true);
+    m_worst = addCard(cards, tr("Worst bucket now"), QStringLiteral("worst"), /*elided=*/true,
+                      &m_worstCaption);
     m_breakers = addCard(cards, tr("Breakers open"), QStringLiteral("breakers"));
     m_alerts = addCard(cards, tr("Alerts"), QStringLiteral("alerts"));
     layout->addLayout(cards);
@@ -70,8 +88,32 @@ OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
     m_filter->setPlaceholderText(tr("Filter identities (Ctrl+F)"));
     m_filter->setClearButtonEnabled(true);
     filterRow->addWidget(m_filter, 1);
+    m_instantLabel->setObjectName(QStringLiteral("instantCaption"));
     filterRow->addWidget(m_instantLabel);
     layout->addLayout(filterRow);
+
+    // The identities at a glance: the model keeps them in urgency order; the proxy filters only.
+    m_identityProxy->setSourceModel(m_identityModel);
+    m_identityProxy->setFilterKeyColumn(models::IdentityUrgencyModel::IdentityColumn);
+    m_identityProxy->setFilterCaseSensitivity(Qt::CaseInsensitive);
+    m_identityView->setModel(m_identityProxy);
+    m_identityView->setItemDelegate(new UrgencyDelegate(m_identityView));
+    m_identityView->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_identityView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_identityView->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_identityView->setSortingEnabled(false);
+    m_identityView->setWordWrap(false);
+    // Keys are long (an app id and a user): keep both ends visible, the full key is on hover.
+    m_identityView->setTextElideMode(Qt::ElideMiddle);
+    m_identityView->verticalHeader()->hide();
+    m_identityView->verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
+    m_identityView->verticalHeader()->setDefaultSectionSize(m_identityView->fontMetrics().height() +
+                                                            14);
+    m_identityView->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+    m_identityView->horizontalHeader()->setStretchLastSection(true);
+    m_identityView->setObjectName(QStringLiteral("identityTable"));
+    m_views->setObjectName(QStringLiteral("overviewViews"));
+    m_views->addTab(m_identityView, tr("Identities"));
 
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(models::BucketGridModel::SortRole);
@@ -95,7 +137,8 @@ OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
     m_view->verticalHeader()->hide();
     m_view->setWordWrap(false);
     m_view->setObjectName(QStringLiteral("bucketGrid"));
-    layout->addWidget(m_view, 1);
+    m_views->addTab(m_view, tr("Bucket grid"));
+    layout->addWidget(m_views, 1);
 
     m_emptyHint->setText(tr("No data yet. Open a log (Ctrl+O), drop files on this window, or "
                             "start the demo (Ctrl+D)."));
@@ -103,8 +146,20 @@ OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
     m_emptyHint->setWordWrap(true);
     layout->addWidget(m_emptyHint);
 
-    connect(m_filter, &QLineEdit::textChanged, this,
-            [this](const QString &text) { m_proxy->setFilterFixedString(text); });
+    connect(m_filter, &QLineEdit::textChanged, this, [this](const QString &text) {
+        m_proxy->setFilterFixedString(text);
+        m_identityProxy->setFilterFixedString(text);
+    });
+    const auto openIdentity = [this](const QModelIndex &proxyIndex) {
+        const int scope =
+            proxyIndex.data(models::IdentityUrgencyModel::ScopeIndexRole).toInt();
+        if (scope >= 0)
+            Q_EMIT bucketActivated(scope);
+    };
+    connect(m_identityView, &QTableView::doubleClicked, this, openIdentity);
+    connect(m_identityView, &QTableView::activated, this, openIdentity);
+    connect(m_identityModel, &QAbstractItemModel::modelReset, this,
+            [this] { m_identityColumnsSized = false; });
     connect(m_view, &QTableView::clicked, this, [this](const QModelIndex &proxyIndex) {
         const int scope = proxyIndex.data(models::BucketGridModel::ScopeIndexRole).toInt();
         if (scope >= 0)
@@ -146,26 +201,94 @@ QString OverviewPage::headline(const QString &name) const
     return label ? label->text() : QString();
 }
 
+void OverviewPage::showGrid(bool grid)
+{
+    m_views->setCurrentIndex(grid ? 1 : 0);
+}
+
+void OverviewPage::setLive(bool live)
+{
+    if (live == m_live)
+        return;
+    m_live = live;
+    updateHeadline();
+}
+
+QString OverviewPage::instantCaption() const
+{
+    return m_instantLabel->text();
+}
+
 void OverviewPage::refresh()
 {
     m_model->setSnapshot(snapshot());
     m_model->setInstant(timeRange()->replayInstant());
+    m_identityModel->setInstant(timeRange()->replayInstant());
+    m_identityModel->setSnapshot(snapshot());
     m_emptyHint->setVisible(m_model->rowCount() == 0);
+    updateIdentities();
     updateHeadline();
 }
 
 void OverviewPage::timeChanged()
 {
     m_model->setInstant(timeRange()->replayInstant());
+    m_identityModel->setInstant(timeRange()->replayInstant());
+    updateIdentities();
     updateHeadline();
+}
+
+void OverviewPage::updateIdentities()
+{
+    if (!m_identityColumnsSized && m_identityModel->rowCount() > 0)
+        resizeIdentityColumns();
+}
+
+void OverviewPage::resizeIdentityColumns()
+{
+    m_identityColumnsSized = true;
+    using Model = models::IdentityUrgencyModel;
+    QHeaderView *header = m_identityView->horizontalHeader();
+    const QFontMetrics metrics = header->fontMetrics();
+    // Wide enough for the header and a typical value; the identity column for its longest key
+    // up to a third of the view (longer ones elide; the full key is in the tooltip).
+    int identity = metrics.horizontalAdvance(tr("Identity")) + 24;
+    for (int row = 0; row < m_identityModel->rowCount(); ++row)
+        identity = std::max(identity, m_identityView->fontMetrics().horizontalAdvance(
+                                          m_identityModel->rowAt(row).key) +
+                                          16);
+    m_identityView->setColumnWidth(Model::IdentityColumn,
+                                   std::min(identity, std::max(220, m_identityView->width() / 4)));
+    const int widths[] = {0, 100, 90, 140, 110, 90, 90};
+    for (int column = Model::StatusColumn; column < Model::SafeSendColumn; ++column) {
+        const QString label =
+            m_identityModel->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString();
+        m_identityView->setColumnWidth(column,
+                                       std::max(widths[column], metrics.horizontalAdvance(label) + 24));
+    }
 }
 
 void OverviewPage::updateHeadline()
 {
     const auto &snap = snapshot();
     const auto instant = timeRange()->replayInstant();
-    m_instantLabel->setText(instant ? tr("Buckets as of %1 (replay)").arg(formatIsoMs(*instant))
-                                    : tr("Buckets now"));
+    // "Now" only for a live feed at its newest event; a file or a replay instant is a moment
+    // of the past, and the tiles say which.
+    bool hasAsOf = instant.has_value();
+    qint64 asOfMs = instant.value_or(0);
+    if (!instant && !m_live && snap && snap->report.lastMs) {
+        hasAsOf = true;
+        asOfMs = *snap->report.lastMs;
+    }
+    if (instant)
+        m_instantLabel->setText(tr("As of %1 (replay)").arg(formatIsoMs(asOfMs)));
+    else if (hasAsOf)
+        m_instantLabel->setText(tr("As of %1, the end of the data").arg(formatIsoMs(asOfMs)));
+    else
+        m_instantLabel->setText(tr("Now"));
+    m_worstCaption->setText(hasAsOf ? tr("Worst bucket as of %1").arg(shortUtc(asOfMs))
+                                    : tr("Worst bucket now"));
+    m_worstCaption->setToolTip(hasAsOf ? formatIsoMs(asOfMs) : QString());
     if (!snap) {
         for (QLabel *label : {m_events, m_throttles, m_worst, m_breakers, m_alerts})
             label->setText(QStringLiteral("–"));
@@ -173,8 +296,22 @@ void OverviewPage::updateHeadline()
     }
     const ReportData &report = snap->report;
     m_events->setText(QLocale().toString(report.events));
+    // The event count is of the whole log (the snapshot has no count per instant): in replay
+    // the caption says so; the other tiles are evaluated at the instant.
+    if (auto *caption = findChild<QLabel *>(QStringLiteral("eventsCaption")))
+        caption->setText(instant ? tr("Events (whole log)") : tr("Events"));
     m_events->setToolTip(tr("%1 malformed records").arg(report.malformed));
-    m_throttles->setText(QLocale().toString(report.throttles.total));
+    qint64 throttles = report.throttles.total;
+    if (instant) {
+        throttles = 0;
+        for (const ThrottleBin &bin : snap->throttleBins) {
+            if (bin.startMs > *instant)
+                break;
+            for (auto it = bin.byErrorCode.cbegin(); it != bin.byErrorCode.cend(); ++it)
+                throttles += it.value();
+        }
+    }
+    m_throttles->setText(QLocale().toString(throttles));
     QString byCode;
     for (auto it = report.throttles.byErrorCode.cbegin(); it != report.throttles.byErrorCode.cend();
          ++it)
@@ -200,7 +337,10 @@ void OverviewPage::updateHeadline()
         // Too long for the card: keep the figure and the end of the key (the user, after the
         // app id), eliding in between.
         static_cast<ElidedLabel *>(m_worst)->setKeptPrefix(int(percent.size()));
-        m_worst->setToolTip(models::scopeLabel(report.scopes.at(worst)));
+        QString tip = models::scopeLabel(report.scopes.at(worst));
+        if (const auto from = models::referenceInstant(*snap, instant))
+            tip += u'\n' + models::safeSendText(models::safeSend(*snap, worst, instant), *from);
+        m_worst->setToolTip(tip);
         m_worst->setStyleSheet(QStringLiteral("color: %1")
                                    .arg(worstFill >= 0.8 ? fillColor(worstFill).name()
                                                          : palette().color(QPalette::Text).name()));
@@ -208,11 +348,28 @@ void OverviewPage::updateHeadline()
 
     int open = 0;
     QStringList openScopes;
+    // At a replay instant: each breaker's state then, from its transitions (in time order).
+    QHash<QString, std::pair<qint64, QString>> stateAt;
+    if (instant) {
+        for (const BreakerTransition &t : report.breakerTransitions) {
+            if (t.tsMs > *instant)
+                continue;
+            auto &latest = stateAt[t.scope + u'\n' + t.source];
+            if (latest.second.isEmpty() || t.tsMs >= latest.first)
+                latest = {t.tsMs, t.to};
+        }
+    }
     for (const BreakerSummary &breaker : report.breakers) {
-        if (breaker.finalState != u"closed" && !breaker.finalState.isEmpty()) {
+        QString state = breaker.finalState;
+        if (instant) {
+            state = stateAt.value(breaker.scope + u'\n' + breaker.source).second;
+            if (state.isEmpty())
+                state = QStringLiteral("closed");
+        }
+        if (state != u"closed" && !state.isEmpty()) {
             ++open;
             openScopes.append(breaker.scope + QStringLiteral(" (") + breaker.source +
-                              QStringLiteral("): ") + breaker.finalState);
+                              QStringLiteral("): ") + state);
         }
     }
     m_breakers->setText(QString::number(open));
@@ -222,10 +379,15 @@ void OverviewPage::updateHeadline()
                  : QString());
 
     int critical = 0;
-    for (const Alert &alert : report.alerts)
+    qsizetype alerts = 0;
+    for (const Alert &alert : report.alerts) {
+        if (instant && alert.atMs > *instant)
+            continue; // raised after the replay instant
+        ++alerts;
         critical += alert.severity == u"critical" ? 1 : 0;
-    m_alerts->setText(critical > 0 ? tr("%1 (%2 critical)").arg(report.alerts.size()).arg(critical)
-                                   : QString::number(report.alerts.size()));
+    }
+    m_alerts->setText(critical > 0 ? tr("%1 (%2 critical)").arg(alerts).arg(critical)
+                                   : QString::number(alerts));
 }
 
 } // namespace ts::widgets

@@ -1,6 +1,10 @@
 #pragma once
-// Overview: the headline figures and the bucket fill grid (identities x limits). One click on a
-// cell opens that bucket.
+// Overview: the headline figures, then two views of the same buckets: the identities at a
+// glance (one row per identity sorted by urgency: models::IdentityUrgencyModel) and the bucket
+// fill grid (identities x limits). One click on a row or a cell opens that bucket.
+//
+// Replay honesty: the figures describe "now" only for a live feed at its newest event; a file,
+// or any replay instant, is described "as of T".
 
 #include "dashboardpage.h"
 
@@ -8,10 +12,12 @@ class QLabel;
 class QLineEdit;
 class QSortFilterProxyModel;
 class QTableView;
+class QTabWidget;
 
 namespace ts::models {
 class BucketGridModel;
-}
+class IdentityUrgencyModel;
+} // namespace ts::models
 
 namespace ts::widgets {
 
@@ -24,11 +30,23 @@ public:
     [[nodiscard]] models::BucketGridModel *gridModel() const { return m_model; }
     [[nodiscard]] QSortFilterProxyModel *gridProxy() const { return m_proxy; }
     [[nodiscard]] QTableView *gridView() const { return m_view; }
+    [[nodiscard]] models::IdentityUrgencyModel *identityModel() const { return m_identityModel; }
+    [[nodiscard]] QSortFilterProxyModel *identityProxy() const { return m_identityProxy; }
+    [[nodiscard]] QTableView *identityView() const { return m_identityView; }
+    [[nodiscard]] QTabWidget *views() const { return m_views; }
+    // Identities (0) or the bucket grid (1).
+    void showGrid(bool grid);
+    // Whether the data is a live feed (tail, listener, demo): only then is its newest event
+    // "now"; a file read is shown "as of" its last event.
+    void setLive(bool live);
+    [[nodiscard]] bool isLive() const { return m_live; }
+    // The caption that says which instant the figures describe ("now", "as of T").
+    [[nodiscard]] QString instantCaption() const;
     [[nodiscard]] QAbstractItemModel *tableModel() const override;
     void setIdentityFilter(const QString &text);
 
     // Headline figures as displayed, for tests: "events", "throttles", "worst", "breakers",
-    // "alerts".
+    // "alerts"; their captions as "<name>Caption" ("worstCaption": "Worst bucket now").
     [[nodiscard]] QString headline(const QString &name) const;
 
 Q_SIGNALS:
@@ -40,6 +58,8 @@ protected:
 
 private:
     void updateHeadline();
+    void updateIdentities();
+    void resizeIdentityColumns();
 
     models::BucketGridModel *m_model;
     QSortFilterProxyModel *m_proxy;
@@ -52,6 +72,13 @@ private:
     QLabel *m_worst;
     QLabel *m_breakers;
     QLabel *m_alerts;
+    QLabel *m_worstCaption = nullptr;
+    models::IdentityUrgencyModel *m_identityModel;
+    QSortFilterProxyModel *m_identityProxy;
+    QTableView *m_identityView;
+    QTabWidget *m_views;
+    bool m_live = false;
+    bool m_identityColumnsSized = false;
 };
 
 } // namespace ts::widgets

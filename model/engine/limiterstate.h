@@ -9,9 +9,10 @@
 //   charge(t, cost, accepted)  the request consumed quota (accepted: the service took it)
 //   roomAt(t)         the earliest instant >= t at which a unit request fits, with no traffic
 // and reports usage (in requests / credits / tokens used) for the fill = usage / capacity.
-// Usage is tracked twice: all charges (what decides) and charges of accepted requests only
-// (what the dashboard shows), so a storm of counted 429s does not paint a fixed window at 250 %
-// while a service that accepts more than documented still shows fill above 1.
+// Usage is tracked twice: all charges (what decides, countedUsageAt: the usage the dashboard and
+// the report show) and charges of accepted requests only (usageAt: the accepted layer drawn
+// beside it), so a storm of counted 429s shows the bucket over its limit, as the limiter sees
+// it, while the accepted layer shows what the service really served.
 
 #include "policy/policy.h"
 
@@ -295,7 +296,7 @@ struct State
 
     // ---- read-outs (const: usable at any instant >= the last charge) -----------------------
 
-    // Usage at t as the dashboard shows it (accepted charges), without mutating the state.
+    // Usage at t of accepted charges only (the accepted layer), without mutating the state.
     [[nodiscard]] double usageAt(const Params &p, qint64 t) const
     {
         switch (p.algorithm) {
@@ -326,6 +327,44 @@ struct State
         case Algorithm::Concurrency: {
             qint64 count = 0;
             for (qint64 end : acceptedInFlight)
+                count += end > t ? 1 : 0;
+            return double(count);
+        }
+        case Algorithm::Observed:
+            return 0;
+        }
+        return 0;
+    }
+
+    // Usage at t as the limiter counts it: every charge, throttled requests included where the
+    // limit charges them (chargeThrottled), i.e. the count hasRoom() decides with. What the
+    // dashboard and the report show as a bucket's usage; usageAt() is the accepted layer.
+    [[nodiscard]] double countedUsageAt(const Params &p, qint64 t) const
+    {
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            if (windowStart == kNoTime || t >= windowStart + p.windowMs)
+                return 0;
+            return used;
+        case Algorithm::SlidingWindow: {
+            double sum = slidingSum;
+            for (size_t i = 0; i < charges.size() && charges.at(i).t <= t - p.windowMs; ++i)
+                sum -= charges.at(i).cost;
+            return std::max(0.0, sum);
+        }
+        case Algorithm::TokenBucket: {
+            if (lastRefill == kNoTime)
+                return 0;
+            const qint64 refill = std::max<qint64>(0, t - lastRefill) * p.refillMicroPerMs;
+            const qint64 tokens = std::min(p.capacityMicro, tokensMicro + refill);
+            return double(p.capacityMicro - tokens) / 1e6;
+        }
+        case Algorithm::LeakyBucket:
+            return usageAt(p, t); // nginx's excess counts every charge already
+        case Algorithm::Concurrency: {
+            qint64 count = 0;
+            for (qint64 end : inFlight)
                 count += end > t ? 1 : 0;
             return double(count);
         }

@@ -24,17 +24,29 @@ struct ScopeSummary
     double capacity = 0;
     double windowSeconds = 0; // 0 when the algorithm has no window
     qint64 requests = 0;
+    // Usage as the limiter counts it (throttled requests included where the limit charges
+    // them): the count that decides predictedThrottled. peakFill = peakUsage / capacity.
     double peakUsage = 0;
     double peakFill = 0;
+    // The same for accepted requests only (what the service served), docs/report-json.md.
+    double acceptedPeakUsage = 0;
+    double acceptedPeakFill = 0;
     double timeAtLimitSeconds = 0;
     qint64 predictedThrottled = 0;
     qint64 observedThrottled = 0;
     std::optional<qint64> nextSafeSendMs;
+    // Why nextSafeSendMs is that late: the limit (of this key's co-charged limits) whose window
+    // frees up last, and whether a Retry-After / blocked-until the service sent is what holds
+    // the key back longest (then nextSafeSendLimit names the limit it was attributed to).
+    QString nextSafeSendLimit;
+    bool nextSafeSendRetryAfter = false;
     // Learned from the service: usage at which observed 429s really began (nullopt = unknown).
     std::optional<double> effectiveLimit;
-    // State at the end of the data (or at the snapshot instant).
+    // State at the end of the data (or at the snapshot instant), as the limiter counts it, and
+    // the accepted layer of it.
     double currentUsage = 0;
     double currentFill = 0;
+    double currentAcceptedUsage = 0;
     // Highest x-ms-throttle-limit-percentage (or equivalent) the service reported for this key.
     std::optional<double> observedLimitPercentage;
 };
@@ -102,11 +114,16 @@ struct ReportData
 
 // The time series behind one ScopeSummary (same index in DashboardSnapshot::report.scopes),
 // for the bucket view and the replay scrubber: usage(t) is a step function, constant from
-// usageT[i] until usageT[i+1]; fill = usage / capacity.
+// usageT[i] until usageT[i+1]; fill = usage / capacity. usage is the limiter's count (peak per
+// bin), acceptedUsage the accepted layer, blockedUntil the latest instant (ms) the limit had no
+// room until, as projected in that bin with no further traffic (0 = it had room): the
+// "safe to send in" of a replay instant.
 struct ScopeSeries
 {
     std::vector<qint64> usageT;
     std::vector<double> usage;
+    std::vector<double> acceptedUsage;
+    std::vector<qint64> blockedUntil;
     // Header-observed limit percentage (fraction) at the instants the service reported it.
     std::vector<qint64> observedPctT;
     std::vector<double> observedPct;
@@ -126,6 +143,24 @@ struct ThrottleBin
     QMap<QString, qint64> byErrorCode;
 };
 
+// What one bucket key (ScopeSummary::key) sent in one second: the Overview's "429s per second
+// now" by errorCode and its lane share. Kept for the last few minutes of data only.
+struct KeyActivityBin
+{
+    qint64 startMs = 0;
+    qint32 requests = 0;
+    qint32 background = 0;  // requests on the background lane
+    qint32 laneTagged = 0;  // requests that name a lane at all (background or foreground)
+    qint32 throttles = 0;
+    QMap<QString, qint32> byErrorCode; // throttles by code ("none" without one); empty if none
+};
+
+struct KeyActivity
+{
+    QString key;
+    std::vector<KeyActivityBin> bins; // ascending startMs, 1 s each, gaps = nothing sent
+};
+
 // Everything the dashboard shows, as one immutable value handed from the worker to the GUI
 // thread (~10 Hz while live). generation increases with every snapshot so stale ones can be
 // dropped.
@@ -136,6 +171,9 @@ struct DashboardSnapshot
     std::vector<ScopeSeries> series; // parallel to report.scopes
     std::vector<ThrottleBin> throttleBins;
     qint64 binMs = 1000;
+    // Per key, the last kActivityRetentionMs of data before report.lastMs.
+    std::vector<KeyActivity> keyActivity;
+    static constexpr qint64 kActivityRetentionMs = 5 * 60 * 1000;
 };
 
 } // namespace ts

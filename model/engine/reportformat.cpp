@@ -6,6 +6,7 @@
 #include <QLocale>
 
 #include <algorithm>
+#include <cmath>
 
 namespace ts {
 
@@ -98,6 +99,8 @@ QByteArray reportToJson(const ReportData &report)
     json.beginArray();
     for (const ScopeSummary &scope : report.scopes) {
         json.beginObject();
+        json.numberMember(u"acceptedPeakFill", scope.acceptedPeakFill);
+        json.numberMember(u"acceptedPeakUsage", scope.acceptedPeakUsage);
         json.stringMember(u"algorithm", scope.algorithm);
         json.numberMember(u"capacity", scope.capacity);
         if (scope.effectiveLimit)
@@ -214,6 +217,12 @@ QString reportToText(const ReportData &report)
             if (scope.timeAtLimitSeconds > 0)
                 text += u", at the limit for "_qs + duration(scope.timeAtLimitSeconds);
             line(text);
+            // The limiter counts throttled requests too: say what the service really served
+            // when that differs visibly from the peak above.
+            if (std::abs(scope.acceptedPeakFill - scope.peakFill) >= 0.005)
+                line(u"      accepted requests alone peaked at "_qs +
+                     percent(scope.acceptedPeakFill) +
+                     u" (the limiter also counts the throttled ones)"_qs);
             if (scope.predictedThrottled || scope.observedThrottled)
                 line(u"      the model predicts "_qs + c.toString(scope.predictedThrottled) +
                      u" rejections; the service actually throttled "_qs +
@@ -231,9 +240,19 @@ QString reportToText(const ReportData &report)
                     line(u"      429s really began at a usage of "_qs +
                          c.toString(effective, 'g', 6) + u" (documented: "_qs + documented + u')');
             }
-            if (scope.nextSafeSendMs)
-                line(u"      still exhausted at the end of the log: next safe send "_qs +
-                     formatIsoMs(*scope.nextSafeSendMs));
+            if (scope.nextSafeSendMs) {
+                QString wait = u"      still exhausted at the end of the log: next safe send "_qs +
+                               formatIsoMs(*scope.nextSafeSendMs);
+                if (report.lastMs)
+                    wait += u" (in "_qs +
+                            duration(double(*scope.nextSafeSendMs - *report.lastMs) / 1000.0) +
+                            u')';
+                if (scope.nextSafeSendRetryAfter)
+                    wait += u", held by the service's Retry-After"_qs;
+                else if (!scope.nextSafeSendLimit.isEmpty())
+                    wait += u", when "_qs + scope.nextSafeSendLimit + u" frees up"_qs;
+                line(wait);
+            }
         }
         line();
     }

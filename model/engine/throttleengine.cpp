@@ -13,6 +13,7 @@
 #include <array>
 #include <bit>
 #include <cstring>
+#include <deque>
 #include <map>
 
 namespace ts {
@@ -101,6 +102,28 @@ struct KeyEntry
     int nextSameHash = -1;
     // Inline for the usual handful of limits: one fewer pointer to follow per event.
     QVarLengthArray<int, 8> buckets;
+    int activity = -1; // index into Impl::activities (plot data only)
+};
+
+// The last minutes of one key's traffic, per second (see KeyActivity): what the Overview reads
+// as "429s per second now" and the lane share. Bounded by time, so a long log costs nothing.
+struct ActivityLog
+{
+    QString key;
+    std::deque<KeyActivityBin> bins;
+
+    KeyActivityBin &binAt(qint64 t)
+    {
+        const qint64 start = limiter::floorDiv(t, 1000) * 1000;
+        if (bins.empty() || bins.back().startMs < start) {
+            bins.emplace_back().startMs = start;
+            while (bins.front().startMs <= start - DashboardSnapshot::kActivityRetentionMs)
+                bins.pop_front();
+        }
+        // A late event (older than the newest bin) counts in the newest bin: per-bucket
+        // clamping does the same with its instant.
+        return bins.back();
+    }
 };
 
 struct CompiledPolicy
@@ -414,14 +437,17 @@ constexpr size_t kInitialSeriesPoints = 64;
 
 struct Series
 {
-    // One point of the usage step series: the peak usage and peak reconstructed percentage in
-    // the bin starting at t. One vector of points, not three parallel vectors: appending then
-    // touches one tail in memory instead of three.
+    // One point of the usage step series: the peak usage (as the limiter counts it), the peak
+    // accepted usage, the peak reconstructed percentage and the latest "no room until" in the
+    // bin starting at t (0: it had room). One vector of points, not parallel vectors: appending
+    // then touches one tail in memory instead of several.
     struct Point
     {
         qint64 t;
         double usage;
+        double accepted;
         double pct;
+        qint64 blockedUntil;
     };
 
     qint64 resolutionMs = 1000;
@@ -429,19 +455,24 @@ struct Series
     // in the same bin, and updating three scalars inside the bucket avoids touching the vector.
     qint64 currentBin = kNoTime;
     double currentUsage = 0;
+    double currentAccepted = 0;
     double currentPct = 0;
+    qint64 currentBlockedUntil = 0;
     // points.back().t, kept here: reading the tail of the vector costs a cache miss per bin
     // (hundreds of buckets each append to their own vector), and the append only writes it.
     qint64 lastPointT = kNoTime;
     std::vector<Point> points;
 
-    void record(qint64 at, double value, double fill, size_t cap)
+    void record(qint64 at, double value, double accepted, double fill, qint64 blockedUntil,
+                size_t cap)
     {
         // Most events land in the bin being filled (its start is a multiple of the resolution):
         // a range check, no division.
         if (currentBin != kNoTime && at >= currentBin && at - currentBin < resolutionMs) {
             currentUsage = std::max(currentUsage, value);
+            currentAccepted = std::max(currentAccepted, accepted);
             currentPct = std::max(currentPct, fill);
+            currentBlockedUntil = std::max(currentBlockedUntil, blockedUntil);
             return;
         }
         flush(cap);
@@ -449,7 +480,9 @@ struct Series
         // bin start stays a multiple of the resolution (the range checks above rely on it).
         currentBin = limiter::floorDiv(at, resolutionMs) * resolutionMs;
         currentUsage = value;
+        currentAccepted = accepted;
         currentPct = fill;
+        currentBlockedUntil = blockedUntil;
     }
 
     void flush(size_t cap)
@@ -458,8 +491,11 @@ struct Series
             return;
         // currentBin is already a bin start at this resolution: no re-alignment needed.
         if (lastPointT == currentBin) {
-            points.back().usage = std::max(points.back().usage, currentUsage);
-            points.back().pct = std::max(points.back().pct, currentPct);
+            Point &back = points.back();
+            back.usage = std::max(back.usage, currentUsage);
+            back.accepted = std::max(back.accepted, currentAccepted);
+            back.pct = std::max(back.pct, currentPct);
+            back.blockedUntil = std::max(back.blockedUntil, currentBlockedUntil);
         } else {
             if (points.empty())
                 points.reserve(kInitialSeriesPoints);
@@ -469,7 +505,9 @@ struct Series
             Point &point = points.emplace_back();
             point.t = currentBin;
             point.usage = currentUsage;
+            point.accepted = currentAccepted;
             point.pct = currentPct;
+            point.blockedUntil = currentBlockedUntil;
             lastPointT = currentBin;
         }
         currentBin = kNoTime;
@@ -481,8 +519,11 @@ struct Series
     {
         point.t = limiter::floorDiv(point.t, resolution) * resolution;
         if (!to.empty() && to.back().t == point.t) {
-            to.back().usage = std::max(to.back().usage, point.usage);
-            to.back().pct = std::max(to.back().pct, point.pct);
+            Point &back = to.back();
+            back.usage = std::max(back.usage, point.usage);
+            back.accepted = std::max(back.accepted, point.accepted);
+            back.pct = std::max(back.pct, point.pct);
+            back.blockedUntil = std::max(back.blockedUntil, point.blockedUntil);
             return;
         }
         to.push_back(point);
@@ -529,8 +570,9 @@ struct alignas(64) Bucket
     bool nearLimit = false; // near-limit alert coalescing
     qint64 lastT = kNoTime;
     qint64 requests = 0;
-    double peakUsage = 0;
+    double peakUsage = 0; // as the limiter counts it
     double peakFill = 0;
+    double acceptedPeakUsage = 0;
     // Exhaustion episodes: closed total plus the running [start, end).
     qint64 atLimitMs = 0;
     qint64 exhaustedStart = kNoTime;
@@ -616,6 +658,7 @@ struct ThrottleEngine::Impl
     qint64 throttleBinMs = 1000;
     std::map<qint64, QMap<QString, qint64>> throttleBins;
     QList<Alert> alerts;
+    std::vector<ActivityLog> activities; // per key entry that saw traffic (plot data only)
 
     // Text for fields that are numbers in the event (status), so matchers can read them.
     QString scratch;
@@ -705,6 +748,7 @@ struct ThrottleEngine::Impl
         throttleBinMs = options.throttleBinMs;
         throttleBins.clear();
         alerts.clear();
+        activities.clear();
     }
 
     // The route of the event's service (-1 when the table is full and the service is new).
@@ -907,7 +951,8 @@ struct ThrottleEngine::Impl
         return limit.spec.defaultCost;
     }
 
-    void recordThrottle(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+    // Returns the throttle's error code as counted ("none" without one).
+    QString recordThrottle(const RequestEvent &event, const throttle::ThrottleSignals &sig)
     {
         ++throttles.total;
         const QString code = sig.errorCode.isEmpty() ? QStringLiteral("none") : sig.errorCode;
@@ -923,7 +968,7 @@ struct ThrottleEngine::Impl
                                                                     : event.identity][code];
 
         if (!options.recordPlotData)
-            return;
+            return code;
         const qint64 bin = limiter::floorDiv(event.tsMs, throttleBinMs) * throttleBinMs;
         ++throttleBins[bin][code];
         if (throttleBins.size() > size_t(options.maxSeriesPoints)) {
@@ -937,6 +982,7 @@ struct ThrottleEngine::Impl
             }
             throttleBins = std::move(merged);
         }
+        return code;
     }
 
     void raiseNearLimit(Bucket &bucket, const CompiledLimit &limit, qint64 t, double usage,
@@ -979,11 +1025,42 @@ struct ThrottleEngine::Impl
         alerts.append(alert);
     }
 
+    // The event's second in the activity log of every key it was charged under (each key entry
+    // once, whatever number of limits share it).
+    void recordActivity(const CompiledPolicy &policy, const EventContext &ctx, bool throttled,
+                        const QString &code)
+    {
+        const RequestEvent &event = *ctx.event;
+        const bool background = !event.lane.isEmpty() &&
+                                event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
+        const bool tagged = background || (!event.lane.isEmpty() &&
+                                           event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0);
+        for (size_t k = 0; k < policy.keys.size() && k < size_t(kMaxKeySignatures); ++k) {
+            const int entryIndex = ctx.keyEntries[k];
+            if (entryIndex < 0)
+                continue;
+            KeyEntry &entry = keyEntries[size_t(entryIndex)];
+            if (entry.activity < 0) {
+                entry.activity = int(activities.size());
+                activities.emplace_back().key = entry.key;
+            }
+            KeyActivityBin &bin = activities[size_t(entry.activity)].binAt(event.tsMs);
+            ++bin.requests;
+            bin.background += background ? 1 : 0;
+            bin.laneTagged += tagged ? 1 : 0;
+            if (throttled) {
+                ++bin.throttles;
+                ++bin.byErrorCode[code];
+            }
+        }
+    }
+
     // What the engine keeps of a throttle answer besides the taxonomy.
     struct ThrottleAdvice
     {
         std::optional<double> limitPercentage;
         std::optional<qint64> retryAtMs;
+        QString errorCode; // "none" without one
     };
 
     // Counts a throttle answer and returns its advice. Out of line: the signal set is a large
@@ -992,12 +1069,12 @@ struct ThrottleEngine::Impl
                                                   const throttle::ThrottleSignals *given)
     {
         if (given) {
-            recordThrottle(event, *given);
-            return {given->limitPercentage, given->retryAtMs};
+            QString code = recordThrottle(event, *given);
+            return {given->limitPercentage, given->retryAtMs, std::move(code)};
         }
         const throttle::ThrottleSignals extracted = throttle::extract(event);
-        recordThrottle(event, extracted);
-        return {extracted.limitPercentage, extracted.retryAtMs};
+        QString code = recordThrottle(event, extracted);
+        return {extracted.limitPercentage, extracted.retryAtMs, std::move(code)};
     }
 
     Verdict process(const RequestEvent &event, const throttle::ThrottleSignals *given)
@@ -1020,10 +1097,12 @@ struct ThrottleEngine::Impl
         // set is a few hundred bytes of strings and optionals that a plain success does not need.
         std::optional<double> observedPct;
         std::optional<qint64> retryAt;
+        QString throttleCode;
         if (throttled) {
-            const ThrottleAdvice advice = noteThrottle(event, given);
+            ThrottleAdvice advice = noteThrottle(event, given);
             observedPct = advice.limitPercentage;
             retryAt = advice.retryAtMs;
+            throttleCode = std::move(advice.errorCode);
         } else if (given) {
             observedPct = given->limitPercentage;
         } else if (!event.headers.isEmpty()) {
@@ -1079,9 +1158,13 @@ struct ThrottleEngine::Impl
             // before t's bin" is idleBin + resolution <= t.)
             const qint64 idleBin = options.recordPlotData ? bucket.series.nextBinStart() : kNoTime;
             if (idleBin != kNoTime && t - idleBin >= bucket.series.resolutionMs) {
-                const double idleUsage = bucket.state.usageAt(limit.params, idleBin);
+                const double idleUsage = bucket.state.countedUsageAt(limit.params, idleBin);
+                const double idleAccepted = bucket.state.usageAt(limit.params, idleBin);
                 const double cap = limit.params.capacity;
-                bucket.series.record(idleBin, idleUsage, cap > 0 ? idleUsage / cap : 0,
+                const qint64 idleRoom = bucket.state.roomAt(limit.params, idleBin);
+                bucket.series.record(idleBin, idleUsage, idleAccepted,
+                                     cap > 0 ? idleUsage / cap : 0,
+                                     idleRoom > idleBin ? idleRoom : 0,
                                      size_t(options.maxSeriesPoints));
             }
             bucket.state.advance(limit.params, t);
@@ -1097,6 +1180,8 @@ struct ThrottleEngine::Impl
         if (count == 0)
             return verdict;
         verdict.matched = true;
+        if (options.recordPlotData)
+            recordActivity(policy, ctx, throttled, throttleCode);
         verdict.predictedThrottled = anyExhausted;
         if (mask != policy.lastChargedMask) { // the same set of limits again changes nothing
             policy.lastChargedMask = mask;
@@ -1110,9 +1195,11 @@ struct ThrottleEngine::Impl
         const qint64 responseMs = throttle::responseTimeMs(event);
         const qint64 endMs = event.durationMs >= 0 ? responseMs : t0;
 
-        double maxFill = 0;
+        double maxFill = 0;        // accepted: what softens the breakers (Verdict::fill)
+        double maxCountedFill = 0; // as the limiter counts it: the reconstructed percentage
         std::array<double, kMaxLimits> usageBefore; // only [0, count) is used
-        std::array<double, kMaxLimits> usageAfter;
+        std::array<double, kMaxLimits> usageAfter;    // as the limiter counts it
+        std::array<double, kMaxLimits> acceptedAfter; // accepted charges only
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];
             Bucket &bucket = buckets[size_t(c.bucket)];
@@ -1123,12 +1210,15 @@ struct ThrottleEngine::Impl
             if (!rejected || limit.chargeThrottled)
                 bucket.state.charge(limit.params, bucket.lastT, c.cost, !rejected, endMs);
             const double usage = bucket.state.usageAt(limit.params, bucket.lastT);
-            usageAfter[size_t(i)] = usage;
+            acceptedAfter[size_t(i)] = usage;
+            usageAfter[size_t(i)] = bucket.state.countedUsageAt(limit.params, bucket.lastT);
             const double cap = limit.params.capacity;
             if (cap > 0 && usage / cap > maxFill) {
                 maxFill = usage / cap;
                 verdict.fillApplicationWide = limit.keyedByAppOnly;
             }
+            if (cap > 0)
+                maxCountedFill = std::max(maxCountedFill, usageAfter[size_t(i)] / cap);
         }
         verdict.fill = maxFill;
 
@@ -1179,18 +1269,24 @@ struct ThrottleEngine::Impl
                     bucket.marks.observedPct.push(t, *observedPct, size_t(options.maxSeriesPoints));
             }
 
-            const double usage = usageAfter[size_t(i)]; // phase learning moves no charge
+            // Phase learning moves no charge. The bucket's usage is the limiter's count; the
+            // near-limit alert keeps reading the accepted layer, as it always has.
+            const double usage = usageAfter[size_t(i)];
+            const double accepted = acceptedAfter[size_t(i)];
             const double cap = limit.params.capacity;
             const double fill = cap > 0 ? usage / cap : 0;
+            const double acceptedFill = cap > 0 ? accepted / cap : 0;
             bucket.peakUsage = std::max(bucket.peakUsage, usage);
             bucket.peakFill = std::max(bucket.peakFill, fill);
-            if (options.recordPlotData)
-                bucket.series.record(t, usage, maxFill, size_t(options.maxSeriesPoints));
-            if (cap > 0 && fill >= options.nearLimitFill)
-                raiseNearLimit(bucket, limit, t, usage, fill);
+            bucket.acceptedPeakUsage = std::max(bucket.acceptedPeakUsage, accepted);
 
             // Time at the limit: the union of [exhausted, room again) intervals.
             const qint64 room = bucket.state.trackRoomAt(limit.params, t);
+            if (options.recordPlotData)
+                bucket.series.record(t, usage, accepted, maxCountedFill, room > t ? room : 0,
+                                     size_t(options.maxSeriesPoints));
+            if (cap > 0 && acceptedFill >= options.nearLimitFill)
+                raiseNearLimit(bucket, limit, t, accepted, acceptedFill);
             if (room > t) {
                 if (bucket.exhaustedStart != kNoTime && t <= bucket.exhaustedEnd) {
                     bucket.exhaustedEnd = std::max(bucket.exhaustedEnd, room);
@@ -1237,11 +1333,14 @@ struct ThrottleEngine::Impl
             const CompiledLimit &limit = limits[size_t(bucket.limit)];
             bucketsByKey[QString::number(limit.policy) + u'\n' + bucket.key].append(i);
         }
-        auto blockedUntil = [&](const Bucket &bucket) {
+        // When the bucket has room again, and whether the service's Retry-After is what
+        // decides it.
+        auto blockedUntil = [&](const Bucket &bucket, bool *byRetryAfter) {
             const CompiledLimit &limit = limits[size_t(bucket.limit)];
             qint64 until = bucket.state.roomAt(limit.params, std::max(at, bucket.lastT));
-            if (bucket.retryUntil != kNoTime)
-                until = std::max(until, bucket.retryUntil);
+            *byRetryAfter = bucket.retryUntil != kNoTime && bucket.retryUntil > until;
+            if (*byRetryAfter)
+                until = bucket.retryUntil;
             return until;
         };
 
@@ -1263,6 +1362,8 @@ struct ThrottleEngine::Impl
             s.requests = bucket.requests;
             s.peakUsage = bucket.peakUsage;
             s.peakFill = bucket.peakFill;
+            s.acceptedPeakUsage = bucket.acceptedPeakUsage;
+            s.acceptedPeakFill = s.capacity > 0 ? bucket.acceptedPeakUsage / s.capacity : 0;
             qint64 atLimit = bucket.atLimitMs;
             if (bucket.exhaustedStart != kNoTime) {
                 const qint64 end =
@@ -1275,8 +1376,9 @@ struct ThrottleEngine::Impl
             s.effectiveLimit = bucket.effectiveLimit;
             s.observedLimitPercentage = bucket.observedPctMax;
             const qint64 evalAt = std::max(at, bucket.lastT);
-            s.currentUsage = bucket.state.usageAt(limit.params, evalAt);
+            s.currentUsage = bucket.state.countedUsageAt(limit.params, evalAt);
             s.currentFill = s.capacity > 0 ? s.currentUsage / s.capacity : 0;
+            s.currentAcceptedUsage = bucket.state.usageAt(limit.params, evalAt);
 
             const quint64 group = coChargedClosure(policy, limit.indexInPolicy);
             qint64 safe = kNoTime;
@@ -1286,9 +1388,13 @@ struct ThrottleEngine::Impl
                 const int index = limits[size_t(candidate.limit)].indexInPolicy;
                 if (!((group >> index) & 1))
                     continue;
-                const qint64 until = blockedUntil(candidate);
-                if (until > evalAt)
-                    safe = std::max(safe, until); // the maximum, never the minimum
+                bool byRetryAfter = false;
+                const qint64 until = blockedUntil(candidate, &byRetryAfter);
+                if (until > evalAt && until > safe) { // the maximum, never the minimum
+                    safe = until;
+                    s.nextSafeSendLimit = limits[size_t(candidate.limit)].spec.name;
+                    s.nextSafeSendRetryAfter = byRetryAfter;
+                }
             }
             if (safe != kNoTime)
                 s.nextSafeSendMs = safe;
@@ -1306,13 +1412,20 @@ struct ThrottleEngine::Impl
         const SeriesMarks &marks = buckets[size_t(index)].marks;
         std::vector<Series::Point> points = s.points;
         if (s.currentBin != kNoTime)
-            Series::append(points, {s.currentBin, s.currentUsage, s.currentPct}, s.resolutionMs);
+            Series::append(points,
+                           {s.currentBin, s.currentUsage, s.currentAccepted, s.currentPct,
+                            s.currentBlockedUntil},
+                           s.resolutionMs);
         out.usageT.reserve(points.size());
         out.usage.reserve(points.size());
+        out.acceptedUsage.reserve(points.size());
+        out.blockedUntil.reserve(points.size());
         out.reconstructedPct.reserve(points.size());
         for (const Series::Point &point : points) {
             out.usageT.push_back(point.t);
             out.usage.push_back(point.usage);
+            out.acceptedUsage.push_back(point.accepted);
+            out.blockedUntil.push_back(point.blockedUntil);
             out.reconstructedPct.push_back(point.pct);
         }
         for (const auto &[t, pct] : marks.observedPct.items()) {
@@ -1456,6 +1569,20 @@ void ThrottleEngine::fillSnapshot(DashboardSnapshot *snapshot, std::optional<qin
         snapshot->series.push_back(series(i));
     snapshot->throttleBins = throttleBins();
     snapshot->binMs = d->throttleBinMs;
+    snapshot->keyActivity.clear();
+    if (d->lastMs) {
+        // Only what is recent at the end of the data; a key silent for longer shows nothing.
+        const qint64 since = *d->lastMs - DashboardSnapshot::kActivityRetentionMs;
+        for (const ActivityLog &log : d->activities) {
+            auto first = std::find_if(log.bins.begin(), log.bins.end(),
+                                      [since](const KeyActivityBin &bin) { return bin.startMs > since; });
+            if (first == log.bins.end())
+                continue;
+            KeyActivity &activity = snapshot->keyActivity.emplace_back();
+            activity.key = log.key;
+            activity.bins.assign(first, log.bins.end());
+        }
+    }
 }
 
 DashboardSnapshot ThrottleEngine::replay(const PolicySet &policies,

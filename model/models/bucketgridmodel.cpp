@@ -185,14 +185,22 @@ QString BucketGridModel::tooltip(int scopeIndex) const
         text += tr("Capacity: %1 per %2 s").arg(scope.capacity).arg(scope.windowSeconds) + u'\n';
     else
         text += tr("Capacity: %1").arg(scope.capacity) + u'\n';
-    text += tr("Usage%1: %2 (%3 %)")
+    const int index = scopeIndex;
+    const double accepted =
+        m_instant && static_cast<size_t>(index) < m_snapshot->series.size()
+            ? acceptedUsageAt(m_snapshot->series[static_cast<size_t>(index)], *m_instant)
+            : scope.currentAcceptedUsage;
+    text += tr("Usage as the limiter counts%1: %2 (%3 %), accepted %4")
                 .arg(m_instant ? tr(" at %1").arg(formatIsoMs(*m_instant)) : QString())
                 .arg(usage)
-                .arg(QString::number(fill * 100.0, 'f', 1)) +
+                .arg(QString::number(fill * 100.0, 'f', 1))
+                .arg(accepted) +
             u'\n';
-    text += tr("Peak: %1 (%2 %)")
+    text += tr("Peak: %1 (%2 %), accepted %3 (%4 %)")
                 .arg(scope.peakUsage)
-                .arg(QString::number(scope.peakFill * 100.0, 'f', 1)) +
+                .arg(QString::number(scope.peakFill * 100.0, 'f', 1))
+                .arg(scope.acceptedPeakUsage)
+                .arg(QString::number(scope.acceptedPeakFill * 100.0, 'f', 1)) +
             u'\n';
     if (scope.effectiveLimit)
         text += tr("Effective limit (from observed 429s): %1").arg(*scope.effectiveLimit) + u'\n';
@@ -200,8 +208,12 @@ QString BucketGridModel::tooltip(int scopeIndex) const
                 .arg(scope.observedThrottled)
                 .arg(scope.predictedThrottled) +
             u'\n';
-    if (scope.nextSafeSendMs)
-        text += tr("Next safe send: %1").arg(formatIsoMs(*scope.nextSafeSendMs));
+    const SafeSend safe = safeSend(*m_snapshot, index, m_instant);
+    const auto from = referenceInstant(*m_snapshot, m_instant);
+    if (safe.atMs && from && *safe.atMs > *from)
+        text += tr("Next safe send: in %1 (%2), at %3")
+                    .arg(formatCountdown(*safe.atMs - *from), safeSendReason(safe),
+                         formatIsoMs(*safe.atMs));
     else
         text += tr("Next safe send: now (not exhausted)");
     return text;

@@ -49,6 +49,122 @@ double displayedUsage(const DashboardSnapshot &snapshot, int scopeIndex,
     return usageAt(snapshot.series[static_cast<size_t>(scopeIndex)], *instantMs);
 }
 
+double acceptedUsageAt(const ScopeSeries &series, qint64 tMs)
+{
+    const auto &times = series.usageT;
+    if (times.empty() || series.acceptedUsage.size() != times.size())
+        return 0;
+    const auto after = std::upper_bound(times.begin(), times.end(), tMs);
+    if (after == times.begin())
+        return 0;
+    return series.acceptedUsage[static_cast<size_t>(std::distance(times.begin(), after) - 1)];
+}
+
+std::optional<qint64> referenceInstant(const DashboardSnapshot &snapshot,
+                                       std::optional<qint64> instantMs)
+{
+    if (instantMs)
+        return instantMs;
+    return snapshot.report.lastMs;
+}
+
+SafeSend scopeSafeSendAt(const DashboardSnapshot &snapshot, int scopeIndex, qint64 tMs)
+{
+    SafeSend safe;
+    if (scopeIndex < 0 || scopeIndex >= snapshot.report.scopes.size() ||
+        static_cast<size_t>(scopeIndex) >= snapshot.series.size())
+        return safe;
+    const ScopeSummary &scope = snapshot.report.scopes.at(scopeIndex);
+    const ScopeSeries &series = snapshot.series[static_cast<size_t>(scopeIndex)];
+    const auto &times = series.usageT;
+    if (!times.empty() && series.blockedUntil.size() == times.size()) {
+        const auto after = std::upper_bound(times.begin(), times.end(), tMs);
+        if (after != times.begin()) {
+            const qint64 until =
+                series.blockedUntil[static_cast<size_t>(std::distance(times.begin(), after) - 1)];
+            if (until > tMs) {
+                safe.atMs = until;
+                safe.limit = scope.limit;
+                safe.scopeIndex = scopeIndex;
+            }
+        }
+    }
+    for (const auto &[start, end] : series.retryAfterIntervals) {
+        if (start <= tMs && tMs < end && (!safe.atMs || end > *safe.atMs)) {
+            safe.atMs = end;
+            safe.limit = scope.limit;
+            safe.retryAfter = true;
+            safe.scopeIndex = scopeIndex;
+        }
+    }
+    return safe;
+}
+
+SafeSend laterOf(const SafeSend &a, const SafeSend &b)
+{
+    if (!b.atMs)
+        return a;
+    if (!a.atMs || *b.atMs > *a.atMs)
+        return b;
+    return a;
+}
+
+SafeSend safeSend(const DashboardSnapshot &snapshot, int scopeIndex,
+                  std::optional<qint64> instantMs)
+{
+    SafeSend safe;
+    if (scopeIndex < 0 || scopeIndex >= snapshot.report.scopes.size())
+        return safe;
+    const ScopeSummary &scope = snapshot.report.scopes.at(scopeIndex);
+    if (!instantMs) {
+        if (scope.nextSafeSendMs) {
+            safe.atMs = scope.nextSafeSendMs;
+            safe.limit = scope.nextSafeSendLimit.isEmpty() ? scope.limit : scope.nextSafeSendLimit;
+            safe.retryAfter = scope.nextSafeSendRetryAfter;
+            safe.scopeIndex = scopeIndex;
+        }
+        return safe;
+    }
+    // Every limit of the same policy on the same key holds the key back at once.
+    const auto &scopes = snapshot.report.scopes;
+    for (int i = 0; i < scopes.size(); ++i) {
+        if (scopes.at(i).key == scope.key && scopes.at(i).policy == scope.policy)
+            safe = laterOf(safe, scopeSafeSendAt(snapshot, i, *instantMs));
+    }
+    return safe;
+}
+
+QString safeSendReason(const SafeSend &safe)
+{
+    if (!safe.atMs)
+        return {};
+    if (safe.retryAfter)
+        return safe.limit.isEmpty() ? QStringLiteral("Retry-After")
+                                    : QStringLiteral("Retry-After (%1)").arg(safe.limit);
+    return QStringLiteral("%1 frees up").arg(safe.limit);
+}
+
+QString safeSendText(const SafeSend &safe, qint64 fromMs)
+{
+    if (!safe.atMs || *safe.atMs <= fromMs)
+        return QStringLiteral("safe to send now");
+    return QStringLiteral("safe to send in %1: %2")
+        .arg(formatCountdown(*safe.atMs - fromMs), safeSendReason(safe));
+}
+
+QString formatCountdown(qint64 ms)
+{
+    // Rounded up: "in 0 s" while still blocked would invite a request that fails.
+    const qint64 seconds = ms <= 0 ? 0 : (ms + 999) / 1000;
+    if (seconds < 60)
+        return QString::number(seconds) + QStringLiteral(" s");
+    if (seconds < 3600)
+        return QString::number(seconds / 60) + QStringLiteral(" min ") +
+               QString::number(seconds % 60) + QStringLiteral(" s");
+    return QString::number(seconds / 3600) + QStringLiteral(" h ") +
+           QString::number((seconds % 3600) / 60) + QStringLiteral(" min");
+}
+
 int worstScopeIndex(const ReportData &report)
 {
     int worst = -1;

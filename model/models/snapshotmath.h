@@ -5,6 +5,8 @@
 
 #include "engine/reportdata.h"
 
+#include <QString>
+
 #include <optional>
 
 namespace ts::models {
@@ -21,6 +23,41 @@ double displayedFill(const DashboardSnapshot &snapshot, int scopeIndex,
                      std::optional<qint64> instantMs);
 double displayedUsage(const DashboardSnapshot &snapshot, int scopeIndex,
                       std::optional<qint64> instantMs);
+
+// The accepted layer (accepted charges only) at t; 0 before the first sample.
+double acceptedUsageAt(const ScopeSeries &series, qint64 tMs);
+
+// The instant "now" stands for: the replay instant when one is set, else the end of the data
+// (for a live feed, the newest event). nullopt without data.
+std::optional<qint64> referenceInstant(const DashboardSnapshot &snapshot,
+                                       std::optional<qint64> instantMs);
+
+// When it is safe to send again, and why: the limit whose window frees up last, or the
+// service's Retry-After. atMs is nullopt when nothing holds the caller back.
+struct SafeSend
+{
+    std::optional<qint64> atMs;
+    QString limit;           // the limit that decides (the one a Retry-After came with)
+    bool retryAfter = false; // the service's Retry-After / blocked-until decides
+    int scopeIndex = -1;     // the scope that decides
+};
+
+// One scope alone at instant t (from its series: the limiter's projected "no room until" in
+// the bin holding t, and the Retry-After intervals running at t).
+SafeSend scopeSafeSendAt(const DashboardSnapshot &snapshot, int scopeIndex, qint64 tMs);
+// A scope's key, every limit of its policy on that key (the maximum over them, never the
+// minimum): at the end of the data from the engine's summary, at a replay instant from the
+// series.
+SafeSend safeSend(const DashboardSnapshot &snapshot, int scopeIndex,
+                  std::optional<qint64> instantMs);
+// The later of two (the maximum over layers).
+SafeSend laterOf(const SafeSend &a, const SafeSend &b);
+// "Retry-After (onenote-per-minute)", "onenote-per-hour frees up"; empty when not held back.
+QString safeSendReason(const SafeSend &safe);
+// "safe to send in 42 s: onenote-per-hour frees up" / "safe to send now", relative to `from`.
+QString safeSendText(const SafeSend &safe, qint64 fromMs);
+// A countdown in whole seconds an operator reads at a glance: "42 s", "3 min 20 s", "2 h 5 min".
+QString formatCountdown(qint64 ms);
 
 // Index of the scope with the highest current fill, -1 when there is none.
 int worstScopeIndex(const ReportData &report);

@@ -250,8 +250,16 @@ void TestEngine::fabricTimeline()
     QCOMPARE(s.requests, 358);
     QCOMPARE(s.predictedThrottled, 58);
     QCOMPARE(s.observedThrottled, 58);
-    QCOMPARE(s.peakUsage, 300.0);
-    QCOMPARE(s.peakFill, 1.0);
+    // Usage as the limiter counts it: the 58 throttled requests count too where the policy
+    // charges them (the count that predicted them); the accepted layer stops at the capacity.
+    const double counted = chargeThrottled ? 358.0 : 300.0;
+    QCOMPARE(s.peakUsage, counted);
+    QCOMPARE(s.peakFill, counted / 300.0);
+    QCOMPARE(s.acceptedPeakUsage, 300.0);
+    QCOMPARE(s.acceptedPeakFill, 1.0);
+    QCOMPARE(s.currentUsage, counted);
+    QCOMPARE(s.currentAcceptedUsage, 300.0);
+    QCOMPARE(s.nextSafeSendLimit, QStringLiteral("platform"));
     // Exhausted from the 300th request (second 1.298) until the window ends at second 60.
     QCOMPARE(s.timeAtLimitSeconds, 60.0 - 1.298);
     QVERIFY(s.nextSafeSendMs);
@@ -274,8 +282,13 @@ void TestEngine::fabricTimeline()
     // The bucket view shows the bucket full at second 59 and fresh at second 60.
     const auto at59 = std::find(series.usageT.begin(), series.usageT.end(), kBase + 59000);
     QVERIFY(at59 != series.usageT.end());
-    QCOMPARE(series.usage[size_t(at59 - series.usageT.begin())], 300.0);
+    // (full as the limiter counts it: with the charged 429s; the accepted layer at capacity)
+    QCOMPARE(series.usage[size_t(at59 - series.usageT.begin())], counted);
+    QCOMPARE(series.acceptedUsage[size_t(at59 - series.usageT.begin())], 300.0);
+    // Second 59 had no room until the window ends at second 60.
+    QCOMPARE(series.blockedUntil[size_t(at59 - series.usageT.begin())], kBase + 60000);
     QCOMPARE(series.usage.back(), 300.0);
+    QCOMPARE(series.blockedUntil.back(), kBase + 60000 + 60000);
 }
 
 void TestEngine::oneNoteMaximumWait_data()
@@ -563,9 +576,9 @@ void TestEngine::observedVersusPredicted_data()
     QTest::addColumn<qint64>("expectedPredicted");
     QTest::addColumn<qint64>("expectedObserved");
     QTest::addColumn<double>("expectedEffective");
-    QTest::addColumn<double>("expectedPeakUsage");
+    QTest::addColumn<double>("expectedPeakUsage"); // accepted
 
-    // Documented 200 per minute.
+    // Documented 200 per minute. The limiter counts all 250 (Fabric's 429s are charged).
     QTest::newRow("as documented") << 200 << 250 << qint64(50) << qint64(50) << 200.0 << 200.0;
     QTest::newRow("stricter than documented")
         << 150 << 250 << qint64(50) << qint64(100) << 150.0 << 150.0;
@@ -590,9 +603,14 @@ void TestEngine::observedVersusPredicted()
     QCOMPARE(s.observedThrottled, expectedObserved);
     QVERIFY(s.effectiveLimit);
     QCOMPARE(*s.effectiveLimit, expectedEffective);
-    // The bucket view shows what the service accepted (fill above 1 when it is more generous).
-    QCOMPARE(s.peakUsage, expectedPeakUsage);
-    QCOMPARE(s.peakFill, expectedPeakUsage / 200.0);
+    // The accepted layer shows what the service accepted (fill above 1 when it is more
+    // generous); the usage is the limiter's count, every charged request.
+    QCOMPARE(s.acceptedPeakUsage, expectedPeakUsage);
+    QCOMPARE(s.acceptedPeakFill, expectedPeakUsage / 200.0);
+    QCOMPARE(s.peakUsage, double(sent));
+    QCOMPARE(s.peakFill, double(sent) / 200.0);
+    // A bucket that throttled is never shown below its limit.
+    QVERIFY(s.peakFill >= 1.0);
 }
 
 void TestEngine::windowPhaseFromBlockedUntil()
@@ -871,13 +889,18 @@ void TestEngine::simulatedLogReconstructedExactly()
         QVERIFY(k >= 0);
         QCOMPARE(s.observedThrottled, expectedThrottles[size_t(k)]);
         QCOMPARE(s.predictedThrottled, s.observedThrottled);
-        QVERIFY2(
-            s.peakUsage <= s.capacity + 1e-9,
-            qPrintable(QStringLiteral("peak %1 > capacity %2").arg(s.peakUsage).arg(s.capacity)));
+        QVERIFY2(s.acceptedPeakUsage <= s.capacity + 1e-9,
+                 qPrintable(QStringLiteral("accepted peak %1 > capacity %2")
+                                .arg(s.acceptedPeakUsage)
+                                .arg(s.capacity)));
+        QVERIFY(s.peakUsage >= s.acceptedPeakUsage);
         QCOMPARE(s.effectiveLimit.has_value(), s.observedThrottled > 0);
         const ScopeSeries series = engine.series(int(&s - scopes.data()));
-        for (double usage : series.usage)
+        for (double usage : series.acceptedUsage)
             QVERIFY(usage <= s.capacity + 1e-9);
+        QCOMPARE(series.acceptedUsage.size(), series.usage.size());
+        for (size_t i = 0; i < series.usage.size(); ++i)
+            QVERIFY(series.usage[i] >= series.acceptedUsage[i] - 1e-9);
         totalThrottles += s.observedThrottled;
     }
     // The traffic must actually exercise the limit, or the test proves nothing.

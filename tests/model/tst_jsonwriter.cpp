@@ -235,6 +235,8 @@ private slots:
         scope.requests = 123456789;
         scope.peakUsage = 1.0 / 3.0;
         scope.peakFill = 0.1;
+        scope.acceptedPeakUsage = 0.25;
+        scope.acceptedPeakFill = 0.075;
         scope.timeAtLimitSeconds = std::nan("");
         scope.predictedThrottled = 5;
         scope.observedThrottled = 6;
@@ -269,6 +271,10 @@ private slots:
                  QStringList({u"0"_qs, u"1000"_qs, u"200"_qs, u"429"_qs, u"503"_qs}));
         QCOMPARE(root.value(u"scopes"_qs).toArray().at(0).toObject().value(u"key"_qs).toString(),
                  scope.key);
+        const QJsonObject firstScope = root.value(u"scopes"_qs).toArray().at(0).toObject();
+        QCOMPARE(firstScope.value(u"peakUsage"_qs).toDouble(), 1.0 / 3.0);
+        QCOMPARE(firstScope.value(u"acceptedPeakUsage"_qs).toDouble(), 0.25);
+        QCOMPARE(firstScope.value(u"acceptedPeakFill"_qs).toDouble(), 0.075);
         QCOMPARE(root.value(u"to"_qs).toString(), u"9999-12-31T23:59:59.999Z"_qs);
         const QJsonObject breaker = root.value(u"breakers"_qs).toArray().at(1).toObject();
         QVERIFY(!breaker.contains(u"trips"_qs)); // only reconstructed breakers count trips

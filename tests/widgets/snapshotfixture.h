@@ -209,6 +209,8 @@ inline std::shared_ptr<DashboardSnapshot> largeSnapshot(int identities, int limi
             series.usageT.reserve(static_cast<size_t>(points));
             series.usage.reserve(static_cast<size_t>(points));
             series.reconstructedPct.reserve(static_cast<size_t>(points));
+            series.acceptedUsage.reserve(static_cast<size_t>(points));
+            series.blockedUntil.reserve(static_cast<size_t>(points));
             double usage = 0;
             for (int p = 0; p < points; ++p) {
                 usage = std::clamp(usage + (static_cast<double>(nextRandom()) - 480.0) / 50.0, 0.0,
@@ -216,16 +218,43 @@ inline std::shared_ptr<DashboardSnapshot> largeSnapshot(int identities, int limi
                 series.usageT.push_back(t0() + span * p / points);
                 series.usage.push_back(usage);
                 series.reconstructedPct.push_back(usage / s.capacity);
+                series.acceptedUsage.push_back(usage * 0.9);
+                series.blockedUntil.push_back(usage >= s.capacity ? series.usageT.back() + 30'000
+                                                                  : 0);
                 if (usage >= s.capacity && p % 7 == 0)
                     series.observedThrottleT.push_back(series.usageT.back());
             }
             s.currentUsage = usage;
+            s.currentAcceptedUsage = usage * 0.9;
             s.currentFill = usage / s.capacity;
+            if (usage >= s.capacity)
+                s.nextSafeSendMs = *r.lastMs + 30'000;
             s.peakUsage = s.capacity;
             s.peakFill = 1.0;
             r.scopes.append(s);
             snap->series.push_back(std::move(series));
         }
+    }
+    // The last five minutes of every identity's traffic, per second, some of it throttled.
+    for (int i = 0; i < identities; ++i) {
+        KeyActivity activity;
+        activity.key = QStringLiteral("identity-%1").arg(i, 3, 10, QLatin1Char('0'));
+        for (qint64 t = *r.lastMs - DashboardSnapshot::kActivityRetentionMs + 1000; t <= *r.lastMs;
+             t += 1000) {
+            KeyActivityBin bin;
+            bin.startMs = t;
+            bin.requests = 10;
+            bin.laneTagged = 10;
+            bin.background = static_cast<qint32>(nextRandom() % 10);
+            bin.throttles = static_cast<qint32>(nextRandom() % 3);
+            if (bin.throttles > 0)
+                bin.byErrorCode.insert(QStringLiteral("RequestBlocked"), bin.throttles);
+            activity.bins.push_back(bin);
+        }
+        snap->keyActivity.push_back(std::move(activity));
+        r.breakers.append(breaker(QStringLiteral("user:identity-%1").arg(i, 3, 10, QLatin1Char('0')),
+                                  QStringLiteral("reconstructed"), 2, 10,
+                                  i % 5 == 0 ? QStringLiteral("open") : QStringLiteral("closed")));
     }
     snap->binMs = 10'000;
     for (qint64 t = t0(); t < t0() + span; t += snap->binMs) {

@@ -138,6 +138,7 @@ private Q_SLOTS:
     {
         Shown shown;
         widgets::OverviewPage *overview = shown.dashboard.overviewPage();
+        overview->showGrid(true); // the second view of the Overview
         QSortFilterProxyModel *proxy = overview->gridProxy();
         proxy->sort(0, Qt::AscendingOrder); // alice, bob, sp-migrator
         const QModelIndex migratorPlatform = proxy->index(2, 1);
