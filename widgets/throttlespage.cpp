@@ -3,6 +3,7 @@
 #include "models/throttletablemodel.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
+#include "theme.h"
 #include "qcp.h"
 
 #include <QHeaderView>
@@ -55,6 +56,7 @@ ThrottlesPage::ThrottlesPage(models::TimeRange *timeRange, QWidget *parent)
     useUtcTimeAxis(m_plot->xAxis);
     m_plot->xAxis->setLabel(tr("time (UTC)"));
     m_plot->yAxis->setLabel(tr("throttles per bin"));
+    useIntegerTicks(m_plot->yAxis);
     m_plot->legend->setVisible(true);
     m_plot->legend->setFont(font());
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
@@ -139,7 +141,8 @@ void ThrottlesPage::refresh()
         QCPBars *below = nullptr;
         for (int i = 0; i < codes.size(); ++i) {
             auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-            const QColor colour = seriesColor(i);
+            // The code's own colour: the same on every page and in every session.
+            const QColor colour = errorCodeColor(codes.at(i));
             bars->setPen(QPen(colour.darker(130)));
             bars->setBrush(colour);
             bars->setSelectable(QCP::stSingleData);

@@ -25,7 +25,7 @@ double displayedUsage(const DashboardSnapshot &snapshot, int scopeIndex,
 // Index of the scope with the highest current fill, -1 when there is none.
 int worstScopeIndex(const ReportData &report);
 
-// "sp-migrator · fabric/platform"
+// "sp-migrator · fabric/platform", the key shortened as models/displaynames.h does
 QString scopeLabel(const ScopeSummary &scope);
 // "fabric/platform" (the grid's column name)
 QString limitLabel(const ScopeSummary &scope);
