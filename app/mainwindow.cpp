@@ -259,7 +259,8 @@ void MainWindow::requestListen()
     // Nothing in this build listens from the window yet: say how to feed it instead.
     QMessageBox::information(
         this, tr("Listen"),
-        tr("Receive a live feed with\n\n    throttlescope serve --workspace live.tsws\n\n"
+        tr("Receive a live feed with\n\n    throttlescope serve --listen 127.0.0.1:8080 "
+           "--workspace live.tsws\n\n"
            "(your client POSTs NDJSON to /ingest or OTLP to /v1/traces), then open "
            "live.tsws here."));
 }

@@ -1,5 +1,6 @@
 #include "throttlespage.h"
 
+#include "models/displaynames.h"
 #include "models/throttletablemodel.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
@@ -160,7 +161,7 @@ void ThrottlesPage::refresh()
         QCPBars *bars = m_bars.at(i);
         bars->setWidth(width);
         bars->setName(
-            QStringLiteral("%1 (%2)").arg(m_codes.at(i)).arg(totals.value(m_codes.at(i))));
+            QStringLiteral("%1 (%2)").arg(models::orUnknown(m_codes.at(i))).arg(totals.value(m_codes.at(i))));
         QVector<QCPBarsData> points;
         points.reserve(static_cast<qsizetype>(snap->throttleBins.size()));
         for (size_t b = 0; b < snap->throttleBins.size(); ++b) {
@@ -181,7 +182,9 @@ void ThrottlesPage::refresh()
     parts.append(tr("<b>%1</b> throttles").arg(throttles.total));
     QStringList scopes;
     for (auto it = throttles.byScope.cbegin(); it != throttles.byScope.cend(); ++it)
-        scopes.append(QStringLiteral("%1 %2").arg(it.key().toHtmlEscaped()).arg(it.value()));
+        scopes.append(QStringLiteral("%1 %2")
+                          .arg(models::orUnknown(it.key()).toHtmlEscaped())
+                          .arg(it.value()));
     if (!scopes.isEmpty())
         parts.append(tr("by scope: %1").arg(scopes.join(QStringLiteral(", "))));
     QStringList kinds;

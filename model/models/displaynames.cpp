@@ -30,6 +30,11 @@ bool isUnknownName(QStringView name)
            trimmed.compare(u"none", Qt::CaseInsensitive) == 0;
 }
 
+QString orUnknown(const QString &value)
+{
+    return isUnknownName(value) ? unknownLabel() : value;
+}
+
 bool looksLikeGuid(QStringView text)
 {
     if (text.size() == 38 && text.front() == u'{' && text.back() == u'}')

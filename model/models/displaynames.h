@@ -25,6 +25,9 @@ QString unknownLabel();
 // "", "unknown", "none" (the engine's and the report's spellings of "no identity").
 bool isUnknownName(QStringView name);
 
+// Any other value (an errorCode, a throttle scope) with the one spelling of "unknown".
+QString orUnknown(const QString &value);
+
 // 8-4-4-4-12 hexadecimal digits, with or without braces.
 bool looksLikeGuid(QStringView text);
 // The first 8 hex digits and an ellipsis: "1f2e3d4c…".

@@ -98,7 +98,7 @@ QVariant ThrottleTableModel::headerData(int section, Qt::Orientation orientation
         return tr("Identity");
     if (section == m_codes.size() + 1)
         return tr("Total");
-    return m_codes.value(section - 1);
+    return orUnknown(m_codes.value(section - 1)); // a 429 without a code: "unknown"
 }
 
 } // namespace ts::models
