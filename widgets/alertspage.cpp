@@ -46,6 +46,9 @@ AlertsPage::AlertsPage(models::AlertsModel *model, models::TimeRange *timeRange,
       m_view(new QTableView), m_summary(new QLabel), m_detail(new QLabel)
 {
     auto *layout = new QVBoxLayout(this);
+    // Wrapped: a long summary must not set the window's minimum width.
+    m_summary->setWordWrap(true);
+    m_summary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     layout->addWidget(m_summary);
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(models::AlertsModel::SortRole);

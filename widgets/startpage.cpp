@@ -27,6 +27,9 @@ StartPage::StartPage(QWidget *parent)
       m_recent(new QListWidget), m_recentBox(new QWidget)
 {
     setObjectName(QStringLiteral("startPage"));
+    // It shares the window with the dashboard (a stacked widget takes the largest minimum of
+    // its pages): it must never make the window wider than the dashboard needs.
+    setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Ignored);
     m_open->setObjectName(QStringLiteral("startOpen"));
     m_listen->setObjectName(QStringLiteral("startListen"));
     m_demo->setObjectName(QStringLiteral("startDemo"));
@@ -66,7 +69,6 @@ StartPage::StartPage(QWidget *parent)
     auto *holder = new QWidget;
     holder->setLayout(column);
     holder->setMaximumWidth(640);
-    holder->setMinimumWidth(360);
     auto *vertical = new QVBoxLayout;
     vertical->addStretch(1);
     vertical->addWidget(holder, 4);
