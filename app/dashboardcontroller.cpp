@@ -110,6 +110,10 @@ void DashboardController::start()
 {
     if (!m_options.screenshotPath.isEmpty())
         m_window->resize(m_options.screenshotSize);
+    // With input the dashboard shows at once (the demo runs in the first picture); without,
+    // the window opens on its start page.
+    if (!m_options.files.isEmpty() || m_options.demo)
+        m_window->showDashboard();
     m_window->show();
     if (!m_options.screenshotPage.isEmpty())
         m_window->showPage(m_options.screenshotPage);

@@ -1,18 +1,23 @@
 #include "mainwindow.h"
 
+#include "alertbanner.h"
 #include "alertspage.h"
 #include "dashboard.h"
 #include "engine/scratchworkspace.h"
 #include "eventspage.h"
 #include "ingestpage.h"
 #include "listendialog.h"
+#include "models/alertsmodel.h"
 #include "models/eventsmodel.h"
 #include "models/snapshotmath.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
 #include "policyeditor.h"
+#include "preferences.h"
 #include "qcp.h"
+#include "startpage.h"
 #include "store/workspace.h"
+#include "theme.h"
 #include "userguide.h"
 
 #include <QAction>
@@ -28,14 +33,17 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QMetaMethod>
 #include <QMimeData>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QStackedWidget>
 #include <QStatusBar>
 #include <QStyle>
 #include <QSystemTrayIcon>
 #include <QToolBar>
+#include <QVBoxLayout>
 
 namespace {
 constexpr int kMaxRecentFiles = 10;
@@ -51,12 +59,43 @@ bool isWorkspaceFile(const QString &path)
 } // namespace
 
 MainWindow::MainWindow(QWidget *parent)
-    : QMainWindow(parent), m_dashboard(new ts::widgets::Dashboard), m_progress(new QProgressBar),
+    : QMainWindow(parent), m_dashboard(new ts::widgets::Dashboard),
+      m_banner(new ts::widgets::AlertBanner), m_startPage(new ts::widgets::StartPage),
+      m_body(new QStackedWidget), m_progress(new QProgressBar),
       m_cancel(new QPushButton(tr("Cancel"))), m_statusText(new QLabel)
 {
     setObjectName(QStringLiteral("MainWindow"));
     setWindowTitle(tr("Throttlescope"));
-    setCentralWidget(m_dashboard);
+    auto *central = new QWidget;
+    auto *centralLayout = new QVBoxLayout(central);
+    centralLayout->setContentsMargins(0, 0, 0, 0);
+    centralLayout->setSpacing(0);
+    centralLayout->addWidget(m_banner);
+    m_body->addWidget(m_startPage);
+    m_body->addWidget(m_dashboard);
+    centralLayout->addWidget(m_body, 1);
+    setCentralWidget(central);
+    connect(m_banner, &ts::widgets::AlertBanner::showAlertsRequested, this,
+            [this] { showPage(QStringLiteral("alerts")); });
+    connect(m_startPage, &ts::widgets::StartPage::openLogsRequested, this,
+            &MainWindow::openFilesDialog);
+    connect(m_startPage, &ts::widgets::StartPage::listenRequested, this,
+            &MainWindow::requestListen);
+    connect(m_startPage, &ts::widgets::StartPage::demoRequested, this, [this] {
+        showDashboard();
+        Q_EMIT demoRequested();
+    });
+    connect(m_startPage, &ts::widgets::StartPage::recentFileRequested, this,
+            [this](const QString &path) {
+                if (isWorkspaceFile(path)) {
+                    showDashboard();
+                    Q_EMIT openWorkspaceRequested(path);
+                } else {
+                    requestOpenFiles({path});
+                }
+            });
+    // Display preferences before the first paint: theme, thresholds, time zone, refresh rate.
+    ts::widgets::Preferences::load().apply(m_dashboard);
     setAcceptDrops(true);
     createActions();
     createStatusBar();
@@ -143,6 +182,17 @@ void MainWindow::createActions()
             edit->setFocus();
     });
     filter->setShortcut(QKeySequence::Find);
+    view->addSeparator();
+    m_darkTheme = view->addAction(tr("&Dark Theme"), this, &MainWindow::setDarkTheme);
+    m_darkTheme->setObjectName(QStringLiteral("darkThemeAction"));
+    m_darkTheme->setCheckable(true);
+    m_darkTheme->setChecked(ts::widgets::isDark(QApplication::palette()));
+    m_darkTheme->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_T));
+    QAction *preferences =
+        view->addAction(tr("&Preferences…"), this, &MainWindow::showPreferences);
+    preferences->setObjectName(QStringLiteral("preferencesAction"));
+    preferences->setMenuRole(QAction::PreferencesRole);
+    preferences->setShortcut(QKeySequence::Preferences);
     QAction *fullScreen = view->addAction(
         tr("F&ull Screen"), this, [this] { setWindowState(windowState() ^ Qt::WindowFullScreen); });
     fullScreen->setShortcut(QKeySequence::FullScreen);
@@ -153,7 +203,10 @@ void MainWindow::createActions()
     toolbar->addAction(policy);
     QAction *demo =
         analysis->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Start &Demo"), this,
-                            [this] { Q_EMIT demoRequested(); });
+                            [this] {
+                                showDashboard();
+                                Q_EMIT demoRequested();
+                            });
     demo->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     toolbar->addAction(demo);
     QAction *cancel =
@@ -172,6 +225,7 @@ void MainWindow::createActions()
                "Ctrl+1…7 pages · Ctrl+F filter identities · Ctrl+L / End live\n"
                "Ctrl+0 show all time · Ctrl+E export plot · Ctrl+Shift+E export table\n"
                "Ctrl+P policy · Ctrl+D demo · Esc cancel import\n"
+               "Ctrl+Shift+T dark theme · Ctrl+, preferences\n"
                "Plots: drag to pan, wheel to zoom, Shift+drag to zoom to a range, "
                "double-click to show all"));
     });
@@ -205,7 +259,47 @@ void MainWindow::createStatusBar()
 
 void MainWindow::applySnapshot(std::shared_ptr<const ts::DashboardSnapshot> snapshot)
 {
+    if (snapshot)
+        showDashboard();
     m_dashboard->applySnapshot(std::move(snapshot));
+}
+
+bool MainWindow::isShowingStartPage() const
+{
+    return m_body->currentWidget() == m_startPage;
+}
+
+void MainWindow::showDashboard()
+{
+    m_body->setCurrentWidget(m_dashboard);
+}
+
+void MainWindow::requestListen()
+{
+    // The start page's Listen is File > Listen…: the same dialog, the same listener.
+    showDashboard();
+    listenDialog();
+}
+
+void MainWindow::setDarkTheme(bool dark)
+{
+    ts::widgets::Preferences preferences = ts::widgets::Preferences::load();
+    preferences.theme = dark ? ts::widgets::ThemeMode::Dark : ts::widgets::ThemeMode::System;
+    preferences.save();
+    preferences.apply(m_dashboard);
+    // "System" may itself be dark: the check mark says what is shown.
+    m_darkTheme->setChecked(ts::widgets::isDark(QApplication::palette()));
+}
+
+void MainWindow::showPreferences()
+{
+    ts::widgets::PreferencesDialog dialog(this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    const ts::widgets::Preferences preferences = dialog.preferences();
+    preferences.save();
+    preferences.apply(m_dashboard);
+    m_darkTheme->setChecked(ts::widgets::isDark(QApplication::palette()));
 }
 
 void MainWindow::setProgress(qint64 done, qint64 total)
@@ -233,12 +327,15 @@ void MainWindow::setIngestStatus(const ts::IngestStatus &status)
 
 void MainWindow::showPage(const QString &name)
 {
+    showDashboard();
     m_dashboard->showPage(name);
 }
 
 void MainWindow::setWorkspacePath(const QString &path)
 {
     m_workspacePath = path;
+    if (!path.isEmpty())
+        showDashboard();
     m_dashboard->setWorkspacePath(path);
     // The session's scratch workspace is not a document: it names no window and is never
     // offered in Recent (it is gone once the session ends).
@@ -309,6 +406,7 @@ void MainWindow::rebuildRecentMenu()
         });
     }
     m_recentMenu->setEnabled(!recent.isEmpty());
+    m_startPage->setRecentFiles(recent);
 }
 
 void MainWindow::requestOpenFiles(const QStringList &paths)
@@ -317,6 +415,7 @@ void MainWindow::requestOpenFiles(const QStringList &paths)
         return;
     for (const QString &path : paths)
         addRecentFile(path);
+    showDashboard();
     Q_EMIT openFilesRequested(paths);
 }
 
@@ -335,6 +434,7 @@ void MainWindow::openWorkspaceDialog()
                                      tr("Workspace (*.tsws *.db *.tsdb *.sqlite);;All files (*)"));
     if (!path.isEmpty()) {
         addRecentFile(path);
+        showDashboard();
         Q_EMIT openWorkspaceRequested(path);
     }
 }
@@ -408,16 +508,22 @@ void MainWindow::showPolicyEditor()
 
 void MainWindow::notifyCriticalAlerts(const QList<ts::Alert> &alerts)
 {
-    if (!m_tray || alerts.isEmpty())
+    const qsizetype worst = ts::models::AlertsModel::mostSevere(alerts);
+    if (worst < 0)
         return;
+    const ts::Alert &alert = alerts.at(worst);
+    if (!m_tray) {
+        // In the window, replaced by each newer batch: no rate limit needed.
+        m_banner->showAlert(alert, static_cast<int>(alerts.size()) - 1);
+        return;
+    }
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     if (now - m_lastNotificationMs < kNotificationGapMs) {
         m_suppressedNotifications += static_cast<int>(alerts.size());
         return;
     }
-    const ts::Alert &alert = alerts.constLast();
     const int more = static_cast<int>(alerts.size()) - 1 + m_suppressedNotifications;
-    QString text = alert.kind + QStringLiteral(" · ") + alert.key + u'\n' + alert.detail;
+    QString text = ts::widgets::alertHeadline(alert);
     if (more > 0)
         text += tr("\n(+%1 more critical alerts)").arg(more);
     m_tray->showMessage(tr("Throttlescope: critical alert"), text, QSystemTrayIcon::Critical, 8000);

@@ -17,15 +17,18 @@ class QAction;
 class QComboBox;
 class QLabel;
 class QToolBar;
+class QStackedWidget;
 class QMenu;
 class QProgressBar;
 class QPushButton;
 class QSystemTrayIcon;
 
 namespace ts::widgets {
+class AlertBanner;
 class Dashboard;
 class PolicyEditor;
 struct ListenSettings;
+class StartPage;
 } // namespace ts::widgets
 
 class MainWindow : public QMainWindow
@@ -40,12 +43,22 @@ public:
     // latest snapshot applied and every plot drawn; works on the offscreen platform.
     bool saveScreenshot(const QString &path, QSize size = {});
     [[nodiscard]] QStringList recentFiles() const;
+    // Where a critical alert is shown when the desktop has no notification area.
+    [[nodiscard]] ts::widgets::AlertBanner *alertBanner() const { return m_banner; }
+    // Shown until there is something to show (no input yet): Open log, Listen, Demo.
+    [[nodiscard]] ts::widgets::StartPage *startPage() const { return m_startPage; }
+    [[nodiscard]] bool isShowingStartPage() const;
+    [[nodiscard]] QAction *darkThemeAction() const { return m_darkTheme; }
 
 public Q_SLOTS:
     void applySnapshot(std::shared_ptr<const ts::DashboardSnapshot> snapshot);
     void setProgress(qint64 done, qint64 total);
     void setIngestStatus(const ts::IngestStatus &status);
     void showPage(const QString &name);
+    // Leaves the start page for the dashboard (input is on its way).
+    void showDashboard();
+    // View > Preferences; the dialog's values are saved and applied when accepted.
+    void showPreferences();
     void setWorkspacePath(const QString &path);
     // Adds to File > Recent (the integrator calls it once files actually opened).
     void addRecentFile(const QString &path);
@@ -96,7 +109,11 @@ private:
     void exportTableDialog();
     void exportReportDialog();
     void showPolicyEditor();
+    // Names the most severe of the new critical alerts: in a tray balloon, or in the window's
+    // banner when there is no tray host.
     void notifyCriticalAlerts(const QList<ts::Alert> &alerts);
+    void requestListen();
+    void setDarkTheme(bool dark);
     void updateStatusText();
     void restoreLayout();
     void saveLayout();
@@ -107,6 +124,10 @@ private:
     void showStaleFeeds(const QStringList &staleFeeds);
 
     ts::widgets::Dashboard *m_dashboard;
+    ts::widgets::AlertBanner *m_banner;
+    ts::widgets::StartPage *m_startPage;
+    QStackedWidget *m_body; // the start page, then the dashboard
+    QAction *m_darkTheme = nullptr;
     ts::widgets::PolicyEditor *m_policyEditor = nullptr;
     QMenu *m_recentMenu = nullptr;
     QProgressBar *m_progress;

@@ -2,6 +2,7 @@
 
 #include "core/timeparse.h"
 #include "models/alertsmodel.h"
+#include "models/displaynames.h"
 #include "models/timerange.h"
 #include "theme.h"
 
@@ -45,6 +46,9 @@ AlertsPage::AlertsPage(models::AlertsModel *model, models::TimeRange *timeRange,
       m_view(new QTableView), m_summary(new QLabel), m_detail(new QLabel)
 {
     auto *layout = new QVBoxLayout(this);
+    // Wrapped: a long summary must not set the window's minimum width.
+    m_summary->setWordWrap(true);
+    m_summary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     layout->addWidget(m_summary);
     m_proxy->setSourceModel(m_model);
     m_proxy->setSortRole(models::AlertsModel::SortRole);
@@ -82,7 +86,21 @@ AlertsPage::AlertsPage(models::AlertsModel *model, models::TimeRange *timeRange,
         markStale();
         refreshIfStale();
     });
+    // Rows are inserted or changed in place while live, so the selection follows its group by
+    // itself; only a reset (another policy) loses it, and then the same group is selected again.
+    connect(m_model, &QAbstractItemModel::modelAboutToBeReset, this, [this] {
+        m_selectedGroup = m_view->currentIndex().data(models::AlertsModel::GroupKeyRole).toString();
+    });
     connect(m_model, &QAbstractItemModel::modelReset, this, [this] {
+        const int row = m_model->rowOfGroup(m_selectedGroup);
+        if (row >= 0)
+            m_view->selectionModel()->setCurrentIndex(
+                m_proxy->mapFromSource(m_model->index(row, 0)),
+                QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        markStale();
+        refreshIfStale();
+    });
+    connect(m_model, &QAbstractItemModel::dataChanged, this, [this] {
         markStale();
         refreshIfStale();
     });
@@ -97,9 +115,10 @@ void AlertsPage::jumpToAlert(int row)
 {
     if (row < 0 || row >= m_model->rowCount())
         return;
-    const qint64 at = m_model->alertAt(row).atMs;
-    timeRange()->setRange(at - kJumpMarginMs, at + kJumpMarginMs);
-    timeRange()->setReplayInstant(at);
+    // A group spans its first to its last alert; the replay shows its latest.
+    const models::AlertGroup &group = m_model->groupAt(row);
+    timeRange()->setRange(group.firstMs - kJumpMarginMs, group.lastMs + kJumpMarginMs);
+    timeRange()->setReplayInstant(group.lastMs);
 }
 
 void AlertsPage::refresh()
@@ -109,15 +128,18 @@ void AlertsPage::refresh()
         ++counts[models::AlertsModel::severityRank(alert.severity)];
     m_summary->setText(m_model->rowCount() == 0
                            ? tr("No alerts.")
-                           : tr("%1 critical, %2 warnings, %3 info. Click an alert to see that "
+                           : tr("%1 critical, %2 warnings, %3 info, in %4 rows: repeats of the "
+                                "same kind and key are one row. Click an alert to see that "
                                 "moment on every page.")
                                  .arg(counts[2])
                                  .arg(counts[1])
-                                 .arg(counts[0]));
+                                 .arg(counts[0])
+                                 .arg(m_model->rowCount()));
     // Time, severity and kind fit their contents; the key at most a quarter of the table, so the
     // detail column (stretched, elided; in full below) always starts on screen.
     for (int column : {models::AlertsModel::TimeColumn, models::AlertsModel::SeverityColumn,
-                       models::AlertsModel::KindColumn, models::AlertsModel::KeyColumn})
+                       models::AlertsModel::KindColumn, models::AlertsModel::KeyColumn,
+                       models::AlertsModel::CountColumn, models::AlertsModel::FirstColumn})
         m_view->resizeColumnToContents(column);
     const int keyLimit = std::max(160, m_view->viewport()->width() / 4);
     if (m_view->columnWidth(models::AlertsModel::KeyColumn) > keyLimit)
@@ -134,11 +156,17 @@ void AlertsPage::showDetail(const QModelIndex &proxyIndex)
     const int row = m_proxy->mapToSource(proxyIndex).row();
     if (row < 0 || row >= m_model->rowCount())
         return;
-    const Alert &alert = m_model->alertAt(row);
+    const models::AlertGroup &group = m_model->groupAt(row);
+    const QString when =
+        group.count == 1
+            ? models::formatDisplayTime(group.lastMs)
+            : tr("%1 times, %2 … %3")
+                  .arg(group.count)
+                  .arg(models::formatDisplayTime(group.firstMs), models::formatDisplayTime(group.lastMs));
     m_detail->setText(QStringLiteral("<b>%1 %2</b> · %3 · %4<br>%5")
-                          .arg(alert.severity.toHtmlEscaped(), alert.kind.toHtmlEscaped(),
-                               alert.key.toHtmlEscaped(), formatIsoMs(alert.atMs),
-                               alert.detail.toHtmlEscaped()));
+                          .arg(group.severity.toHtmlEscaped(), group.kind.toHtmlEscaped(),
+                               group.key.toHtmlEscaped(), when.toHtmlEscaped(),
+                               group.detail.toHtmlEscaped()));
 }
 
 } // namespace ts::widgets

@@ -1,5 +1,5 @@
 #pragma once
-// Alerts: severity, time, kind, key and detail; activating an alert jumps the shared time range
+// Alerts, repeats grouped: last time, severity, kind, key, count, first time, detail; activating an alert jumps the shared time range
 // there and replays the buckets at that instant.
 
 #include "dashboardpage.h"
@@ -39,6 +39,7 @@ private:
     QTableView *m_view;
     QLabel *m_summary;
     QLabel *m_detail; // the selected alert in full
+    QString m_selectedGroup; // across a model reset (AlertsModel::GroupKeyRole)
 };
 
 } // namespace ts::widgets

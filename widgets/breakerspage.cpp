@@ -2,6 +2,7 @@
 
 #include "core/timeparse.h"
 #include "models/breakertransitionsmodel.h"
+#include "models/displaynames.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
 #include "qcp.h"
@@ -40,7 +41,7 @@ std::vector<BreakerBand> breakerBands(const ReportData &report, QStringList *row
     rowLabels->clear();
     for (auto it = rows.begin(); it != rows.end(); ++it, ++row) {
         const QStringList parts = it.key().split(QChar(0x1f));
-        rowLabels->append(parts.value(0) + QStringLiteral(" (") + parts.value(1).mid(1) + u')');
+        rowLabels->append(models::shortScope(parts.value(0)) + QStringLiteral(" (") + parts.value(1).mid(1) + u')');
         auto &transitions = it.value();
         std::stable_sort(transitions.begin(), transitions.end(),
                          [](const BreakerTransition *a, const BreakerTransition *b) {
@@ -100,11 +101,6 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->setColumnWidth(
-        models::BreakerTransitionsModel::TimeColumn,
-        m_view->fontMetrics().horizontalAdvance(QStringLiteral("2026-02-18T22:46:00.000Z")) + 16);
-    m_view->setColumnWidth(models::BreakerTransitionsModel::ScopeColumn, 220);
-    m_view->setColumnWidth(models::BreakerTransitionsModel::ToColumn, 90);
     splitter->addWidget(m_view);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 2);
@@ -148,6 +144,7 @@ void BreakersPage::refresh()
 {
     const auto &snap = snapshot();
     m_model->setTransitions(snap ? snap->report.breakerTransitions : QList<BreakerTransition>());
+    fitColumns(m_view, 320); // headers whole; a long scope elided, in full in its tooltip
     // Bands are items (one rectangle each): rebuilt from scratch, cheap for the hundreds of
     // transitions a breaker produces.
     for (int i = m_plot->itemCount() - 1; i >= 0; --i) {
@@ -182,7 +179,7 @@ void BreakersPage::refresh()
         for (const BreakerSummary &breaker : snap->report.breakers) {
             QString line =
                 tr("%1 (%2): %3 transitions, open %4 s, now %5")
-                    .arg(breaker.scope, breaker.source)
+                    .arg(models::shortScope(breaker.scope), breaker.source)
                     .arg(breaker.transitions)
                     .arg(QString::number(breaker.openSeconds, 'f', 1), breaker.finalState);
             if (breaker.trips > 0 || breaker.blockedRequests > 0)

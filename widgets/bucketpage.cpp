@@ -82,6 +82,7 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     useUtcTimeAxis(m_pctRect->axis(QCPAxis::atBottom));
     m_plot->xAxis->setTickLabels(false);
     m_plot->yAxis->setLabel(tr("usage"));
+    useIntegerTicks(m_plot->yAxis); // requests counted: whole numbers
     m_pctRect->axis(QCPAxis::atLeft)->setLabel(tr("limit %"));
     m_pctRect->axis(QCPAxis::atBottom)->setLabel(tr("time (UTC)"));
 

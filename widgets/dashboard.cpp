@@ -10,15 +10,20 @@
 #include "models/ingestmodels.h"
 #include "models/timerange.h"
 #include "overviewpage.h"
+#include "pageicons.h"
 #include "replaybar.h"
 #include "throttlespage.h"
 
 #include <QDateTime>
+#include <QEvent>
+#include <QHeaderView>
 #include <QHBoxLayout>
 #include <QListWidget>
 #include <QStackedWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 namespace ts::widgets {
 
@@ -52,11 +57,22 @@ Dashboard::Dashboard(QWidget *parent)
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     auto *body = new QHBoxLayout;
+    // The sidebar: one row per page, an icon and its name, like a native tool's source list.
     m_navigation->setObjectName(QStringLiteral("pageNavigation"));
+    m_navigation->setIconSize(QSize(22, 22));
+    m_navigation->setSpacing(2);
+    m_navigation->setFrameShape(QFrame::NoFrame);
+    m_navigation->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    for (const PageTitle &page : kPages) {
+        auto *item = new QListWidgetItem(tr(page.title), m_navigation);
+        item->setToolTip(tr(page.title));
+        item->setSizeHint(QSize(0, 34));
+    }
+    updateNavigationIcons();
+    int widest = 0;
     for (const PageTitle &page : kPages)
-        m_navigation->addItem(tr(page.title));
-    m_navigation->setFixedWidth(
-        m_navigation->fontMetrics().horizontalAdvance(QStringLiteral("Throttles")) * 2);
+        widest = std::max(widest, m_navigation->fontMetrics().horizontalAdvance(tr(page.title)));
+    m_navigation->setFixedWidth(widest + m_navigation->iconSize().width() + 40);
     body->addWidget(m_navigation);
     const QList<QWidget *> pages = {m_overview, m_bucket, m_throttles, m_breakers,
                                     m_alerts,   m_events, m_ingest};
@@ -81,11 +97,48 @@ Dashboard::Dashboard(QWidget *parent)
 
     connect(m_overview, &OverviewPage::bucketActivated, this, &Dashboard::showBucket);
     connect(m_throttles, &ThrottlesPage::eventsRequested, this, &Dashboard::showEvents);
-    connect(m_alertsModel, &QAbstractItemModel::rowsInserted, this,
-            [this](const QModelIndex &, int first, int last) { onAlertsInserted(first, last); });
+    connect(m_alertsModel, &models::AlertsModel::alertsAdded, this, &Dashboard::onAlertsAdded);
 }
 
 Dashboard::~Dashboard() = default;
+
+void Dashboard::updateNavigationIcons()
+{
+    for (int row = 0; row < m_navigation->count(); ++row)
+        m_navigation->item(row)->setIcon(
+            pageIcon(QString::fromLatin1(kPages[row].name), palette()));
+}
+
+void Dashboard::changeEvent(QEvent *event)
+{
+    QWidget::changeEvent(event);
+    if (event->type() == QEvent::PaletteChange)
+        updateNavigationIcons();
+}
+
+void Dashboard::setRefreshIntervalMs(int ms)
+{
+    m_drainTimer->setInterval(std::clamp(ms, 20, 10'000));
+}
+
+int Dashboard::refreshIntervalMs() const
+{
+    return m_drainTimer->interval();
+}
+
+void Dashboard::redrawAll()
+{
+    // Display settings (time zone, thresholds) changed: every page draws again from the same
+    // snapshot, the visible one now, the others when shown.
+    for (DashboardPage *page : std::as_const(m_snapshotPages))
+        page->setSnapshot(page->snapshot()); // marks it stale; redraws it if visible
+    const auto views = findChildren<QAbstractItemView *>();
+    for (QAbstractItemView *view : views)
+        view->viewport()->update();
+    const auto headers = findChildren<QHeaderView *>();
+    for (QHeaderView *header : headers)
+        header->viewport()->update();
+}
 
 QStringList Dashboard::pageNames()
 {
@@ -151,12 +204,11 @@ void Dashboard::drain()
     Q_EMIT snapshotApplied(m_current->generation);
 }
 
-void Dashboard::onAlertsInserted(int first, int last)
+void Dashboard::onAlertsAdded(const QList<Alert> &alerts)
 {
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     QList<Alert> fresh;
-    for (int row = first; row <= last; ++row) {
-        const Alert &alert = m_alertsModel->alertAt(row);
+    for (const Alert &alert : alerts) {
         if (alert.severity == u"critical" && alert.atMs >= now - kNotifyRecentMs)
             fresh.append(alert);
     }

@@ -76,6 +76,13 @@ public:
     [[nodiscard]] ReplayBar *replayBar() const { return m_replay; }
     [[nodiscard]] QListWidget *navigation() const { return m_navigation; }
 
+    // How often a pending snapshot is applied (Preferences: refresh rate); kDrainIntervalMs
+    // by default.
+    void setRefreshIntervalMs(int ms);
+    [[nodiscard]] int refreshIntervalMs() const;
+    // Draws every page again from the current snapshot (after a display setting changed).
+    void redrawAll();
+
     static constexpr int kDrainIntervalMs = 100;
     // New critical alerts newer than this (wall clock) are announced; older ones come from an
     // imported file and are history, not news.
@@ -87,9 +94,13 @@ Q_SIGNALS:
     void criticalAlertsRaised(const QList<ts::Alert> &alerts);
     void snapshotApplied(quint64 generation);
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void updateNavigationIcons();
     void drain();
-    void onAlertsInserted(int first, int last);
+    void onAlertsAdded(const QList<ts::Alert> &alerts);
 
     models::TimeRange *m_timeRange;
     models::AlertsModel *m_alertsModel;

@@ -60,10 +60,17 @@ void DashboardPage::changeEvent(QEvent *event)
 {
     QWidget::changeEvent(event);
     if (event->type() == QEvent::PaletteChange) {
-        if (QCustomPlot *p = plot()) {
-            applyPalette(p);
-            p->replot(QCustomPlot::rpQueuedReplot);
-        }
+        // Queued: a palette reaches this page before its children (the plot still has the old
+        // one while this event is delivered).
+        QMetaObject::invokeMethod(
+            this,
+            [this] {
+                if (QCustomPlot *p = plot()) {
+                    applyPalette(p);
+                    p->replot(QCustomPlot::rpQueuedReplot);
+                }
+            },
+            Qt::QueuedConnection);
     }
 }
 

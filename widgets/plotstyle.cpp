@@ -1,7 +1,10 @@
 #include "plotstyle.h"
 
+#include "models/displaynames.h"
 #include "qcp.h"
 #include <QAbstractItemModel>
+#include <QHeaderView>
+#include <QTableView>
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
@@ -53,9 +56,65 @@ void tunePlotForSpeed(QCustomPlot *plot)
 void useUtcTimeAxis(QCPAxis *axis)
 {
     auto ticker = QSharedPointer<QCPAxisTickerDateTime>::create();
-    ticker->setDateTimeSpec(Qt::UTC);
+    ticker->setDateTimeSpec(models::displayTimeUtc() ? Qt::UTC : Qt::LocalTime);
     ticker->setDateTimeFormat(QStringLiteral("HH:mm:ss\nyyyy-MM-dd"));
     axis->setTicker(ticker);
+}
+
+void applyDisplayTime(QWidget *root)
+{
+    const Qt::TimeSpec spec = models::displayTimeUtc() ? Qt::UTC : Qt::LocalTime;
+    const QString label = models::displayTimeUtc() ? QObject::tr("time (UTC)")
+                                                   : QObject::tr("time (local)");
+    const auto plots = root->findChildren<QCustomPlot *>();
+    for (QCustomPlot *plot : plots) {
+        const auto rects = plot->axisRects();
+        for (QCPAxisRect *rect : rects) {
+            const auto axes = rect->axes();
+            for (QCPAxis *axis : axes) {
+                auto ticker = axis->ticker().dynamicCast<QCPAxisTickerDateTime>();
+                if (!ticker)
+                    continue;
+                ticker->setDateTimeSpec(spec);
+                if (axis->label().startsWith(u"time ("))
+                    axis->setLabel(label);
+            }
+        }
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    }
+}
+
+void useIntegerTicks(QCPAxis *axis)
+{
+    // Counts are whole: steps of 1, 2, 5, 10, ... never 0.5; labels without decimals.
+    auto ticker = QSharedPointer<QCPAxisTickerFixed>::create();
+    ticker->setTickStep(1.0);
+    ticker->setScaleStrategy(QCPAxisTickerFixed::ssMultiples);
+    ticker->setTickCount(6);
+    axis->setTicker(ticker);
+    axis->setNumberFormat(QStringLiteral("f"));
+    axis->setNumberPrecision(0);
+}
+
+void fitColumns(QTableView *view, int maxWidth)
+{
+    // Each column at least as wide as its header (never a truncated title) and as its
+    // contents, up to maxWidth; what is longer is elided in the middle and shown in full in
+    // the tooltip and exports.
+    QHeaderView *header = view->horizontalHeader();
+    view->setTextElideMode(Qt::ElideMiddle);
+    const int columns = view->model() ? view->model()->columnCount() : 0;
+    const int last = header->stretchLastSection() ? columns - 1 : columns;
+    for (int column = 0; column < last; ++column) {
+        if (view->isColumnHidden(column))
+            continue;
+        view->resizeColumnToContents(column);
+        const int headerWidth = header->sectionSizeHint(column);
+        int width = std::max(view->columnWidth(column), headerWidth);
+        if (maxWidth > 0)
+            width = std::min(width, std::max(maxWidth, headerWidth));
+        view->setColumnWidth(column, width);
+    }
 }
 
 QColor seriesColor(int index)
@@ -124,7 +183,10 @@ QString exportModelCsv(const QAbstractItemModel *model, const QString &path)
         for (int c = 0; c < columns; ++c) {
             if (c > 0)
                 out << u',';
-            out << csvField(model->index(r, c).data(Qt::DisplayRole).toString());
+            // A shortened name is exported in full (models/displaynames.h).
+            const QModelIndex index = model->index(r, c);
+            const QVariant full = index.data(models::FullTextRole);
+            out << csvField(full.isValid() ? full.toString() : index.data(Qt::DisplayRole).toString());
         }
         out << u'\n';
     }

@@ -8,6 +8,8 @@
 class QAbstractItemModel;
 class QCPAxis;
 class QCustomPlot;
+class QTableView;
+class QWidget;
 
 namespace ts::widgets {
 
@@ -31,8 +33,15 @@ void applyPalette(QCPAxis *axis, const QColor &text, const QColor &grid);
 // no antialiasing while dragging.
 void tunePlotForSpeed(QCustomPlot *plot);
 
-// A date-time ticker in UTC on this axis.
+// A date-time ticker on this axis, in UTC or local time as models::displayTimeUtc() says.
 void useUtcTimeAxis(QCPAxis *axis);
+// After the time preference changed: every date-time axis under root, and its "time (…)" label.
+void applyDisplayTime(QWidget *root);
+// A count axis: integral ticks (steps 1, 2, 5, 10 ...) and labels without decimals.
+void useIntegerTicks(QCPAxis *axis);
+// Columns as wide as their header and contents (at most maxWidth, 0 = no limit), longer text
+// elided; the stretched last section is left to stretch.
+void fitColumns(QTableView *view, int maxWidth = 0);
 
 // A qualitative colour for the n-th series (error codes, scopes): distinct on light and dark.
 QColor seriesColor(int index);

@@ -1,8 +1,10 @@
 #include "throttlespage.h"
 
+#include "models/displaynames.h"
 #include "models/throttletablemodel.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
+#include "theme.h"
 #include "qcp.h"
 
 #include <QHeaderView>
@@ -55,6 +57,7 @@ ThrottlesPage::ThrottlesPage(models::TimeRange *timeRange, QWidget *parent)
     useUtcTimeAxis(m_plot->xAxis);
     m_plot->xAxis->setLabel(tr("time (UTC)"));
     m_plot->yAxis->setLabel(tr("throttles per bin"));
+    useIntegerTicks(m_plot->yAxis);
     m_plot->legend->setVisible(true);
     m_plot->legend->setFont(font());
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignRight);
@@ -139,7 +142,8 @@ void ThrottlesPage::refresh()
         QCPBars *below = nullptr;
         for (int i = 0; i < codes.size(); ++i) {
             auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
-            const QColor colour = seriesColor(i);
+            // The code's own colour: the same on every page and in every session.
+            const QColor colour = errorCodeColor(codes.at(i));
             bars->setPen(QPen(colour.darker(130)));
             bars->setBrush(colour);
             bars->setSelectable(QCP::stSingleData);
@@ -157,7 +161,7 @@ void ThrottlesPage::refresh()
         QCPBars *bars = m_bars.at(i);
         bars->setWidth(width);
         bars->setName(
-            QStringLiteral("%1 (%2)").arg(m_codes.at(i)).arg(totals.value(m_codes.at(i))));
+            QStringLiteral("%1 (%2)").arg(models::orUnknown(m_codes.at(i))).arg(totals.value(m_codes.at(i))));
         QVector<QCPBarsData> points;
         points.reserve(static_cast<qsizetype>(snap->throttleBins.size()));
         for (size_t b = 0; b < snap->throttleBins.size(); ++b) {
@@ -178,7 +182,9 @@ void ThrottlesPage::refresh()
     parts.append(tr("<b>%1</b> throttles").arg(throttles.total));
     QStringList scopes;
     for (auto it = throttles.byScope.cbegin(); it != throttles.byScope.cend(); ++it)
-        scopes.append(QStringLiteral("%1 %2").arg(it.key().toHtmlEscaped()).arg(it.value()));
+        scopes.append(QStringLiteral("%1 %2")
+                          .arg(models::orUnknown(it.key()).toHtmlEscaped())
+                          .arg(it.value()));
     if (!scopes.isEmpty())
         parts.append(tr("by scope: %1").arg(scopes.join(QStringLiteral(", "))));
     QStringList kinds;

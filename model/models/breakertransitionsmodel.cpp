@@ -1,6 +1,7 @@
 #include "breakertransitionsmodel.h"
 
 #include "core/timeparse.h"
+#include "displaynames.h"
 
 namespace ts::models {
 
@@ -45,14 +46,18 @@ QVariant BreakerTransitionsModel::data(const QModelIndex &index, int role) const
     const BreakerTransition &transition = m_transitions.at(index.row());
     if (role == TimeMsRole)
         return transition.tsMs;
+    if (role == Qt::ToolTipRole && index.column() == ScopeColumn)
+        return transition.scope;
+    if (role == FullTextRole && index.column() == ScopeColumn)
+        return transition.scope;
     if (role != Qt::DisplayRole && role != SortRole)
         return {};
     switch (index.column()) {
     case TimeColumn:
         return role == SortRole ? QVariant(transition.tsMs)
-                                : QVariant(formatIsoMs(transition.tsMs));
+                                : QVariant(formatDisplayTime(transition.tsMs));
     case ScopeColumn:
-        return transition.scope;
+        return shortScope(transition.scope);
     case SourceColumn:
         return transition.source;
     case FromColumn:
@@ -73,7 +78,7 @@ QVariant BreakerTransitionsModel::headerData(int section, Qt::Orientation orient
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
     case TimeColumn:
-        return tr("Time (UTC)");
+        return timeHeader(tr("Time"));
     case ScopeColumn:
         return tr("Scope");
     case SourceColumn:

@@ -1,6 +1,7 @@
 #include "bucketgridmodel.h"
 
 #include "core/timeparse.h"
+#include "displaynames.h"
 #include "snapshotmath.h"
 
 #include <QHash>
@@ -38,6 +39,8 @@ void BucketGridModel::setSnapshot(std::shared_ptr<const DashboardSnapshot> snaps
     if (shapeChanged)
         beginResetModel();
     m_snapshot = std::move(snapshot);
+    if (shapeChanged)
+        m_identityNames = shortNames(identities);
     m_identities = identities;
     m_limits = limits;
     const size_t cells = static_cast<size_t>(m_identities.size()) * m_limits.size();
@@ -122,8 +125,11 @@ QVariant BucketGridModel::data(const QModelIndex &index, int role) const
     if (column == 0) {
         switch (role) {
         case Qt::DisplayRole:
-        case Qt::ToolTipRole:
         case SortRole:
+            return m_identityNames.at(row);
+        case Qt::ToolTipRole:
+            return nameTooltip(m_identities.at(row));
+        case FullTextRole:
             return m_identities.at(row);
         case ScopeIndexRole:
             return -1;
@@ -179,7 +185,7 @@ QString BucketGridModel::tooltip(int scopeIndex) const
             break;
         }
     }
-    QString text = scopeLabel(scope) + u'\n';
+    QString text = nameTooltip(scope.key) + QStringLiteral(" · ") + limitLabel(scope) + u'\n';
     text += tr("Algorithm: %1 (policy %2)").arg(scope.algorithm, scope.policy) + u'\n';
     if (scope.windowSeconds > 0)
         text += tr("Capacity: %1 per %2 s").arg(scope.capacity).arg(scope.windowSeconds) + u'\n';
@@ -191,7 +197,7 @@ QString BucketGridModel::tooltip(int scopeIndex) const
             ? acceptedUsageAt(m_snapshot->series[static_cast<size_t>(index)], *m_instant)
             : scope.currentAcceptedUsage;
     text += tr("Usage as the limiter counts%1: %2 (%3 %), accepted %4")
-                .arg(m_instant ? tr(" at %1").arg(formatIsoMs(*m_instant)) : QString())
+                .arg(m_instant ? tr(" at %1").arg(formatDisplayTime(*m_instant)) : QString())
                 .arg(usage)
                 .arg(QString::number(fill * 100.0, 'f', 1))
                 .arg(accepted) +
@@ -213,7 +219,7 @@ QString BucketGridModel::tooltip(int scopeIndex) const
     if (safe.atMs && from && *safe.atMs > *from)
         text += tr("Next safe send: in %1 (%2), at %3")
                     .arg(formatCountdown(*safe.atMs - *from), safeSendReason(safe),
-                         formatIsoMs(*safe.atMs));
+                         formatDisplayTime(*safe.atMs));
     else
         text += tr("Next safe send: now (not exhausted)");
     return text;

@@ -54,6 +54,7 @@ private:
     std::shared_ptr<const DashboardSnapshot> m_snapshot;
     std::optional<qint64> m_instant;
     QStringList m_identities;     // row order: the order the snapshot first names them, sorted
+    QStringList m_identityNames;  // the same, as shown (models/displaynames.h)
     QStringList m_limits;         // "service/limit", sorted
     std::vector<int> m_cellScope; // rows x limits, scope index or -1
     std::vector<double> m_cellFill;

@@ -1,5 +1,7 @@
 #include "eventsmodel.h"
 
+#include "displaynames.h"
+
 #include "core/timeparse.h"
 
 #include <QCoreApplication>
@@ -199,13 +201,15 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
             return {};
         }
     }
+    if (role == FullTextRole && index.column() == IdentityColumn)
+        return event.identity;
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
         return {};
     switch (index.column()) {
     case TimeColumn:
-        return formatIsoMs(event.tsMs);
+        return formatDisplayTime(event.tsMs);
     case IdentityColumn:
-        return event.identity;
+        return role == Qt::ToolTipRole ? nameTooltip(event.identity) : shortName(event.identity);
     case MethodColumn:
         return event.method;
     case UrlColumn:
@@ -240,7 +244,7 @@ QVariant EventsModel::headerData(int section, Qt::Orientation orientation, int r
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
     case TimeColumn:
-        return tr("Time (UTC)");
+        return timeHeader(tr("Time"));
     case IdentityColumn:
         return tr("Identity");
     case MethodColumn:

@@ -1,5 +1,7 @@
 #include "snapshotmath.h"
 
+#include "displaynames.h"
+
 #include <algorithm>
 
 namespace ts::models {
@@ -184,7 +186,7 @@ QString limitLabel(const ScopeSummary &scope)
 
 QString scopeLabel(const ScopeSummary &scope)
 {
-    return scope.key + QStringLiteral(" · ") + limitLabel(scope);
+    return shortName(scope.key) + QStringLiteral(" · ") + limitLabel(scope);
 }
 
 QString formatDuration(qint64 ms)

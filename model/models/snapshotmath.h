@@ -62,7 +62,7 @@ QString formatCountdown(qint64 ms);
 // Index of the scope with the highest current fill, -1 when there is none.
 int worstScopeIndex(const ReportData &report);
 
-// "sp-migrator · fabric/platform"
+// "sp-migrator · fabric/platform", the key shortened as models/displaynames.h does
 QString scopeLabel(const ScopeSummary &scope);
 // "fabric/platform" (the grid's column name)
 QString limitLabel(const ScopeSummary &scope);

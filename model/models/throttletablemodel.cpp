@@ -1,5 +1,7 @@
 #include "throttletablemodel.h"
 
+#include "displaynames.h"
+
 namespace ts::models {
 
 ThrottleTableModel::ThrottleTableModel(QObject *parent) : QAbstractTableModel(parent) {}
@@ -30,6 +32,7 @@ void ThrottleTableModel::setThrottles(const ThrottleSummary &throttles)
 
     if (identities != m_identities || codes != m_codes) {
         beginResetModel();
+        m_identityNames = shortNames(identities);
         m_identities = identities;
         m_codes = codes;
         m_counts = std::move(counts);
@@ -65,7 +68,11 @@ QVariant ThrottleTableModel::data(const QModelIndex &index, int role) const
     if (!checkIndex(index, CheckIndexOption::IndexIsValid))
         return {};
     if (index.column() == 0) {
-        if (role == Qt::DisplayRole || role == SortRole || role == Qt::ToolTipRole)
+        if (role == Qt::DisplayRole || role == SortRole)
+            return m_identityNames.at(index.row());
+        if (role == Qt::ToolTipRole)
+            return nameTooltip(m_identities.at(index.row()));
+        if (role == FullTextRole)
             return m_identities.at(index.row());
         return {};
     }
@@ -91,7 +98,7 @@ QVariant ThrottleTableModel::headerData(int section, Qt::Orientation orientation
         return tr("Identity");
     if (section == m_codes.size() + 1)
         return tr("Total");
-    return m_codes.value(section - 1);
+    return orUnknown(m_codes.value(section - 1)); // a 429 without a code: "unknown"
 }
 
 } // namespace ts::models

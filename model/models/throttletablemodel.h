@@ -34,6 +34,7 @@ public:
 
 private:
     QStringList m_identities;
+    QStringList m_identityNames; // as shown (models/displaynames.h); m_identities in full
     QStringList m_codes;
     std::vector<qint64> m_counts; // rows x (codes + 1 total)
 };

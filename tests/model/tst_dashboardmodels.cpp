@@ -4,6 +4,7 @@
 #include "../widgets/snapshotfixture.h"
 #include "models/alertsmodel.h"
 #include "models/breakertransitionsmodel.h"
+#include "models/displaynames.h"
 #include "models/bucketgridmodel.h"
 #include "models/eventsmodel.h"
 #include "models/ingestmodels.h"
@@ -187,23 +188,132 @@ private Q_SLOTS:
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
         QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy added(&model, &AlertsModel::alertsAdded);
         auto alerts = fixture::smallSnapshot()->report.alerts;
         model.setAlerts(alerts.mid(0, 1));
         QCOMPARE(inserted.count(), 1);
+        QCOMPARE(added.count(), 1);
         model.setAlerts(alerts);
         QCOMPARE(inserted.count(), 2);
         QCOMPARE(inserted.last().at(1).toInt(), 1);
+        QCOMPARE(added.last().first().value<QList<Alert>>().size(), 1);
         QCOMPARE(model.rowCount(), 2);
         model.setAlerts(alerts); // unchanged: nothing
         QCOMPARE(inserted.count(), 2);
+        QCOMPARE(added.count(), 2);
         QCOMPARE(resets.count(), 0);
-        model.setAlerts({alerts.at(1)}); // a different list (re-run): reset
+        model.setAlerts({alerts.at(1)}); // a group is gone (re-run): reset
         QCOMPARE(resets.count(), 1);
         QCOMPARE(model.rowCount(), 1);
         QCOMPARE(model.index(0, AlertsModel::SeverityColumn).data().toString(),
                  QStringLiteral("critical"));
         QCOMPARE(model.index(0, AlertsModel::TimeColumn).data().toString(),
                  QStringLiteral("2026-02-18T22:42:10.000Z"));
+    }
+
+    // Repeats of one kind and key are one row with a count and first/last time; a repeat
+    // changes its row in place (no insert, no reset), a new key inserts one; an alert dated
+    // before the newest (a retry storm is dated from its start) is folded in all the same.
+    void alertsGrouped()
+    {
+        AlertsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy added(&model, &AlertsModel::alertsAdded);
+        const QString near = QStringLiteral("near-limit");
+        const QString storm = QStringLiteral("retry-storm");
+        const QString key = QStringLiteral("0f8fad5b-d9cb-469f-a165-70867728950e+alice@contoso.com");
+        QList<Alert> alerts;
+        for (int i = 0; i < 47; ++i)
+            alerts.append({near, QStringLiteral("warning"), fixture::at(10 * i), key,
+                           QStringLiteral("fill %1").arg(i)});
+        alerts.append({storm, QStringLiteral("critical"), fixture::at(100), key, QString()});
+        model.setAlerts(alerts);
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(added.last().first().value<QList<Alert>>().size(), 48);
+        const int nearRow = model.rowOfGroup(AlertsModel::groupKey(near, key));
+        QVERIFY(nearRow >= 0);
+        QCOMPARE(model.index(nearRow, AlertsModel::CountColumn).data().toString(),
+                 QStringLiteral("47"));
+        QCOMPARE(model.index(nearRow, 0).data(AlertsModel::CountRole).toInt(), 47);
+        QCOMPARE(model.index(nearRow, 0).data(AlertsModel::FirstMsRole).toLongLong(),
+                 fixture::at(0));
+        QCOMPARE(model.index(nearRow, 0).data(AlertsModel::TimeMsRole).toLongLong(),
+                 fixture::at(460));
+        QCOMPARE(model.index(nearRow, AlertsModel::DetailColumn).data().toString(),
+                 QStringLiteral("fill 46"));
+        // Short key on screen, the full one for tooltips and exports.
+        QCOMPARE(model.index(nearRow, AlertsModel::KeyColumn).data().toString(),
+                 QStringLiteral("alice@contoso.com"));
+        QCOMPARE(model.index(nearRow, AlertsModel::KeyColumn).data(FullTextRole).toString(), key);
+
+        // One more near-limit, and an earlier-dated storm for a new key, in time order.
+        const int insertsBefore = inserted.count();
+        QList<Alert> more = alerts;
+        more.append({near, QStringLiteral("warning"), fixture::at(470), key,
+                     QStringLiteral("fill 47")});
+        more.insert(0, {storm, QStringLiteral("critical"), fixture::at(1), QStringLiteral("bob"),
+                        QString()});
+        model.setAlerts(more);
+        QCOMPARE(resets.count(), 0);
+        QCOMPARE(inserted.count(), insertsBefore + 1);
+        QVERIFY(changed.count() >= 1);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.rowOfGroup(AlertsModel::groupKey(near, key)), nearRow);
+        QCOMPARE(model.index(nearRow, 0).data(AlertsModel::CountRole).toInt(), 48);
+        // The same user without the application: both names say which is which now.
+        model.setAlerts(more + QList<Alert>{{near, QStringLiteral("warning"), fixture::at(480),
+                                             QStringLiteral("alice@contoso.com"), QString()}});
+        QCOMPARE(model.rowCount(), 4);
+        QCOMPARE(model.index(nearRow, AlertsModel::KeyColumn).data().toString(),
+                 QStringLiteral("alice@contoso.com (0f8fad5b…)"));
+        QCOMPARE(model.index(3, AlertsModel::KeyColumn).data().toString(),
+                 QStringLiteral("alice@contoso.com"));
+        model.setAlerts(more); // a group gone: a reset, rows in a new order
+        QCOMPARE(resets.count(), 1);
+        QCOMPARE(model.index(model.rowOfGroup(AlertsModel::groupKey(near, key)),
+                             AlertsModel::KeyColumn)
+                     .data()
+                     .toString(),
+                 QStringLiteral("alice@contoso.com"));
+        const auto fresh = added.at(added.count() - 2).first().value<QList<Alert>>();
+        QCOMPARE(fresh.size(), 2);
+        QCOMPARE(model.alerts().size(), 50);
+    }
+
+    // The one alert a notification names: the most severe, then the gravest kind, then the
+    // newest; never simply the last of the batch.
+    void mostSevereAlert_data()
+    {
+        QTest::addColumn<QStringList>("alerts"); // "severity kind atSeconds"
+        QTest::addColumn<int>("expected");
+        QTest::newRow("critical over a later warning")
+            << QStringList{u"critical retry-storm 10"_qs, u"warning near-limit 20"_qs} << 0;
+        QTest::newRow("lost work over a storm")
+            << QStringList{u"critical lost-work 10"_qs, u"critical retry-storm 20"_qs} << 0;
+        QTest::newRow("newest of equals")
+            << QStringList{u"critical retry-storm 10"_qs, u"critical retry-storm 30"_qs,
+                           u"critical retry-storm 20"_qs}
+            << 1;
+        QTest::newRow("warning kinds") << QStringList{u"warning near-limit 50"_qs,
+                                                      u"warning capacity 10"_qs}
+                                       << 1;
+        QTest::newRow("empty") << QStringList{} << -1;
+    }
+    void mostSevereAlert()
+    {
+        QFETCH(QStringList, alerts);
+        QFETCH(int, expected);
+        QList<Alert> list;
+        for (const QString &spec : alerts) {
+            const QStringList parts = spec.split(u' ');
+            list.append({parts.at(1), parts.at(0), fixture::at(parts.at(2).toInt()),
+                         QStringLiteral("k"), QString()});
+        }
+        QCOMPARE(int(AlertsModel::mostSevere(list)), expected);
     }
 
     void breakerTransitions()

@@ -28,6 +28,7 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSortFilterProxyModel>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -351,6 +352,51 @@ private Q_SLOTS:
         QVERIFY(detail->text().contains(fullDetail.toHtmlEscaped()));
         const int detailX = page->view()->columnViewportPosition(models::AlertsModel::DetailColumn);
         QVERIFY(detailX >= 0 && detailX < page->view()->viewport()->width() * 3 / 4 + 200);
+    }
+
+    // The selected alert group stays selected while new alerts arrive (its row grows, others
+    // are inserted and the view re-sorts) and across a reset that keeps its group.
+    void alertSelectionSurvivesRefresh()
+    {
+        Shown shown;
+        shown.dashboard.showPage(QStringLiteral("alerts"));
+        widgets::AlertsPage *page = shown.dashboard.alertsPage();
+        QTableView *view = page->view();
+        auto groupOfCurrent = [view] {
+            return view->currentIndex().data(models::AlertsModel::GroupKeyRole).toString();
+        };
+        // Select the near-limit group (the older one: the second row, newest first).
+        QCOMPARE(page->tableModel()->rowCount(), 2);
+        const QModelIndex nearIndex = page->tableModel()->index(1, 0);
+        view->selectionModel()->setCurrentIndex(
+            nearIndex, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        const QString selected = groupOfCurrent();
+        QVERIFY(selected.startsWith(u"near-limit"));
+
+        auto snap = std::make_shared<DashboardSnapshot>(*shown.dashboard.snapshot());
+        snap->generation += 1;
+        const Alert nearAlert = snap->report.alerts.first();
+        // A repeat of the selected group after the storm (it moves to the top), and a new key.
+        snap->report.alerts.append({nearAlert.kind, nearAlert.severity, fixture::at(300),
+                                    nearAlert.key, QStringLiteral("again")});
+        snap->report.alerts.append({QStringLiteral("capacity"), QStringLiteral("warning"),
+                                    fixture::at(200), QStringLiteral("sb-prod"), QString()});
+        shown.dashboard.applySnapshot(snap);
+        shown.dashboard.flushPendingSnapshot();
+        QCOMPARE(page->tableModel()->rowCount(), 3);
+        QCOMPARE(groupOfCurrent(), selected);
+        QCOMPARE(view->selectionModel()->selectedRows().size(), 1);
+        QCOMPARE(view->currentIndex().data(models::AlertsModel::CountRole).toInt(), 2);
+        QCOMPARE(view->currentIndex().row(), 0); // newest first: it moved to the top
+
+        // Another policy: the storm's group disappears (a reset), the selected one stays.
+        auto rerun = std::make_shared<DashboardSnapshot>(*snap);
+        rerun->generation += 1;
+        rerun->report.alerts.removeAt(1);
+        shown.dashboard.applySnapshot(rerun);
+        shown.dashboard.flushPendingSnapshot();
+        QCOMPARE(page->tableModel()->rowCount(), 2);
+        QCOMPARE(groupOfCurrent(), selected);
     }
 
     // Only new, recent critical alerts are announced (a file import's history is not news).

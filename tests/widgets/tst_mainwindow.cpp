@@ -1,12 +1,22 @@
 // MainWindow as the integrator uses it: pages by name, coalesced snapshots, progress with
 // Cancel, screenshots that render offscreen.
+#include "alertbanner.h"
 #include "dashboard.h"
 #include "mainwindow.h"
+#include "models/alertsmodel.h"
+#include "models/displaynames.h"
+#include "preferences.h"
+#include "startpage.h"
+#include "theme.h"
 #include "models/timerange.h"
 #include "qcp.h"
 #include "snapshotfixture.h"
 
+#include <QAction>
 #include <QApplication>
+#include <QCommandLinkButton>
+#include <QDateTime>
+#include <QSystemTrayIcon>
 
 #include <QImage>
 #include <QProgressBar>
@@ -164,6 +174,146 @@ private Q_SLOTS:
         window.addRecentFile(b);
         window.addRecentFile(a);
         QCOMPARE(window.recentFiles(), QStringList({a, b}));
+    }
+
+    // Without a tray host (the offscreen platform has none) a new critical alert shows in a
+    // banner in the window, naming the most severe of the batch, not the last one.
+    void bannerWithoutTray()
+    {
+        QVERIFY(!QSystemTrayIcon::isSystemTrayAvailable());
+        MainWindow window;
+        window.show();
+        auto *banner = window.alertBanner();
+        QVERIFY(banner);
+        QVERIFY(!banner->isVisible());
+        window.applySnapshot(ts::fixture::smallSnapshot()); // history: no banner
+        window.dashboard()->flushPendingSnapshot();
+        QVERIFY(!banner->isVisible());
+
+        auto live = std::make_shared<ts::DashboardSnapshot>(*ts::fixture::smallSnapshot());
+        live->generation = 2;
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const QString app = QStringLiteral("0f8fad5b-d9cb-469f-a165-70867728950e");
+        live->report.alerts.append({QStringLiteral("lost-work"), QStringLiteral("critical"),
+                                    now - 1000, app + QStringLiteral("+alice@contoso.com"),
+                                    QStringLiteral("page 3 never succeeded")});
+        live->report.alerts.append({QStringLiteral("retry-storm"), QStringLiteral("critical"), now,
+                                    QStringLiteral("bob"), QStringLiteral("12 retries")});
+        window.applySnapshot(live);
+        window.dashboard()->flushPendingSnapshot();
+        QVERIFY(banner->isVisible());
+        QVERIFY2(banner->text().contains(u"lost-work · alice@contoso.com"), qPrintable(banner->text()));
+        QVERIFY(!banner->text().contains(app)); // the short name
+        QVERIFY(banner->text().contains(u"+1"));
+        // Its button leads to the Alerts page.
+        auto *show = banner->findChild<QPushButton *>();
+        QVERIFY(show);
+        QTest::mouseClick(show, Qt::LeftButton);
+        QCOMPARE(window.dashboard()->currentPageName(), QStringLiteral("alerts"));
+        QVERIFY(!banner->isVisible());
+    }
+
+    // With no input the window opens on its start page: Open log, Listen, Demo. Each leads
+    // somewhere; data (or a page asked for) shows the dashboard.
+    void startPageWithoutInput()
+    {
+        MainWindow window;
+        window.show();
+        QVERIFY(window.isShowingStartPage());
+        ts::widgets::StartPage *start = window.startPage();
+        QVERIFY(start->isVisible());
+        QVERIFY(start->openButton()->isVisible());
+        QVERIFY(start->listenButton()->isVisible());
+        QVERIFY(start->demoButton()->isVisible());
+
+        QSignalSpy listen(&window, &MainWindow::listenRequested);
+        QTest::mouseClick(start->listenButton(), Qt::LeftButton);
+        QCOMPARE(listen.count(), 1);
+        QVERIFY(window.isShowingStartPage());
+
+        QSignalSpy demo(&window, &MainWindow::demoRequested);
+        QTest::mouseClick(start->demoButton(), Qt::LeftButton);
+        QCOMPARE(demo.count(), 1);
+        QVERIFY(!window.isShowingStartPage());
+        QVERIFY(window.dashboard()->isVisible());
+
+        MainWindow second;
+        QVERIFY(second.isShowingStartPage());
+        second.applySnapshot(ts::fixture::smallSnapshot());
+        QVERIFY(!second.isShowingStartPage());
+        MainWindow third;
+        third.showPage(QStringLiteral("alerts"));
+        QVERIFY(!third.isShowingStartPage());
+    }
+
+    // Preferences persist (QSettings) and apply: thresholds colour the fills, local time
+    // renames the time columns, the refresh interval reaches the dashboard.
+    void preferencesPersistAndApply()
+    {
+        QSettings().remove(QStringLiteral("preferences"));
+        QCOMPARE(ts::widgets::Preferences::load(), ts::widgets::Preferences{});
+        ts::widgets::Preferences changed;
+        changed.fillWarning = 0.5;
+        changed.fillLimit = 0.9;
+        changed.utc = false;
+        changed.refreshMs = 400;
+        changed.save();
+        QCOMPARE(ts::widgets::Preferences::load(), changed);
+
+        // Through the dialog: it shows the saved values and gives back what it shows.
+        ts::widgets::PreferencesDialog dialog;
+        QCOMPARE(dialog.preferences(), changed);
+        dialog.setPreferences(ts::widgets::Preferences{});
+        QCOMPARE(dialog.preferences(), ts::widgets::Preferences{});
+
+        {
+            MainWindow window; // applies the saved preferences
+            QCOMPARE(window.dashboard()->refreshIntervalMs(), 400);
+            QCOMPARE(ts::widgets::fillColor(0.6), ts::widgets::fillColor(0.85));
+            QCOMPARE(ts::widgets::fillColor(0.95), ts::widgets::fillColor(1.0));
+            window.applySnapshot(ts::fixture::smallSnapshot());
+            window.dashboard()->flushPendingSnapshot();
+            const auto *alerts = window.dashboard()->alertsModel();
+            QVERIFY(alerts->headerData(0, Qt::Horizontal, Qt::DisplayRole)
+                        .toString()
+                        .contains(u"local"));
+            QVERIFY(!alerts->index(0, 0).data().toString().endsWith(u'Z'));
+        }
+        ts::widgets::Preferences{}.save();
+        ts::widgets::Preferences{}.apply(nullptr);
+        QVERIFY(ts::models::displayTimeUtc());
+        QSettings().remove(QStringLiteral("preferences"));
+    }
+
+    // View > Dark Theme switches the palette (and the plots with it), and back; the choice is
+    // remembered.
+    void darkThemeToggle()
+    {
+        QSettings().remove(QStringLiteral("preferences"));
+        const QPalette original = QApplication::palette();
+        QVERIFY(!ts::widgets::isDark(original));
+        MainWindow window;
+        window.applySnapshot(ts::fixture::smallSnapshot());
+        window.showPage(QStringLiteral("throttles"));
+        window.resize(1000, 700);
+        window.show();
+        window.dashboard()->flushPendingSnapshot();
+        QAction *dark = window.darkThemeAction();
+        QVERIFY(dark && dark->isCheckable() && !dark->isChecked());
+        dark->trigger();
+        QVERIFY(dark->isChecked());
+        QVERIFY(ts::widgets::isDark(QApplication::palette()));
+        QTRY_VERIFY(ts::widgets::isDark(window.palette()));
+        QCOMPARE(ts::widgets::Preferences::load().theme, ts::widgets::ThemeMode::Dark);
+        QCustomPlot *plot = window.dashboard()->currentPlot();
+        QVERIFY(plot);
+        // The palette arrives through posted events; the plot follows it.
+        QTRY_VERIFY(plot->axisRect()->backgroundBrush().color().lightness() < 80);
+        dark->trigger();
+        QVERIFY(!dark->isChecked());
+        QCOMPARE(QApplication::palette().color(QPalette::Window),
+                 original.color(QPalette::Window));
+        QSettings().remove(QStringLiteral("preferences"));
     }
 
     void unknownPageIsIgnored()
