@@ -27,6 +27,12 @@ struct IngestSourceStatus
     qint64 errors = 0; // malformed records from this source
     bool live = false; // tailing / listening (true) or a finished import (false)
     bool finished = false;
+    // Polled stores (model/poll): the poller's own requests. Wall-clock ms of the last request
+    // (nullopt: not a polled source, or none yet), requests made, and why the last one failed
+    // or was held back (the store's 429 / Retry-After), empty when it succeeded.
+    std::optional<qint64> lastPollMs;
+    qint64 requests = 0;
+    QString lastError;
 };
 
 struct IngestStatus

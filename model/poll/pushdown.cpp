@@ -1,0 +1,36 @@
+#include "pushdown.h"
+
+#include "ingest/redaction.h"
+
+namespace ts::poll {
+
+std::vector<RequestEvent> chargesFromAggregates(const QList<AggregateRow> &rows,
+                                                const QString &sourceName)
+{
+    qint64 total = 0;
+    for (const AggregateRow &row : rows)
+        total += row.count;
+    std::vector<RequestEvent> events;
+    events.reserve(size_t(total));
+    for (const AggregateRow &row : rows) {
+        RequestEvent event;
+        event.tsMs = row.secondMs;
+        event.service = row.service;
+        event.identity = row.identity;
+        event.app = row.app;
+        event.tenant = row.tenant;
+        event.category = row.category;
+        event.method = row.method;
+        event.errorCode = row.errorCode;
+        event.status = row.status;
+        if (row.credits >= 0 && row.count > 0)
+            event.credits = row.credits / double(row.count);
+        event.source = sourceName;
+        redact::redactEvent(event);
+        for (qint64 i = 0; i < row.count; ++i)
+            events.push_back(event); // implicitly shared strings: a copy is cheap
+    }
+    return events;
+}
+
+} // namespace ts::poll
