@@ -3,6 +3,7 @@
 #include <QList>
 
 #include <algorithm>
+#include <optional>
 
 namespace ts::poll {
 
@@ -23,12 +24,34 @@ qint64 PollCursor::lowBound(qint64 sinceMs) const
 
 QList<qsizetype> PollCursor::accept(const QList<Row> &rows, bool moveNewest)
 {
-    // How many copies of each content this answer holds, and where.
-    QHash<quint64, QList<qsizetype>> where;
-    where.reserve(rows.size());
-    for (qsizetype i = 0; i < rows.size(); ++i)
-        where[rows.at(i).hash].append(i);
     QList<qsizetype> fresh;
+    if (rows.isEmpty())
+        return fresh;
+    std::optional<qint64> newest = m_newest;
+    for (const Row &row : rows) {
+        if (!newest || row.key > *newest)
+            newest = row.key;
+    }
+    // What the cursor remembers after this answer: the rows of the overlap window before the
+    // newest key.
+    const qint64 windowStart =
+        (moveNewest ? *newest : m_newest.value_or(*newest)) - m_overlapMs;
+    // A row newer than everything read before cannot have been read: taken at once (the fast
+    // path of a large backlog). The others are counted per content against what was read.
+    QHash<quint64, QList<qsizetype>> where;
+    for (qsizetype i = 0; i < rows.size(); ++i) {
+        const Row &row = rows.at(i);
+        if (m_highest && row.key <= *m_highest) {
+            where[row.hash].append(i);
+            continue;
+        }
+        fresh.append(i);
+        if (row.key >= windowStart) {
+            Seen &seen = m_seen[row.hash];
+            seen.key = row.key;
+            ++seen.count;
+        }
+    }
     for (auto it = where.cbegin(); it != where.cend(); ++it) {
         const qsizetype answered = it.value().size();
         Seen &seen = m_seen[it.key()];
@@ -40,16 +63,10 @@ QList<qsizetype> PollCursor::accept(const QList<Row> &rows, bool moveNewest)
         seen.key = rows.at(it.value().constFirst()).key;
     }
     std::sort(fresh.begin(), fresh.end());
-    for (const Row &row : rows) {
-        if (!moveNewest)
-            break;
-        if (!m_newest || row.key > *m_newest)
-            m_newest = row.key;
-    }
-    if (m_newest) {
-        const qint64 oldest = *m_newest - m_overlapMs;
-        m_seen.removeIf([oldest](const auto &item) { return item.value().key < oldest; });
-    }
+    m_highest = m_highest ? std::max(*m_highest, *newest) : *newest;
+    if (moveNewest)
+        m_newest = newest;
+    m_seen.removeIf([windowStart](const auto &item) { return item.value().key < windowStart; });
     return fresh;
 }
 
@@ -93,7 +110,10 @@ std::optional<PollCursor> PollCursor::restore(const QByteArray &state, qint64 ov
         if (!okKey || !okHash || !okCount)
             return std::nullopt;
         cursor.m_seen.insert(hash, seen);
+        cursor.m_highest = cursor.m_highest ? std::max(*cursor.m_highest, seen.key) : seen.key;
     }
+    if (cursor.m_newest)
+        cursor.m_highest = std::max(cursor.m_highest.value_or(*cursor.m_newest), *cursor.m_newest);
     return cursor;
 }
 

@@ -67,6 +67,9 @@ private:
     };
     qint64 m_overlapMs;
     std::optional<qint64> m_newest;
+    // The newest key of any row remembered (an incomplete answer's too): a row newer than it
+    // cannot have been read before.
+    std::optional<qint64> m_highest;
     QHash<quint64, Seen> m_seen;
 };
 

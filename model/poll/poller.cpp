@@ -737,6 +737,10 @@ Poller::pushDown(qint64 fromMs, qint64 toMs,
         group << u"`status`"_qs;
     }
     select << u"count() AS n"_qs;
+    // One URL of the group stands for all of it: policies classify requests by their URL
+    // (Graph's OneNote limits, Fabric's API groups without a category column).
+    if (present.contains(u"url"_qs))
+        select << u"any(`url`) AS url"_qs;
     const bool credits = present.contains(u"credits"_qs);
     if (credits)
         select << u"sum(`credits`) AS c"_qs;
@@ -769,6 +773,7 @@ Poller::pushDown(qint64 fromMs, qint64 toMs,
             row.category = object.value(u"category").toString();
             row.method = object.value(u"method").toString();
             row.errorCode = object.value(u"errorCode").toString();
+            row.url = object.value(u"url").toString();
             row.status = object.value(u"status").toInt();
             row.count = qint64(object.value(u"n").toDouble());
             if (credits)

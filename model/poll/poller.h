@@ -59,6 +59,7 @@ struct AggregateRow
 {
     qint64 secondMs = 0;
     QString service, identity, app, tenant, category, method, errorCode;
+    QString url; // one URL of the group (any), for the policies' URL rules
     int status = 0;
     qint64 count = 0;
     double credits = -1; // sum of the rows' credits, < 0 when the store has no credits column

@@ -22,6 +22,7 @@ std::vector<RequestEvent> chargesFromAggregates(const QList<AggregateRow> &rows,
         event.category = row.category;
         event.method = row.method;
         event.errorCode = row.errorCode;
+        event.url = row.url;
         event.status = row.status;
         if (row.credits >= 0 && row.count > 0)
             event.credits = row.credits / double(row.count);

@@ -12,9 +12,12 @@
 //     999 ms early, so the usage at any instant t is bounded by the row-by-row usage over
 //     [t, t + 1 s) and at least the row-by-row usage at t - 1 s; predicted-throttle counts can
 //     differ by the charges of the seconds where the limit was crossed.
-// Fields the group does not keep (url, headers, body, retryAfter, durationMs, operation ids)
-// are absent: policies that classify by URL need a category column, and concurrency limits,
-// Retry-After advice and lost-work grouping need the rows.
+// The group carries one of its URLs (ClickHouse's any()), which the policies' URL rules
+// classify the whole group by: exact when the requests of one (second, identity, app,
+// category, method, status, errorCode) share their API group, as a client's usually do; a
+// category column makes it exact always. Fields the group does not keep (headers, body,
+// retryAfter, durationMs, operation ids) are absent: concurrency limits, Retry-After advice
+// and lost-work grouping need the rows.
 
 #include "poll/poller.h"
 
