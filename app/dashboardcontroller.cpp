@@ -3,9 +3,11 @@
 #include "engine/analysissession.h"
 #include "livesimulator.h"
 #include "mainwindow.h"
+#include "poll/pollfeed.h"
 #include "store/workspace.h"
 
 #include <QApplication>
+#include <QMessageBox>
 #include <QMetaObject>
 #include <QSemaphore>
 #include <QStatusBar>
@@ -58,12 +60,17 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
     // Cancel must not wait behind the read it cancels: requestCancel() is thread-safe.
     connect(window, &MainWindow::cancelRequested, this, [this] { m_session->requestCancel(); });
     connect(window, &MainWindow::demoRequested, this, &DashboardController::startDemo);
+    connect(window, &MainWindow::addSourceRequested, this, &DashboardController::addSource);
 
     m_workerThread.start();
 }
 
 DashboardController::~DashboardController()
 {
+    for (poll::PollFeed *feed : std::as_const(m_feeds))
+        feed->requestStop();
+    m_pollThread.quit();
+    m_pollThread.wait();
     if (m_simulator)
         QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::stop, Qt::BlockingQueuedConnection);
     m_session->requestCancel();
@@ -162,6 +169,30 @@ void DashboardController::startDemo()
     m_window->statusBar()->showMessage(
         tr("Demo: a OneNote migration, a Fabric deployment and Service Bus producers, live at %1x speed")
             .arg(m_simulator->speed()));
+}
+
+void DashboardController::addSource(const QString &url, int everySeconds)
+{
+    QString error;
+    const std::optional<poll::PollSource> source = poll::PollSource::parse(url, &error);
+    if (!source) {
+        QMessageBox::warning(m_window.get(), tr("Add Source"), error);
+        return;
+    }
+    if (!m_pollThread.isRunning()) {
+        m_pollThread.setObjectName(QStringLiteral("poll"));
+        m_pollThread.start();
+    }
+    auto *feed = new poll::PollFeed(*source, everySeconds);
+    feed->moveToThread(&m_pollThread);
+    connect(&m_pollThread, &QThread::finished, feed, &QObject::deleteLater);
+    // Its rows are a live batch like the demo's and the tailer's (the source: the URL, which
+    // holds no secret); its requests become its row on the Ingest page.
+    connect(feed, &poll::PollFeed::eventsReady, m_session, &AnalysisSession::ingestBatch);
+    connect(feed, &poll::PollFeed::statusChanged, m_session, &AnalysisSession::updatePolledSource);
+    m_feeds.append(feed);
+    QMetaObject::invokeMethod(feed, &poll::PollFeed::start);
+    m_window->statusBar()->showMessage(tr("Polling %1 every %2 s").arg(source->url).arg(everySeconds));
 }
 
 void DashboardController::takeScreenshotAndQuit()

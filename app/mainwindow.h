@@ -54,6 +54,8 @@ Q_SIGNALS:
     void cancelRequested();
     void demoRequested();
     void exportReportRequested(const QString &path);
+    // File > Add Source…: a store to poll (model/poll), every `everySeconds`.
+    void addSourceRequested(const QString &url, int everySeconds);
 
 protected:
     void closeEvent(QCloseEvent *event) override;

@@ -126,7 +126,10 @@ bool readPolledSource(const QString &url, qint64 sinceMs, bool pushDown, IngestS
             const auto total = poller.pushDown(
                 std::max(sinceMs, range->first), range->second + 1000,
                 [&](QList<poll::AggregateRow> &&aggregates) {
-                    sink.onEvents(poll::chargesFromAggregates(aggregates, source->url));
+                    poll::chargesFromAggregates(aggregates, source->url,
+                                                [&](std::vector<RequestEvent> &&charges) {
+                                                    sink.onEvents(std::move(charges));
+                                                });
                     return !g_stop.load();
                 });
             if (!total) {

@@ -46,3 +46,5 @@ struct IngestStatus
 
 // Handed from the pipeline's thread to MainWindow::setIngestStatus through queued connections.
 Q_DECLARE_METATYPE(ts::IngestStatus)
+// A polled store's row (model/poll, PollFeed) on its way to AnalysisSession::updatePolledSource.
+Q_DECLARE_METATYPE(ts::IngestSourceStatus)

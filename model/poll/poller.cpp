@@ -745,8 +745,8 @@ Poller::pushDown(qint64 fromMs, qint64 toMs,
     if (credits)
         select << u"sum(`credits`) AS c"_qs;
     qint64 total = 0;
-    // A range per request: one second-aligned slice of at most an hour, so no answer is huge.
-    constexpr qint64 kSliceSeconds = 3600;
+    // A range per request: ten minutes at a time, so no answer is huge.
+    constexpr qint64 kSliceSeconds = 600;
     const qint64 firstSecond = floorDiv(fromMs, 1000);
     const qint64 endSecond = floorDiv(toMs, 1000); // exclusive
     for (qint64 slice = firstSecond; slice < endSecond; slice += kSliceSeconds) {

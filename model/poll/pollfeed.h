@@ -48,5 +48,3 @@ private:
 };
 
 } // namespace ts::poll
-
-Q_DECLARE_METATYPE(ts::IngestSourceStatus)

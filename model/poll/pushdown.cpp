@@ -4,14 +4,12 @@
 
 namespace ts::poll {
 
-std::vector<RequestEvent> chargesFromAggregates(const QList<AggregateRow> &rows,
-                                                const QString &sourceName)
+void chargesFromAggregates(const QList<AggregateRow> &rows, const QString &sourceName,
+                           const std::function<void(std::vector<RequestEvent> &&)> &deliver,
+                           qsizetype chunk)
 {
-    qint64 total = 0;
-    for (const AggregateRow &row : rows)
-        total += row.count;
     std::vector<RequestEvent> events;
-    events.reserve(size_t(total));
+    events.reserve(size_t(chunk));
     for (const AggregateRow &row : rows) {
         RequestEvent event;
         event.tsMs = row.secondMs;
@@ -28,10 +26,17 @@ std::vector<RequestEvent> chargesFromAggregates(const QList<AggregateRow> &rows,
             event.credits = row.credits / double(row.count);
         event.source = sourceName;
         redact::redactEvent(event);
-        for (qint64 i = 0; i < row.count; ++i)
+        for (qint64 i = 0; i < row.count; ++i) {
             events.push_back(event); // implicitly shared strings: a copy is cheap
+            if (qsizetype(events.size()) >= chunk) {
+                deliver(std::move(events));
+                events = {};
+                events.reserve(size_t(chunk));
+            }
+        }
     }
-    return events;
+    if (!events.empty())
+        deliver(std::move(events));
 }
 
 } // namespace ts::poll

@@ -23,13 +23,16 @@
 
 #include "core/requestevent.h"
 
+#include <functional>
 #include <vector>
 
 namespace ts::poll {
 
-// The charges of `rows`, in time order within each row's second, marked masked (the grouping
-// fields come from the store's columns and are masked here like any reader's).
-std::vector<RequestEvent> chargesFromAggregates(const QList<AggregateRow> &rows,
-                                                const QString &sourceName);
+// The charges of `rows`, in the rows' order, marked masked (the grouping fields come from the
+// store's columns and are masked here like any reader's), handed on `chunk` at a time so an
+// hour of a busy fleet (millions of charges) never sits in memory at once.
+void chargesFromAggregates(const QList<AggregateRow> &rows, const QString &sourceName,
+                           const std::function<void(std::vector<RequestEvent> &&)> &deliver,
+                           qsizetype chunk = 65536);
 
 } // namespace ts::poll

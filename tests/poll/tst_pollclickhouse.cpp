@@ -338,8 +338,12 @@ private Q_SLOTS:
             QVERIFY2(range, qPrintable(poller.health().lastError));
             const auto total = poller.pushDown(range->first, range->second + 1000,
                                                [&](QList<poll::AggregateRow> &&aggregates) {
-                                                   pushed.onEvents(poll::chargesFromAggregates(
-                                                       aggregates, source->url));
+                                                   poll::chargesFromAggregates(
+                                                       aggregates, source->url,
+                                                       [&](std::vector<RequestEvent> &&events) {
+                                                           pushed.onEvents(std::move(events));
+                                                       },
+                                                       1000);
                                                    return true;
                                                });
             QVERIFY2(total, qPrintable(poller.health().lastError));

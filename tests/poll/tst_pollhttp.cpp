@@ -4,8 +4,10 @@
 // {cursor} placeholder. Every row goes through the canonical reader: secrets are masked.
 #include "fakestore.h"
 
+#include "models/ingestmodels.h"
 #include "poll/poller.h"
 
+#include <QAbstractItemModelTester>
 #include <QElapsedTimer>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -184,6 +186,42 @@ private Q_SLOTS:
         QCOMPARE(poller.health().requests, 2);
         QVERIFY(clock.elapsed() >= 900); // it waited as told before asking again
         QVERIFY(poller.health().lastError.isEmpty());
+    }
+
+    // A store that keeps answering 429: the poller gives up after its retries, each after the
+    // store's Retry-After, and the Ingest page's row says so.
+    void storeBusyShowsOnTheIngestPage()
+    {
+        testfake::Server server([](const testfake::Request &) {
+            return testfake::Response{429, QByteArray("{\"error\":{\"code\":\"ThrottledError\"}}"),
+                                      "application/json", {{"Retry-After", "0"}}};
+        });
+        QString error;
+        poll::Poller::Options options;
+        options.maxRetries = 3;
+        poll::Poller poller(
+            *poll::PollSource::parse(
+                u"kql+http://127.0.0.1:%1/v1/workspaces/w/query?table=T"_qs.arg(server.port()),
+                &error),
+            options);
+        poll::Poller::Outcome outcome{};
+        QVERIFY(pollOps(poller, &outcome).isEmpty());
+        QCOMPARE(outcome, poll::Poller::Outcome::Failed);
+        QCOMPARE(server.requests.size(), 3);
+        QCOMPARE(poller.health().storeThrottles, 3);
+        QVERIFY(poller.health().lastError.contains(u"429"));
+
+        models::IngestSourcesModel model;
+        QAbstractItemModelTester tester(&model);
+        model.setNow(QDateTime::currentMSecsSinceEpoch());
+        model.setSources({poll::toIngestStatus(poller.source(), poller.health())});
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.index(0, models::IngestSourcesModel::FormatColumn).data().toString(), u"kql"_qs);
+        const QString state = model.index(0, models::IngestSourcesModel::StateColumn).data().toString();
+        QVERIFY2(state.contains(u"polled") && state.contains(u"3 request") &&
+                     state.contains(u"429"),
+                 qPrintable(state));
+        QVERIFY(model.index(0, models::IngestSourcesModel::ErrorsColumn).data().toLongLong() >= 3);
     }
 
     void kqlPartialErrorIsAskedAgain()
