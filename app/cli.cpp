@@ -5,6 +5,7 @@
 #include "ingest/formatdetect.h"
 #include "ingest/sourcereader.h"
 #include "livecommands.h"
+#include "pollcommand.h"
 #include "policy/policy.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
@@ -111,6 +112,9 @@ struct ReportArguments
     SourceOptions source;
     QString workspace;
     QStringList files;
+    QString pollSource; // --source URL (model/poll)
+    std::optional<qint64> sinceMs;
+    bool pushDown = false;
 };
 
 void printUsage(QTextStream &out)
@@ -123,10 +127,13 @@ void printUsage(QTextStream &out)
            "  throttlescope report [--json] [--policy NAME|FILE]... [--format FORMAT] "
            "[--fail-on WHAT] FILE...|-\n"
            "  throttlescope report --workspace WS.tsws [--json] [--fail-on WHAT]\n"
+           "  throttlescope report --source URL [--since T] [--pushdown] [--json]\n"
            "  throttlescope import --workspace WS.tsws FILE...     (exit 1 if any FILE is "
            "missing or fails)\n"
            "  throttlescope tail --workspace WS.tsws [--out FILE] [--glob PATTERN] FILE|DIR...\n"
            "  throttlescope serve --listen 127.0.0.1:PORT --workspace WS.tsws [--token-file F]\n"
+           "  throttlescope poll --workspace WS.tsws --source URL [--every S] [--once] "
+           "[--since T]\n"
            "  throttlescope simulate --scenario NAME --out FILE [--seed N] [--duration S]\n"
            "  throttlescope COMMAND --help                each command's options\n"
            "Dashboard options: --demo [--speed X], --screenshot FILE.png [--size WxH] "
@@ -223,6 +230,23 @@ bool parseArguments(const QStringList &args, ReportArguments &parsed)
         } else if (arg == u"--workspace") {
             if (!value(parsed.workspace))
                 return false;
+        } else if (arg == u"--source") {
+            if (!value(parsed.pollSource))
+                return false;
+        } else if (arg == u"--since") {
+            QString since;
+            if (!value(since))
+                return false;
+            qint64 ms = 0;
+            if (!parseSinceArgument(since, &ms)) {
+                err() << "throttlescope: --since takes an RFC 3339 time or Unix seconds / "
+                         "milliseconds"
+                      << Qt::endl;
+                return false;
+            }
+            parsed.sinceMs = ms;
+        } else if (arg == u"--pushdown") {
+            parsed.pushDown = true;
         } else if (arg == u"--fail-on") {
             QString what;
             if (!value(what) || !parseFailOn(what, parsed.failOn))
@@ -293,6 +317,7 @@ void printReportHelp(QTextStream &out)
     out << "usage: throttlescope report [OPTIONS] FILE...|-\n"
            "       throttlescope report --workspace WS.tsws [--json] [--policy NAME|FILE]... "
            "[--fail-on WHAT]\n"
+           "       throttlescope report --source URL [--since T] [--pushdown] [--json] ...\n"
            "Replays the requests against the throttle policies and prints what happened.\n"
            "Options:\n"
            "  --json                  the report as JSON (docs/report-json.md), not text\n"
@@ -302,6 +327,12 @@ void printReportHelp(QTextStream &out)
            "                          event's service)\n"
         << readerOptionsHelp()
         << "  --workspace WS.tsws     report on what a workspace holds instead of FILEs\n"
+        << pollSourceHelp()
+        << "  --pushdown              ClickHouse: read per-second counts per (service,\n"
+           "                          identity, app, tenant, category, method, status,\n"
+           "                          errorCode) instead of every row, for large ranges (exact\n"
+           "                          for whole-second fixed windows and credits; see the\n"
+           "                          manual for the bound elsewhere)\n"
            "  --fail-on WHAT          exit 3 when the report has such findings: critical (a\n"
            "                          critical alert), warning (a warning or critical alert),\n"
            "                          throttles (a throttled response); repeatable or\n"
@@ -578,6 +609,32 @@ int runReport(const QStringList &args)
     }
     if (!parsed.workspace.isEmpty())
         return runWorkspaceReport(parsed);
+    if (!parsed.pollSource.isEmpty()) {
+        if (!parsed.files.isEmpty()) {
+            err() << "throttlescope report: give FILEs or --source, not both" << Qt::endl;
+            return kExitUsage;
+        }
+        auto policies = policiesFrom(parsed);
+        if (!policies)
+            return kExitUsage;
+        auto analysis =
+            std::make_unique<Analysis>(std::move(*policies), Analysis::Purpose::ReportOnly);
+        {
+            MalformedPrinter printer(*analysis);
+            qint64 rows = 0;
+            QString error;
+            if (!readPolledSource(parsed.pollSource, parsed.sinceMs.value_or(0), parsed.pushDown,
+                                  printer, &rows, &error)) {
+                err() << error << Qt::endl;
+                return kExitNothingRead;
+            }
+        }
+        const ReportData report = analysis->report();
+        std::jthread release([doomed = std::move(analysis)]() mutable { doomed.reset(); });
+        printReport(report, parsed.json);
+        release.join();
+        return exitStatusFor(report, parsed.failOn);
+    }
     if (parsed.files.isEmpty()) {
         err() << "throttlescope report: give at least one FILE (or - for standard input), or "
                  "--workspace WS"
@@ -619,7 +676,8 @@ bool isHeadlessInvocation(int argc, char *argv[])
     if (argc < 2)
         return false;
     for (const char *command :
-         {"report", "import", "tail", "serve", "simulate", "--version", "-v", "--help", "-h"}) {
+         {"report", "import", "tail", "serve", "simulate", "poll", "--version", "-v", "--help",
+          "-h"}) {
         if (std::strcmp(argv[1], command) == 0)
             return true;
     }
@@ -651,6 +709,8 @@ int runHeadless(const QStringList &arguments)
         return runServe(rest);
     if (command == u"simulate")
         return runSimulate(rest);
+    if (command == u"poll")
+        return runPoll(rest);
     printUsage(err());
     return kExitUsage;
 }

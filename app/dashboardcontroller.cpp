@@ -8,11 +8,13 @@
 #include "livesimulator.h"
 #include "dashboard.h"
 #include "mainwindow.h"
+#include "poll/pollfeed.h"
 #include "store/workspace.h"
 
 #include <QMessageBox>
 
 #include <QApplication>
+#include <QMessageBox>
 #include <QMetaObject>
 #include <QSemaphore>
 #include <QStatusBar>
@@ -91,6 +93,7 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
             &MainWindow::applySessionSettings);
     connect(window, &MainWindow::sessionSettingChanged, m_session,
             &AnalysisSession::setSessionSetting);
+    connect(window, &MainWindow::addSourceRequested, this, &DashboardController::addSource);
 
     m_workerThread.start();
 }
@@ -99,6 +102,10 @@ DashboardController::~DashboardController()
 {
     // The listener first: its last requests are answered by the session's writer.
     m_listener.reset();
+    for (poll::PollFeed *feed : std::as_const(m_feeds))
+        feed->requestStop();
+    m_pollThread.quit();
+    m_pollThread.wait();
     if (m_simulator)
         QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::stop, Qt::BlockingQueuedConnection);
     m_session->requestCancel();
@@ -222,6 +229,30 @@ void DashboardController::startDemo()
     m_window->statusBar()->showMessage(
         tr("Demo: a OneNote migration, a Fabric deployment and Service Bus producers, live at %1x speed")
             .arg(m_simulator->speed()));
+}
+
+void DashboardController::addSource(const QString &url, int everySeconds)
+{
+    QString error;
+    const std::optional<poll::PollSource> source = poll::PollSource::parse(url, &error);
+    if (!source) {
+        QMessageBox::warning(m_window.get(), tr("Add Source"), error);
+        return;
+    }
+    if (!m_pollThread.isRunning()) {
+        m_pollThread.setObjectName(QStringLiteral("poll"));
+        m_pollThread.start();
+    }
+    auto *feed = new poll::PollFeed(*source, everySeconds);
+    feed->moveToThread(&m_pollThread);
+    connect(&m_pollThread, &QThread::finished, feed, &QObject::deleteLater);
+    // Its rows are a live batch like the demo's and the tailer's (the source: the URL, which
+    // holds no secret); its requests become its row on the Ingest page.
+    connect(feed, &poll::PollFeed::eventsReady, m_session, &AnalysisSession::ingestBatch);
+    connect(feed, &poll::PollFeed::statusChanged, m_session, &AnalysisSession::updatePolledSource);
+    m_feeds.append(feed);
+    QMetaObject::invokeMethod(feed, &poll::PollFeed::start);
+    m_window->statusBar()->showMessage(tr("Polling %1 every %2 s").arg(source->url).arg(everySeconds));
 }
 
 void DashboardController::takeScreenshotAndQuit()

@@ -3,6 +3,7 @@
 // worker thread, and the live sources (the demo simulator) feeding it. Owns their lifetimes and
 // nothing else: every decision is made in the model or the window.
 
+#include <QList>
 #include <QObject>
 #include <QSize>
 #include <QString>
@@ -22,6 +23,9 @@ class DashboardListener;
 } // namespace live
 namespace widgets {
 struct ListenSettings;
+}
+namespace poll {
+class PollFeed;
 }
 } // namespace ts
 
@@ -65,6 +69,8 @@ public:
 
 private:
     void startDemo();
+    // File > Add Source…: polls the store on m_pollThread into the session (model/poll).
+    void addSource(const QString &url, int everySeconds);
     void openFiles(const QStringList &paths);
     void scheduleScreenshot();
     void takeScreenshotAndQuit();
@@ -75,6 +81,10 @@ private:
     ts::AnalysisSession *m_session = nullptr;       // lives on m_workerThread
     ts::live::LiveSimulator *m_simulator = nullptr; // lives on m_workerThread
     ts::live::FollowedSources *m_followed = nullptr; // lives on m_workerThread
+    // Polled stores wait on the network and back off as their stores ask: a thread of their
+    // own, so neither the analysis nor the window waits for them.
+    QThread m_pollThread;
+    QList<ts::poll::PollFeed *> m_feeds; // live on m_pollThread
     bool m_screenshotTaken = false;
     // ---- live sessions (issue 17) ----
     std::unique_ptr<ts::live::DashboardListener> m_listener; // GUI thread; serves on its own

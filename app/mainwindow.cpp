@@ -1,6 +1,7 @@
 #include "mainwindow.h"
 
 #include "alertbanner.h"
+#include "addsourcedialog.h"
 #include "alertspage.h"
 #include "dashboard.h"
 #include "engine/scratchworkspace.h"
@@ -137,6 +138,11 @@ void MainWindow::createActions()
     QAction *saveWorkspace =
         file->addAction(tr("&Save Workspace As…"), this, &MainWindow::saveWorkspaceDialog);
     saveWorkspace->setShortcut(QKeySequence::Save);
+    file->addAction(tr("Add &Source…"), this, [this] {
+        AddSourceDialog dialog(this);
+        if (dialog.exec() == QDialog::Accepted)
+            Q_EMIT addSourceRequested(dialog.url(), dialog.everySeconds());
+    });
     m_recentMenu = file->addMenu(tr("Open &Recent"));
     rebuildRecentMenu();
     createSessionActions(file);

@@ -91,6 +91,8 @@ Q_SIGNALS:
     void closeSessionRequested();
     // A view setting the session's workspace should remember (the time window).
     void sessionSettingChanged(const QString &key, const QString &value);
+    // File > Add Source…: a store to poll (model/poll), every `everySeconds`.
+    void addSourceRequested(const QString &url, int everySeconds);
 
 protected:
     void closeEvent(QCloseEvent *event) override;

@@ -21,6 +21,7 @@ packages=(
   qt6-httpserver-dev qt6-websockets-dev   # Qt6HttpServer's CMake package needs WebSockets too
   libqcustomplot-dev libsimdjson-dev zlib1g-dev libgl-dev libmimalloc-dev libabsl-dev
   jq nginx-light xvfb xauth               # jq: benchmark reference; nginx: limiter ground truth
+  clickhouse-server clickhouse-client     # a real log store for the poller's tests (tests/poll)
   clang libclang-rt-14-dev                # libFuzzer harnesses
   fonts-dejavu-core
   # The package (installer/CMakeLists.txt) and its tests (tests/package/): the icon's PNG sizes,

@@ -367,6 +367,18 @@ void AnalysisSession::finishLiveSource(const QString &source)
     m_dirty = true;
 }
 
+void AnalysisSession::updatePolledSource(const IngestSourceStatus &poller)
+{
+    IngestSourceStatus &status = sourceStatus(poller.path);
+    status.format = poller.format;
+    status.live = true;
+    status.lastPollMs = poller.lastPollMs;
+    status.requests = poller.requests;
+    status.lastError = poller.lastError;
+    status.errors = poller.errors;
+    m_dirty = true;
+}
+
 void AnalysisSession::setPolicies(const QString &nameFileOrJson)
 {
     Q_ASSERT(QThread::currentThread() == thread());

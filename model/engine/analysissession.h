@@ -78,6 +78,9 @@ public Q_SLOTS:
                         const QList<ts::MalformedRecord> &malformed);
     // Marks a live source as stopped (the ingest panel shows it as finished, not as silent).
     void finishLiveSource(const QString &source);
+    // A polled store's own requests (model/poll: last poll, requests, errors, the store's
+    // Retry-After) for its row on the Ingest page; its rows come through ingestBatch.
+    void updatePolledSource(const ts::IngestSourceStatus &poller);
     // A built-in policy name, a policy file path, or a policy JSON document. Files opened so far
     // are read again under the new policies (the reconstruction redoes); live feeds continue
     // under them from now on.

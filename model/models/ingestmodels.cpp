@@ -129,6 +129,12 @@ QVariant IngestSourcesModel::data(const QModelIndex &index, int role) const
             return tr("stale");
         if (source.finished)
             return tr("finished");
+        if (source.lastPollMs) {
+            // A polled store: its own requests, like any other feed's health.
+            const QString polled = tr("polled %1 ago, %n request(s)", nullptr, int(source.requests))
+                                       .arg(formatDuration(m_nowMs - *source.lastPollMs));
+            return source.lastError.isEmpty() ? polled : polled + u" — "_qs + source.lastError;
+        }
         return source.live ? tr("live") : tr("reading");
     default:
         return {};

@@ -35,6 +35,11 @@ struct IngestSourceStatus
     std::optional<qint64> lagMs;
     qint64 rejectedRequests = 0; // a listener's requests answered 4xx/5xx (not in `errors`)
     QString lastError;           // its newest refusal or malformed-line reason
+    // Polled stores (model/poll): the poller's own requests. Wall-clock ms of the last request
+    // (nullopt: not a polled source, or none yet), requests made, and why the last one failed
+    // or was held back (the store's 429 / Retry-After), empty when it succeeded.
+    std::optional<qint64> lastPollMs;
+    qint64 requests = 0;
 };
 
 struct IngestStatus
@@ -48,3 +53,5 @@ struct IngestStatus
 
 // Handed from the pipeline's thread to MainWindow::setIngestStatus through queued connections.
 Q_DECLARE_METATYPE(ts::IngestStatus)
+// A polled store's row (model/poll, PollFeed) on its way to AnalysisSession::updatePolledSource.
+Q_DECLARE_METATYPE(ts::IngestSourceStatus)

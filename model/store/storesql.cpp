@@ -117,6 +117,18 @@ QStringList migrationStatements(int toVersion)
             // store it (see WorkspaceWriter / importFile).
             QStringLiteral("ALTER TABLE import_ledger ADD COLUMN owner TEXT"),
         };
+    case 4:
+        return {
+            // Polled stores (model/poll): where each one's incremental read stands. `state` is
+            // the cursor (PollCursor::save(): the newest key read and the rows of the overlap
+            // window already stored), written by the workspace writer in the same transaction
+            // as the rows it covers, so a restart resumes exactly where the rows end.
+            QStringLiteral("CREATE TABLE poll_cursors ("
+                           " source_id INTEGER PRIMARY KEY,"
+                           " state TEXT NOT NULL,"
+                           " rows INTEGER NOT NULL DEFAULT 0,"
+                           " updated_ms INTEGER NOT NULL)"),
+        };
     default:
         return {};
     }

@@ -362,6 +362,21 @@ QList<IncompleteImport> incompleteImports(const QList<SourceRecord> &sources,
     return result;
 }
 
+std::optional<QByteArray> Workspace::pollCursor(qint64 sourceId)
+{
+    m_error.clear();
+    QSqlQuery query(m_db);
+    query.prepare(QStringLiteral("SELECT state FROM poll_cursors WHERE source_id = ?"));
+    query.addBindValue(sourceId);
+    if (!query.exec()) {
+        fail(QStringLiteral("read poll cursor"), query.lastError().text());
+        return std::nullopt;
+    }
+    if (!query.next())
+        return std::nullopt;
+    return query.value(0).toString().toUtf8();
+}
+
 std::optional<QString> Workspace::setting(const QString &key)
 {
     QSqlQuery query(m_db);

@@ -24,7 +24,8 @@ namespace ts {
 // 2: block summaries (event_blocks) replace the identity / status / error / lane indexes.
 // 3: sources are recognised by content (sources.head_hash, seen_size); the ledger names the
 //    import run that owns a source (import_ledger.owner).
-inline constexpr int kWorkspaceSchemaVersion = 3;
+// 4: poll_cursors: where the incremental read of each polled store stands (model/poll).
+inline constexpr int kWorkspaceSchemaVersion = 4;
 
 // 'TSWS' in PRAGMA application_id: tells a workspace apart from any other SQLite file. SQLite
 // stores it big-endian at offset 68 of the file, where the workspace MIME type's magic looks
@@ -166,6 +167,10 @@ public:
     // Deletes the events, malformed records and ledger entry of a source, in one transaction:
     // used when a partial import of a format that cannot resume must start over.
     bool discardSourceData(qint64 sourceId);
+
+    // The cursor of a polled source (poll_cursors.state, written by WorkspaceWriter with the
+    // rows it covers); nullopt when none is stored yet or on error (errorString() non-empty).
+    std::optional<QByteArray> pollCursor(qint64 sourceId);
 
     [[nodiscard]] std::optional<QString> setting(const QString &key);
     bool setSetting(const QString &key, const QString &value);

@@ -54,6 +54,13 @@ struct WriterStatements
                ledgerOwner.prepare(
                    handle, QStringLiteral("SELECT owner FROM import_ledger WHERE source_id = ?"),
                    error) &&
+               upsertPollCursor.prepare(
+                   handle,
+                   QStringLiteral("INSERT INTO poll_cursors(source_id, state, rows, updated_ms)"
+                                  " VALUES(?,?,?,?) ON CONFLICT(source_id) DO UPDATE SET"
+                                  " state = excluded.state, rows = rows + excluded.rows,"
+                                  " updated_ms = excluded.updated_ms"),
+                   error) &&
                upsertBlockSummary.prepare(
                    handle,
                    QStringLiteral("INSERT INTO event_blocks(field, value, block, events)"
@@ -82,6 +89,7 @@ struct WriterStatements
     store::Statement completeSource;
     store::Statement updateSourceHead;
     store::Statement ledgerOwner;
+    store::Statement upsertPollCursor;
     store::Statement upsertBlockSummary;
     store::Statement insertBlockOverflow;
     // Summaries of the rows of the transaction being written.
@@ -602,6 +610,15 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
             sourcePending.malformed += batch.malformed.size();
             added.events += batch.events.size();
             added.malformed += batch.malformed.size();
+            if (batch.pollCursor) {
+                store::Statement &cursor = statements.upsertPollCursor;
+                cursor.bindInt(0, batch.sourceId);
+                cursor.bindUtf8(1, *batch.pollCursor);
+                cursor.bindInt(2, batch.events.size() + batch.malformed.size());
+                cursor.bindInt(3, store::nowMs());
+                if (!cursor.exec(&error))
+                    return failWith(QStringLiteral("update poll cursor"));
+            }
             if (!batch.checkpoint)
                 continue;
             const LedgerCheckpoint &checkpoint = *batch.checkpoint;

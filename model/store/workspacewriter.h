@@ -82,6 +82,10 @@ struct WriteBatch
     QDeadlineTimer commitBy{QDeadlineTimer::Forever};
     // Set by importFile(): the batch is stored only while its run owns the source.
     std::shared_ptr<ImportClaim> claim;
+    // Set by a poller (model/poll): the cursor of the polled store once this batch's rows are
+    // stored, written to poll_cursors in the same transaction, so rows and cursor never
+    // disagree after a crash (Workspace::pollCursor reads it back).
+    std::optional<QByteArray> pollCursor;
 
     [[nodiscard]] qsizetype recordCount() const { return events.size() + malformed.size(); }
 };

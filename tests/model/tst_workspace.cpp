@@ -124,11 +124,12 @@ qint64 writeEvents(const QString &workspacePath, const QList<RequestEvent> &even
     return sourceId;
 }
 
-// Turns a workspace of this version into what version 2 wrote: version 3 only added columns.
+// Turns a workspace of this version into what version 2 wrote: version 3 only added columns,
+// version 4 a table.
 bool downgradeToVersion2(const QString &path)
 {
     for (const char *sql :
-         {"ALTER TABLE sources DROP COLUMN head_hash", "ALTER TABLE sources DROP COLUMN seen_size",
+         {"DROP TABLE poll_cursors", "ALTER TABLE sources DROP COLUMN head_hash", "ALTER TABLE sources DROP COLUMN seen_size",
           "ALTER TABLE import_ledger DROP COLUMN owner", "PRAGMA user_version = 2"}) {
         scalar(path, QString::fromLatin1(sql));
     }
