@@ -4,6 +4,7 @@
 
 #include "core/timeparse.h"
 #include "fillcelldelegate.h"
+#include "models/displaynames.h"
 #include "models/bucketgridmodel.h"
 #include "models/identityurgencymodel.h"
 #include "models/snapshotmath.h"
@@ -333,7 +334,7 @@ void OverviewPage::updateHeadline()
         m_worst->setStyleSheet({});
     } else {
         const QString percent = QString::number(worstFill * 100.0, 'f', 0) + QStringLiteral(" % ");
-        m_worst->setText(percent + report.scopes.at(worst).key);
+        m_worst->setText(percent + models::shortName(report.scopes.at(worst).key));
         // Too long for the card: keep the figure and the end of the key (the user, after the
         // app id), eliding in between.
         static_cast<ElidedLabel *>(m_worst)->setKeptPrefix(int(percent.size()));

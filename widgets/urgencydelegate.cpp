@@ -14,27 +14,7 @@ namespace ts::widgets {
 
 using Model = models::IdentityUrgencyModel;
 
-QColor errorCodeColor(const QString &code)
-{
-    // Fixed slots for the codes every demo and most logs show, so they never trade colours.
-    static const QStringList known = {QStringLiteral("RequestBlocked"),
-                                      QStringLiteral("20166"),
-                                      QStringLiteral("CapacityLimitExceeded"),
-                                      QStringLiteral("50009"),
-                                      QStringLiteral("TooManyRequests"),
-                                      QStringLiteral("none")};
-    const qsizetype slot = known.indexOf(code);
-    if (slot >= 0)
-        return seriesColor(int(slot));
-    // FNV-1a over the UTF-16 text: the same code gets the same colour in every session (Qt's
-    // qHash is seeded per process).
-    quint32 hash = 2166136261u;
-    for (QChar c : code) {
-        hash ^= c.unicode();
-        hash *= 16777619u;
-    }
-    return seriesColor(int(known.size() + hash % 6));
-}
+// errorCodeColor() is the one palette of theme.h: a code has the same colour on every page.
 
 QColor urgencyColor(int urgency)
 {

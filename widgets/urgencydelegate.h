@@ -1,4 +1,6 @@
 #pragma once
+
+#include "theme.h" // errorCodeColor()
 // Paints the Overview's identity rows (models::IdentityUrgencyModel): the status as a coloured
 // badge, the worst fill as a bar (red at or over the limit), the sparkline of the last minutes
 // with the limit drawn, 429s per second as a bar split by errorCode, the breaker state in its
@@ -10,7 +12,7 @@ namespace ts::widgets {
 
 // One colour per errorCode that stays the same between sessions and snapshots (a hash of the
 // code's text picks from the qualitative palette; the common codes have fixed slots).
-QColor errorCodeColor(const QString &code);
+
 // Badge colour of an urgency class (models::IdentityUrgencyModel::Urgency as int).
 QColor urgencyColor(int urgency);
 

@@ -1,6 +1,7 @@
 #include "identityurgencymodel.h"
 
 #include "core/timeparse.h"
+#include "displaynames.h"
 #include "snapshotmath.h"
 
 #include <QLocale>
@@ -428,6 +429,7 @@ QVariant IdentityUrgencyModel::data(const QModelIndex &index, int role) const
     case SafeReasonRole:
         return row.safeReason;
     case KeyRole:
+    case FullTextRole: // exports and tooltips carry the full key; the cell shows it short
         return row.key;
     case ScopeIndexRole:
         return row.worstScope;
@@ -444,7 +446,7 @@ QVariant IdentityUrgencyModel::data(const QModelIndex &index, int role) const
     }
     switch (index.column()) {
     case IdentityColumn:
-        return row.key;
+        return shortName(row.key);
     case StatusColumn:
         return urgencyName(row.urgency);
     case FillColumn:

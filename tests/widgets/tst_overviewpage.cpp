@@ -8,6 +8,7 @@
 #include "dashboard.h"
 #include "engine/analysis.h"
 #include "live/simulator.h"
+#include "models/displaynames.h"
 #include "models/bucketgridmodel.h"
 #include "models/identityurgencymodel.h"
 #include "models/ingeststatus.h"
@@ -89,8 +90,12 @@ private Q_SLOTS:
         QSortFilterProxyModel *proxy = overview->identityProxy();
         QVERIFY(proxy->rowCount() >= 3);
         const QModelIndex first = proxy->index(0, Model::IdentityColumn);
-        QVERIFY2(first.data().toString().endsWith(u"+alice@contoso.com"),
-                 qPrintable(first.data().toString()));
+        QVERIFY2(first.data(Model::KeyRole).toString().endsWith(u"+alice@contoso.com"),
+                 qPrintable(first.data(Model::KeyRole).toString()));
+        // Shown short (the app GUID is in the tooltip), full for exports.
+        QCOMPARE(first.data().toString(), u"alice@contoso.com"_qs);
+        QCOMPARE(first.data(ts::models::FullTextRole).toString(),
+                 first.data(Model::KeyRole).toString());
         QCOMPARE(first.data(Model::UrgencyRole).toInt(), int(Model::Urgency::Blocked));
         QVERIFY(first.data(Model::FillRole).toDouble() >= 1.0);
         QVERIFY(first.data(Model::SafeInMsRole).toLongLong() > 0);
