@@ -282,8 +282,8 @@ void MainWindow::showDashboard()
 
 void MainWindow::requestListen()
 {
-    // The start page's Listen is File > Listen…: the same dialog, the same listener.
-    showDashboard();
+    // The start page's Listen is File > Listen…: the same dialog, the same listener; the
+    // dashboard shows once listening was asked for (a cancelled dialog stays on the start page).
     listenDialog();
 }
 
@@ -661,6 +661,7 @@ void MainWindow::listenDialog()
     const ts::widgets::ListenSettings settings = dialog.settings();
     settings.save();
     m_dashboard->ingestPage()->setStaleAfterSeconds(settings.staleAfterSeconds);
+    showDashboard();
     Q_EMIT listenRequested(settings);
 }
 

@@ -23,6 +23,8 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QSignalSpy>
+#include <QTimer>
+#include <QDialog>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
@@ -226,9 +228,20 @@ private Q_SLOTS:
         QVERIFY(start->listenButton()->isVisible());
         QVERIFY(start->demoButton()->isVisible());
 
-        QSignalSpy listen(&window, &MainWindow::listenRequested);
+        // Listen opens File > Listen…'s dialog (modal): cancelled, the start page stays.
+        QString dialogShown;
+        QTimer closer;
+        closer.setInterval(20);
+        connect(&closer, &QTimer::timeout, &window, [&] {
+            if (auto *dialog = qobject_cast<QDialog *>(QApplication::activeModalWidget())) {
+                dialogShown = QString::fromLatin1(dialog->metaObject()->className());
+                dialog->reject();
+            }
+        });
+        closer.start();
         QTest::mouseClick(start->listenButton(), Qt::LeftButton);
-        QCOMPARE(listen.count(), 1);
+        closer.stop();
+        QCOMPARE(dialogShown, u"ts::widgets::ListenDialog"_qs);
         QVERIFY(window.isShowingStartPage());
 
         QSignalSpy demo(&window, &MainWindow::demoRequested);
