@@ -2,6 +2,7 @@
 
 #include "core/timeparse.h"
 #include "ingest/redaction.h"
+#include "live/dashboardlistener.h"
 #include "live/filetailer.h"
 #include "live/ingestlistener.h"
 #include "live/livesimulator.h"
@@ -619,27 +620,9 @@ int runTail(const QStringList &args)
 
 namespace {
 
-// The bearer token from a file only its owner can read (so it shows neither in `ps` nor to
-// other users): the first line, without surrounding white space.
-bool readTokenFile(const QString &path, QString *token, QString *error)
-{
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        *error = QStringLiteral("%1: %2").arg(path, file.errorString());
-        return false;
-    }
-    if (file.permissions() & (QFileDevice::ReadOther | QFileDevice::WriteOther)) {
-        *error = QStringLiteral("%1 is accessible to other users; make it private (chmod 600 %1)")
-                     .arg(path);
-        return false;
-    }
-    *token = QString::fromUtf8(file.readLine()).trimmed();
-    if (token->isEmpty()) {
-        *error = QStringLiteral("%1: no token on its first line").arg(path);
-        return false;
-    }
-    return true;
-}
+// The bearer token from a file only its owner can read: the rule the dashboard's File > Listen…
+// applies too (live/dashboardlistener.h).
+using live::readTokenFile;
 
 // "2", "0.5": seconds as milliseconds; -1 when not a positive number.
 int secondsOption(const QCommandLineParser &parser, const QCommandLineOption &option)
