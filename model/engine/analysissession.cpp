@@ -375,6 +375,7 @@ void AnalysisSession::updatePolledSource(const IngestSourceStatus &poller)
     status.format = poller.format;
     status.live = true;
     status.lastPollMs = poller.lastPollMs;
+    status.lagMs = poller.lagMs;
     status.requests = poller.requests;
     status.lastError = poller.lastError;
     status.errors = poller.errors;
