@@ -168,7 +168,9 @@ private slots:
             [](const BreakerTransition &t) {
                 return t.to == u"soft-open" && t.reason.startsWith(u"reconstructed fill");
             });
-        QVERIFY(softened == 0); // (this traffic is throttled long before any bucket fills)
+        // A few throttles no longer open a breaker (a failure ratio decides, issue 19.4), so the
+        // engine's fill softens the closed ones as buckets fill; the same on every path.
+        QVERIFY(softened > 0);
     }
 
     void sessionPublishesSnapshotsStatusAndWorkspace()
