@@ -125,23 +125,27 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     m_retryAfter->setText(tr("Retry-After extends the break"));
     m_apply->setObjectName(QStringLiteral("breakerApply"));
     m_apply->setToolTip(tr("Replay the log with this breaker"));
-    auto *form = new QHBoxLayout;
-    auto addField = [form](const QString &label, QWidget *field) {
+    // Two short rows, so the page still fits a 1024 px screen: the rule, then the break.
+    auto *rule = new QHBoxLayout;
+    auto *pause = new QHBoxLayout;
+    auto addField = [](QHBoxLayout *row, const QString &label, QWidget *field) {
         if (!label.isEmpty())
-            form->addWidget(new QLabel(label));
-        form->addWidget(field);
+            row->addWidget(new QLabel(label));
+        row->addWidget(field);
     };
-    addField(tr("Breaker:"), m_preset);
-    addField(tr("opens at"), m_failurePercent);
-    addField(tr("failed of"), m_minimumThroughput);
-    addField(tr("requests in"), m_windowSize);
-    addField({}, m_window);
-    addField(tr("open"), m_breakSeconds);
-    addField(tr("probes"), m_probes);
-    addField({}, m_retryAfter);
-    form->addWidget(m_apply);
-    form->addStretch(1);
-    layout->addLayout(form);
+    addField(rule, tr("Breaker:"), m_preset);
+    addField(rule, tr("opens at"), m_failurePercent);
+    addField(rule, tr("failed of"), m_minimumThroughput);
+    addField(rule, tr("requests in"), m_windowSize);
+    addField(rule, {}, m_window);
+    rule->addStretch(1);
+    addField(pause, tr("Open for"), m_breakSeconds);
+    addField(pause, tr("then probes:"), m_probes);
+    addField(pause, {}, m_retryAfter);
+    pause->addWidget(m_apply);
+    pause->addStretch(1);
+    layout->addLayout(rule);
+    layout->addLayout(pause);
     setFormModel(m_inEffect);
     updateModelText();
     connect(m_preset, &QComboBox::activated, this, [this] {
