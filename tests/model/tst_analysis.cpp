@@ -235,7 +235,9 @@ private slots:
         // The Breakers page's reference breaker (issue 19.4): the files replay under it, and it
         // stays through a later policy change until the page asks for the policies' own again.
         const auto newestModel = [&snapshots] {
-            return snapshots.last().at(0).value<std::shared_ptr<const DashboardSnapshot>>()
+            return snapshots.last()
+                .at(0)
+                .value<std::shared_ptr<const DashboardSnapshot>>()
                 ->report.breakerModel;
         };
         const auto setBreaker = [session](const QString &json) {
