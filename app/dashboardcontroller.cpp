@@ -83,6 +83,8 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
             &AnalysisSession::saveWorkspace);
     connect(window, &MainWindow::exportReportRequested, m_session, &AnalysisSession::exportReport);
     connect(window, &MainWindow::policyChangeRequested, m_session, &AnalysisSession::setPolicies);
+    connect(window, &MainWindow::breakerModelChangeRequested, m_session,
+            &AnalysisSession::setBreakerModel);
     // Cancel must not wait behind the read it cancels: requestCancel() is thread-safe.
     connect(window, &MainWindow::cancelRequested, this, [this] { m_session->requestCancel(); });
     connect(window, &MainWindow::demoRequested, this, &DashboardController::startDemo);

@@ -3,6 +3,7 @@
 #include "alertbanner.h"
 #include "addsourcedialog.h"
 #include "alertspage.h"
+#include "breakerspage.h"
 #include "dashboard.h"
 #include "engine/scratchworkspace.h"
 #include "eventspage.h"
@@ -112,6 +113,8 @@ MainWindow::MainWindow(QWidget *parent)
             &MainWindow::updateStatusText);
     connect(m_dashboard->ingestPage(), &ts::widgets::IngestPage::staleFeedsChanged, this,
             &MainWindow::showStaleFeeds);
+    connect(m_dashboard->breakersPage(), &ts::widgets::BreakersPage::breakerModelChangeRequested,
+            this, &MainWindow::breakerModelChangeRequested);
     m_dashboard->ingestPage()->setStaleAfterSeconds(
         ts::widgets::ListenSettings::load().staleAfterSeconds);
     resize(1280, 800);

@@ -79,6 +79,8 @@ Q_SIGNALS:
     void openWorkspaceRequested(const QString &path);
     void saveWorkspaceRequested(const QString &path);
     void policyChangeRequested(const QString &policyJsonOrName);
+    // The Breakers page's reference breaker (AnalysisSession::setBreakerModel).
+    void breakerModelChangeRequested(const QString &breakerJson);
     void cancelRequested();
     void demoRequested();
     // View > Follow Files: files opened keep being read as they grow (on by default).

@@ -8,13 +8,22 @@
 #include "qcp.h"
 #include "theme.h"
 
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QGridLayout>
 #include <QHeaderView>
+#include <QJsonDocument>
 #include <QLabel>
 #include <QMap>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <cmath>
 
 namespace ts::widgets {
 
@@ -71,10 +80,96 @@ std::vector<BreakerBand> breakerBands(const ReportData &report, QStringList *row
 
 BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     : DashboardPage(timeRange, parent), m_plot(new QCustomPlot), m_summary(new QLabel),
-      m_model(new models::BreakerTransitionsModel(this)), m_proxy(new QSortFilterProxyModel(this)),
-      m_view(new QTableView)
+      m_modelText(new QLabel), m_preset(new QComboBox), m_failurePercent(new QDoubleSpinBox),
+      m_window(new QComboBox), m_windowSize(new QSpinBox), m_minimumThroughput(new QSpinBox),
+      m_breakSeconds(new QDoubleSpinBox), m_probes(new QSpinBox), m_retryAfter(new QCheckBox),
+      m_apply(new QPushButton(tr("Apply"))), m_model(new models::BreakerTransitionsModel(this)),
+      m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView)
 {
     auto *layout = new QVBoxLayout(this);
+
+    // The reference breaker: what the reconstruction replays, and the form to change it. One
+    // line of words first (what people compare with Polly / Resilience4j), then the numbers.
+    m_modelText->setObjectName(QStringLiteral("breakerModelText"));
+    m_modelText->setWordWrap(true);
+    m_modelText->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    layout->addWidget(m_modelText);
+    m_preset->setObjectName(QStringLiteral("breakerPreset"));
+    m_preset->addItem(tr("Polly v8 defaults"), QStringLiteral("polly-v8"));
+    m_preset->addItem(tr("Resilience4j defaults"), QStringLiteral("resilience4j"));
+    m_preset->addItem(tr("Custom"), QStringLiteral("custom"));
+    m_failurePercent->setObjectName(QStringLiteral("breakerFailurePercent"));
+    m_failurePercent->setRange(0.1, 100);
+    m_failurePercent->setDecimals(1);
+    m_failurePercent->setSuffix(QStringLiteral(" %"));
+    m_failurePercent->setToolTip(tr("Opens when at least this share of the requests in the "
+                                    "window failed (throttles, 5xx, 408)"));
+    m_window->setObjectName(QStringLiteral("breakerWindow"));
+    m_window->addItem(tr("seconds"), QStringLiteral("time"));
+    m_window->addItem(tr("last calls"), QStringLiteral("count"));
+    m_windowSize->setObjectName(QStringLiteral("breakerWindowSize"));
+    m_windowSize->setRange(1, 86400);
+    m_windowSize->setToolTip(tr("The sampling window: a duration (Polly) or a number of calls "
+                                "(Resilience4j COUNT_BASED)"));
+    m_minimumThroughput->setObjectName(QStringLiteral("breakerMinimumThroughput"));
+    m_minimumThroughput->setRange(1, 1000000);
+    m_minimumThroughput->setToolTip(tr("Requests the window must hold before the ratio counts"));
+    m_breakSeconds->setObjectName(QStringLiteral("breakerBreakSeconds"));
+    m_breakSeconds->setRange(0, 86400);
+    m_breakSeconds->setDecimals(1);
+    m_breakSeconds->setSuffix(QStringLiteral(" s"));
+    m_probes->setObjectName(QStringLiteral("breakerProbes"));
+    m_probes->setRange(1, 1000);
+    m_probes->setToolTip(tr("Half-open: the requests whose failure ratio decides"));
+    m_retryAfter->setObjectName(QStringLiteral("breakerRetryAfter"));
+    m_retryAfter->setText(tr("Retry-After extends the break"));
+    m_apply->setObjectName(QStringLiteral("breakerApply"));
+    m_apply->setToolTip(tr("Replay the log with this breaker"));
+    // Two short rows, so the page still fits a 1024 px screen: the rule, then the break.
+    auto *rule = new QHBoxLayout;
+    auto *pause = new QHBoxLayout;
+    auto addField = [](QHBoxLayout *row, const QString &label, QWidget *field) {
+        if (!label.isEmpty())
+            row->addWidget(new QLabel(label));
+        row->addWidget(field);
+    };
+    addField(rule, tr("Breaker:"), m_preset);
+    addField(rule, tr("opens at"), m_failurePercent);
+    addField(rule, tr("failed of"), m_minimumThroughput);
+    addField(rule, tr("requests in"), m_windowSize);
+    addField(rule, {}, m_window);
+    rule->addStretch(1);
+    addField(pause, tr("Open for"), m_breakSeconds);
+    addField(pause, tr("then probes:"), m_probes);
+    addField(pause, {}, m_retryAfter);
+    pause->addWidget(m_apply);
+    pause->addStretch(1);
+    layout->addLayout(rule);
+    layout->addLayout(pause);
+    setFormModel(m_inEffect);
+    updateModelText();
+    connect(m_preset, &QComboBox::activated, this, [this] {
+        const QString name = m_preset->currentData().toString();
+        if (name != u"custom")
+            selectPreset(name);
+    });
+    for (auto *spin : {m_windowSize, m_minimumThroughput, m_probes})
+        connect(spin, &QSpinBox::valueChanged, this, &BreakersPage::formEdited);
+    for (auto *spin : {m_failurePercent, m_breakSeconds})
+        connect(spin, &QDoubleSpinBox::valueChanged, this, &BreakersPage::formEdited);
+    connect(m_window, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_fillingForm)
+            return;
+        // Show the window size of the kind chosen (kept from before when switching back).
+        const bool time = m_window->currentData().toString() == u"time";
+        m_fillingForm = true;
+        m_windowSize->setValue(time ? int(m_samplingMs / 1000) : m_windowCalls);
+        m_fillingForm = false;
+        formEdited();
+    });
+    connect(m_retryAfter, &QCheckBox::toggled, this, &BreakersPage::formEdited);
+    connect(m_apply, &QPushButton::clicked, this, &BreakersPage::applyForm);
+
     QStringList legend;
     for (const QString &state : {QStringLiteral("closed"), QStringLiteral("soft-open"),
                                  QStringLiteral("open"), QStringLiteral("half-open")})
@@ -140,9 +235,87 @@ QAbstractItemModel *BreakersPage::tableModel() const
     return m_proxy;
 }
 
+BreakerModel BreakersPage::formModel() const
+{
+    BreakerModel model;
+    model.failureRatio = m_failurePercent->value() / 100.0;
+    model.window = m_window->currentData().toString() == u"count" ? BreakerModel::Window::Count
+                                                                  : BreakerModel::Window::Time;
+    model.samplingDurationMs = model.window == BreakerModel::Window::Time
+                                   ? qint64(m_windowSize->value()) * 1000
+                                   : m_samplingMs;
+    model.windowCalls =
+        model.window == BreakerModel::Window::Count ? m_windowSize->value() : m_windowCalls;
+    model.minimumThroughput = m_minimumThroughput->value();
+    model.breakDurationMs = qint64(std::llround(m_breakSeconds->value() * 1000.0));
+    model.halfOpenCalls = m_probes->value();
+    model.retryAfterExtendsBreak = m_retryAfter->isChecked();
+    return model;
+}
+
+void BreakersPage::setFormModel(const BreakerModel &model)
+{
+    m_fillingForm = true;
+    m_samplingMs = model.samplingDurationMs;
+    m_windowCalls = model.windowCalls;
+    m_failurePercent->setValue(model.failureRatio * 100.0);
+    const bool time = model.window == BreakerModel::Window::Time;
+    m_window->setCurrentIndex(time ? 0 : 1);
+    m_windowSize->setValue(time ? int(model.samplingDurationMs / 1000) : model.windowCalls);
+    m_minimumThroughput->setValue(model.minimumThroughput);
+    m_breakSeconds->setValue(double(model.breakDurationMs) / 1000.0);
+    m_probes->setValue(model.halfOpenCalls);
+    m_retryAfter->setChecked(model.retryAfterExtendsBreak);
+    m_fillingForm = false;
+    formEdited();
+}
+
+void BreakersPage::selectPreset(const QString &name)
+{
+    if (const auto preset = BreakerModel::fromPreset(name))
+        setFormModel(*preset);
+}
+
+void BreakersPage::formEdited()
+{
+    if (m_fillingForm)
+        return;
+    const BreakerModel model = formModel();
+    if (m_window->currentData().toString() == u"time")
+        m_samplingMs = model.samplingDurationMs;
+    else
+        m_windowCalls = model.windowCalls;
+    m_preset->setCurrentIndex(m_preset->findData(model.matchingPreset()));
+    m_formEdited = !(model == m_inEffect);
+    m_apply->setEnabled(m_formEdited);
+}
+
+void BreakersPage::applyForm()
+{
+    const BreakerModel model = formModel();
+    Q_EMIT breakerModelChangeRequested(
+        QString::fromUtf8(QJsonDocument(model.toJson()).toJson(QJsonDocument::Compact)));
+}
+
+void BreakersPage::updateModelText()
+{
+    m_modelText->setText(tr("Reference breaker replayed on the log: %1. A failure is a throttle, "
+                            "a 5xx or a 408; soft-open only marks a limit nearly used.")
+                             .arg(m_inEffect.describe()));
+}
+
 void BreakersPage::refresh()
 {
     const auto &snap = snapshot();
+    if (snap && !(snap->report.breakerModel == m_inEffect)) {
+        m_inEffect = snap->report.breakerModel;
+        updateModelText();
+        // The operator's unapplied edits stay; otherwise the form shows what is in effect.
+        if (!m_formEdited)
+            setFormModel(m_inEffect);
+        else
+            formEdited();
+    }
     m_model->setTransitions(snap ? snap->report.breakerTransitions : QList<BreakerTransition>());
     fitColumns(m_view, 320); // headers whole; a long scope elided, in full in its tooltip
     // Bands are items (one rectangle each): rebuilt from scratch, cheap for the hundreds of
@@ -182,6 +355,13 @@ void BreakersPage::refresh()
                     .arg(models::shortScope(breaker.scope), breaker.source)
                     .arg(breaker.transitions)
                     .arg(QString::number(breaker.openSeconds, 'f', 1), breaker.finalState);
+            if (breaker.failures > 0)
+                line += tr("; %1 of %2 requests failed, peak failure ratio %3")
+                            .arg(breaker.failures)
+                            .arg(breaker.requests)
+                            .arg(breaker.peakFailureRatio, 0, 'g', 3);
+            if (breaker.model && !(*breaker.model == snap->report.breakerModel))
+                line += tr(" (its policy's breaker: %1)").arg(breaker.model->describe());
             if (breaker.trips > 0 || breaker.blockedRequests > 0)
                 line += (breaker.trips == 1 ? tr("; tripped once")
                                             : tr("; tripped %1 times").arg(breaker.trips)) +

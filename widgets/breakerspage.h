@@ -1,14 +1,21 @@
 #pragma once
-// Breakers view: a timeline of state bands per scope (closed, soft-open, open, half-open), the
-// logged and the reconstructed breaker of the same scope on adjacent rows, and the transitions
-// listed below.
+// Breakers view: the reference breaker the reconstruction replays (its parameters, a preset
+// combo and a small form to change them: Apply re-runs the reconstruction), a timeline of state
+// bands per scope (closed, soft-open, open, half-open), the logged and the reconstructed breaker
+// of the same scope on adjacent rows, and the transitions listed below.
 
 #include "dashboardpage.h"
+#include "policy/breakermodel.h"
 
 #include <QStringList>
 
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
+class QPushButton;
 class QSortFilterProxyModel;
+class QSpinBox;
 class QTableView;
 class QCPItemStraightLine;
 
@@ -42,15 +49,46 @@ public:
     [[nodiscard]] const std::vector<BreakerBand> &bands() const { return m_bands; }
     [[nodiscard]] const QStringList &rowLabels() const { return m_rowLabels; }
 
+    // The reference breaker: the one in effect (from the snapshot) and the form's values.
+    [[nodiscard]] const BreakerModel &modelInEffect() const { return m_inEffect; }
+    [[nodiscard]] BreakerModel formModel() const;
+    void setFormModel(const BreakerModel &model);
+    // Picks a preset in the combo (its values fill the form), by name: polly-v8, resilience4j.
+    void selectPreset(const QString &name);
+    // Apply: emits breakerModelChangeRequested with the form's values.
+    void applyForm();
+
+Q_SIGNALS:
+    // A `breaker` object (docs/policy.md) as compact JSON.
+    void breakerModelChangeRequested(const QString &breakerJson);
+
 protected:
     void refresh() override;
     void timeChanged() override;
 
 private:
     void applyTimeRange();
+    void formEdited();
+    void updateModelText();
 
     QCustomPlot *m_plot;
     QLabel *m_summary;
+    QLabel *m_modelText;
+    QComboBox *m_preset;
+    QDoubleSpinBox *m_failurePercent;
+    QComboBox *m_window;
+    QSpinBox *m_windowSize; // seconds (time window) or calls (count window)
+    QSpinBox *m_minimumThroughput;
+    QDoubleSpinBox *m_breakSeconds;
+    QSpinBox *m_probes;
+    QCheckBox *m_retryAfter;
+    QPushButton *m_apply;
+    BreakerModel m_inEffect;
+    // The form's window size of the other window kind, so switching kinds and back keeps it.
+    qint64 m_samplingMs = 30000;
+    int m_windowCalls = 100;
+    bool m_formEdited = false;  // the operator changed the form since it showed m_inEffect
+    bool m_fillingForm = false; // setFormModel is writing the widgets (not an edit)
     models::BreakerTransitionsModel *m_model;
     QSortFilterProxyModel *m_proxy;
     QTableView *m_view;

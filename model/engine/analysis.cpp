@@ -133,7 +133,7 @@ ThrottleEngine::Options engineOptions(Analysis::Purpose purpose)
 } // namespace
 
 Analysis::Analysis(PolicySet policies, Purpose purpose)
-    : m_breakers(std::make_unique<BreakerTracker>()),
+    : m_breakers(std::make_unique<BreakerTracker>(BreakerParameters{}, policies)),
       m_alerts(std::make_unique<AlertDetector>(AlertParameters{}, CategoryClassifier(policies)))
 {
     m_engine = std::make_unique<ThrottleEngine>(std::move(policies), engineOptions(purpose));
@@ -394,6 +394,7 @@ void Analysis::fillOwnFields(ReportData &data) const
     const qint64 endMs = m_lastMs.value_or(0);
     data.breakers = m_breakers->summaries(endMs);
     data.breakerTransitions = m_breakers->transitions();
+    data.breakerModel = m_breakers->defaultModel();
     // The engine's near-limit alerts are already in data.alerts.
     data.alerts += m_alerts->alerts();
     std::stable_sort(data.alerts.begin(), data.alerts.end(),

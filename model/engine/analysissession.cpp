@@ -581,6 +581,8 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
         Q_EMIT policyError(error);
         return;
     }
+    if (m_breakerModel)
+        policies.setBreaker(*m_breakerModel); // the Breakers page's choice
     m_policies = policies;
     m_analysis = std::make_unique<Analysis>(m_policies);
     m_ingest.malformed.clear();
@@ -933,6 +935,7 @@ void AnalysisSession::newSession()
     m_sessionWorkspace.clear();
     m_sessionSettings.clear();
     m_policySource.clear();
+    m_breakerModel.reset();
     m_policies = PolicySet::builtin();
     m_cancel.store(false);
     reset();
@@ -1024,6 +1027,24 @@ void AnalysisSession::replayWorkspaceEvents(const QString &path)
         return !m_cancel.load();
     });
     m_analysis->countMalformed(reader.countMalformed());
+}
+
+void AnalysisSession::setBreakerModel(const QString &breakerJson)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (breakerJson.trimmed().isEmpty()) {
+        m_breakerModel.reset();
+    } else {
+        QString error;
+        const auto model = BreakerModel::fromJsonText(breakerJson, &error);
+        if (!model) {
+            Q_EMIT policyError(QStringLiteral("Breakers page: ") + error);
+            return;
+        }
+        m_breakerModel = model;
+    }
+    // Replays everything under the same policies; setPolicies gives each this breaker.
+    setPolicies(m_policySource);
 }
 
 } // namespace ts

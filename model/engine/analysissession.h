@@ -101,6 +101,11 @@ public Q_SLOTS:
     // are read again under the new policies (the reconstruction redoes); live feeds continue
     // under them from now on.
     void setPolicies(const QString &nameFileOrJson);
+    // The Breakers page's reference breaker (a `breaker` object of docs/policy.md, e.g.
+    // {"preset":"resilience4j"}): given to every policy, now and after later policy changes,
+    // and the reconstruction redoes as for setPolicies. "" goes back to the policies' own.
+    // A bad object: policyError.
+    void setBreakerModel(const QString &breakerJson);
     // Replays a workspace's events (in time order) into the analysis.
     void openWorkspace(const QString &path);
     // Imports every file opened so far into a workspace (idempotent: the ledger skips what is
@@ -235,6 +240,7 @@ private:
     QStringList m_openedWorkspaces;    // replayed again under new policies
     QString m_sessionWorkspace;        // opened or saved: where settings are written
     QString m_policySource;            // what setPolicies was given last ("" = built-in)
+    std::optional<BreakerModel> m_breakerModel; // setBreakerModel's, applied to every policy set
     QHash<QString, QString> m_sessionSettings;
     // Polled rows and cursors written to m_sessionWorkspace (opened or saved), on a writer of
     // its own; the source row of each URL there and in the scratch workspace.

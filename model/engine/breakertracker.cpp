@@ -77,7 +77,86 @@ QString breakerStateName(BreakerState state)
     return QStringLiteral("closed");
 }
 
-BreakerTracker::BreakerTracker(Parameters parameters) : m_parameters(parameters) {}
+BreakerTracker::BreakerTracker(Parameters parameters, const PolicySet &policies)
+    : m_parameters(std::move(parameters))
+{
+    m_models.push_back(policies.defaultBreaker().value_or(m_parameters.model));
+    // Policies are consulted only when one names a breaker other than the default (not when
+    // the Breakers page gave every policy the same one).
+    const bool differs = std::any_of(
+        policies.policies().cbegin(), policies.policies().cend(), [this](const Policy &policy) {
+            return policy.breaker && !(*policy.breaker == m_models.front());
+        });
+    if (differs)
+        m_policies = policies;
+}
+
+int BreakerTracker::modelFor(const RequestEvent &event)
+{
+    // Once per new breaker, not per event: policyFor() matches every policy's conditions.
+    if (m_policies.isEmpty())
+        return 0;
+    const Policy *policy = m_policies.policyFor(event);
+    if (!policy || !policy->breaker)
+        return 0;
+    const auto it = std::find(m_models.cbegin(), m_models.cend(), *policy->breaker);
+    if (it != m_models.cend())
+        return int(it - m_models.cbegin());
+    m_models.push_back(*policy->breaker);
+    return int(m_models.size()) - 1;
+}
+
+void BreakerTracker::Outcomes::record(const BreakerModel &model, qint64 atMs, bool failure)
+{
+    if (model.window == BreakerModel::Window::Count) {
+        const int size = std::max(1, model.windowCalls);
+        if (int(ring.size()) < size) {
+            ring.push_back(quint8(failure));
+        } else {
+            const quint8 oldest = ring[size_t(next)];
+            --calls;
+            failures -= oldest;
+            ring[size_t(next)] = quint8(failure);
+            next = (next + 1) % size;
+        }
+        ++calls;
+        failures += int(failure);
+        return;
+    }
+    if (slices.empty())
+        slices.resize(kSlices);
+    auto dropFirst = [this] {
+        calls -= slices[size_t(first)].calls;
+        failures -= slices[size_t(first)].failures;
+        first = (first + 1) % kSlices;
+        --used;
+    };
+    while (used > 0 && atMs - slices[size_t(first)].startMs >= model.samplingDurationMs)
+        dropFirst();
+    const qint64 sliceMs = std::max<qint64>(1, model.samplingDurationMs / kSlices);
+    Slice *current = used > 0 ? &slices[size_t((first + used - 1) % kSlices)] : nullptr;
+    if (!current || atMs - current->startMs >= sliceMs) {
+        if (used == kSlices) // (cannot happen with time-ordered outcomes; kept as a guard)
+            dropFirst();
+        current = &slices[size_t((first + used) % kSlices)];
+        *current = Slice{atMs, 0, 0};
+        ++used;
+    }
+    ++current->calls;
+    current->failures += qint32(failure);
+    ++calls;
+    failures += int(failure);
+}
+
+void BreakerTracker::Outcomes::clear()
+{
+    first = 0;
+    used = 0;
+    ring.clear();
+    next = 0;
+    calls = 0;
+    failures = 0;
+}
 
 BreakerTracker::Key BreakerTracker::makeKey(Kind kind, const QString *service, const QString &id,
                                             TextHashCache *hashes)
@@ -136,7 +215,7 @@ QString BreakerTracker::tripScopeName(const RequestEvent &event,
     return nameOf(tripKey(event, sig, nullptr));
 }
 
-int BreakerTracker::findOrCreate(const Key &key)
+int BreakerTracker::findOrCreate(const Key &key, const RequestEvent &event)
 {
     const auto it = m_index.find(key.hash);
     if (it != m_index.end())
@@ -144,6 +223,7 @@ int BreakerTracker::findOrCreate(const Key &key)
     Reconstructed breaker;
     breaker.name = nameOf(key);
     breaker.applicationWide = key.kind == Kind::App;
+    breaker.model = modelFor(event);
     m_breakers.push_back(std::move(breaker));
     const int index = int(m_breakers.size()) - 1;
     m_index.emplace(key.hash, index);
@@ -181,8 +261,15 @@ void BreakerTracker::advance(Reconstructed &breaker, qint64 nowMs,
                              QList<BreakerTransition> *log) const
 {
     if (breaker.state == BreakerState::Open && nowMs >= breaker.openUntilMs) {
-        moveTo(breaker, BreakerState::HalfOpen, breaker.openUntilMs,
-               QStringLiteral("cooldown elapsed; the next request is the probe"), log);
+        const int probes = m_models[size_t(breaker.model)].halfOpenCalls;
+        moveTo(
+            breaker, BreakerState::HalfOpen, breaker.openUntilMs,
+            probes == 1
+                ? QStringLiteral("break elapsed; the next request is the probe")
+                : QStringLiteral("break elapsed; the next %1 requests are the probes").arg(probes),
+            log);
+        breaker.probeCalls = 0;
+        breaker.probeFailures = 0;
     } else if (breaker.state == BreakerState::SoftOpen &&
                nowMs - breaker.lastNearLimitMs >= m_parameters.softOpenHoldMs) {
         moveTo(breaker, BreakerState::Closed, breaker.lastNearLimitMs + m_parameters.softOpenHoldMs,
@@ -222,13 +309,74 @@ void BreakerTracker::advanceLive(int index, qint64 nowMs)
     trimTransitions();
 }
 
-void BreakerTracker::passRequest(int index, const RequestEvent &event, bool throttledHere)
+BreakerTracker::Outcome BreakerTracker::outcomeOf(const RequestEvent &event,
+                                                  const throttle::ThrottleSignals &sig)
+{
+    if (sig.throttled)
+        return Outcome::Failure;
+    if (event.status == 0) // no answer logged: nothing to learn from it
+        return Outcome::None;
+    // The transient failures of Microsoft.Extensions.Http.Resilience (5xx, 408, 429).
+    if (event.status >= 500 || event.status == 408 || event.status == 429)
+        return Outcome::Failure;
+    return Outcome::Success;
+}
+
+namespace {
+
+// "HTTP 429 50009 (Application scope)": the answer that decided, for a transition's reason.
+QString answerText(const RequestEvent &event, const throttle::ThrottleSignals &sig)
+{
+    QString text = QStringLiteral("HTTP %1").arg(event.status);
+    if (!sig.errorCode.isEmpty())
+        text += QLatin1Char(' ') + sig.errorCode;
+    if (sig.scope && !sig.scope->scope.isEmpty())
+        text += QStringLiteral(" (%1 scope)").arg(sig.scope->scope);
+    return text;
+}
+
+QString ratioText(qint64 failures, qint64 calls)
+{
+    return QString::number(calls > 0 ? double(failures) / double(calls) : 0.0, 'g', 3);
+}
+
+} // namespace
+
+void BreakerTracker::open(int index, const RequestEvent &event,
+                          const throttle::ThrottleSignals &sig, const QString &why)
+{
+    const Reconstructed &breaker = m_breakers[size_t(index)];
+    const BreakerModel &model = m_models[size_t(breaker.model)];
+    // Opened when the deciding answer arrived (never before the current state began).
+    const qint64 openedAtMs = std::max(responseArrivalMs(event), breaker.sinceMs);
+    qint64 openUntilMs = openedAtMs + model.breakDurationMs;
+    QString reason = why + QStringLiteral("; last answer ") + answerText(event, sig) +
+                     QStringLiteral(", break ") + seconds(model.breakDurationMs);
+    if (model.retryAfterExtendsBreak && sig.retryAtMs && *sig.retryAtMs > openUntilMs) {
+        openUntilMs = *sig.retryAtMs;
+        reason +=
+            QStringLiteral(", held %1 for its Retry-After").arg(seconds(openUntilMs - openedAtMs));
+    }
+    if (breaker.applicationWide)
+        reason += QStringLiteral("; every user of the app waits");
+    change(index, BreakerState::Open, openedAtMs, reason);
+    Reconstructed &opened = m_breakers[size_t(index)];
+    opened.openUntilMs = openUntilMs;
+    opened.probeCalls = 0;
+    opened.probeFailures = 0;
+}
+
+void BreakerTracker::passRequest(int index, const RequestEvent &event,
+                                 const throttle::ThrottleSignals &sig, Outcome outcome,
+                                 bool throttledHere)
 {
     Reconstructed &breaker = m_breakers[size_t(index)];
+    const BreakerModel &model = m_models[size_t(breaker.model)];
+    const bool failure = outcome == Outcome::Failure;
     switch (breaker.state) {
     case BreakerState::Open:
         // Sent while the reference breaker was open: it would have held this request back.
-        // Requests sent before the throttle's response arrived could not have known.
+        // Requests sent before the decisive response arrived could not have known.
         if (event.tsMs >= breaker.sinceMs) {
             ++breaker.blockedRequests;
             const QString &identity = orUnknown(event.identity);
@@ -238,49 +386,76 @@ void BreakerTracker::passRequest(int index, const RequestEvent &event, bool thro
                     breaker.blockedIdentities.append(identity);
             }
         }
-        break;
-    case BreakerState::HalfOpen:
-        // This request is the probe. A throttle routed here re-opens the breaker (trip());
-        // any other answer closes it; no answer at all (status 0) proves nothing.
-        if (!throttledHere && event.status != 0) {
-            change(index, BreakerState::Closed, event.tsMs,
-                   QStringLiteral("probe succeeded (HTTP %1)").arg(event.status));
+        // The service's Retry-After is an instruction: a breaker that honours it stays open
+        // until then, whoever sent the request it answered.
+        if (throttledHere && model.retryAfterExtendsBreak && sig.retryAtMs)
+            breaker.openUntilMs = std::max(breaker.openUntilMs, *sig.retryAtMs);
+        return;
+    case BreakerState::HalfOpen: {
+        // This request is a probe; no answer at all (status 0) proves nothing.
+        if (outcome == Outcome::None)
+            return;
+        ++breaker.probeCalls;
+        breaker.probeFailures += int(failure);
+        if (breaker.probeCalls < model.halfOpenCalls)
+            return;
+        const qint64 calls = breaker.probeCalls;
+        const qint64 failures = breaker.probeFailures;
+        if (double(failures) / double(calls) >= model.failureRatio) {
+            open(index, event, sig,
+                 model.halfOpenCalls == 1 ? QStringLiteral("probe failed")
+                                          : QStringLiteral("%1 of %2 probes failed (%3 >= %4)")
+                                                .arg(failures)
+                                                .arg(calls)
+                                                .arg(ratioText(failures, calls))
+                                                .arg(model.failureRatio, 0, 'g', 3));
+            return;
         }
-        break;
-    case BreakerState::Closed:
-    case BreakerState::SoftOpen:
-        break;
-    }
-}
-
-void BreakerTracker::trip(int index, const RequestEvent &event,
-                          const throttle::ThrottleSignals &sig)
-{
-    const qint64 responseMs = responseArrivalMs(event);
-    qint64 cooldownMs = m_parameters.baseCooldownMs;
-    if (sig.retryAtMs)
-        cooldownMs = std::max(cooldownMs, *sig.retryAtMs - responseMs);
-
-    Reconstructed &breaker = m_breakers[size_t(index)];
-    if (breaker.state == BreakerState::Open) {
-        // A throttle while already open (in flight, or a client ignoring the breaker) extends
-        // the cooldown; it is not a new transition.
-        breaker.openUntilMs = std::max(breaker.openUntilMs, responseMs + cooldownMs);
+        change(index, BreakerState::Closed, event.tsMs,
+               model.halfOpenCalls == 1
+                   ? QStringLiteral("probe succeeded (HTTP %1)").arg(event.status)
+                   : QStringLiteral("%1 of %2 probes failed (%3 < %4)")
+                         .arg(failures)
+                         .arg(calls)
+                         .arg(ratioText(failures, calls))
+                         .arg(model.failureRatio, 0, 'g', 3));
+        Reconstructed &closed = m_breakers[size_t(index)];
+        closed.window.clear(); // a closed breaker starts with fresh metrics
+        closed.probeCalls = 0;
+        closed.probeFailures = 0;
         return;
     }
-    const qint64 openedAtMs = std::max(responseMs, breaker.sinceMs);
-    QString reason =
-        breaker.state == BreakerState::HalfOpen ? QStringLiteral("probe throttled: ") : QString();
-    reason += QStringLiteral("HTTP %1").arg(event.status);
-    if (!sig.errorCode.isEmpty())
-        reason += QLatin1Char(' ') + sig.errorCode;
-    if (sig.scope && !sig.scope->scope.isEmpty())
-        reason += QStringLiteral(" (%1 scope)").arg(sig.scope->scope);
-    reason += QStringLiteral(", cooldown ") + seconds(cooldownMs);
-    if (breaker.applicationWide)
-        reason += QStringLiteral("; every user of the app waits");
-    change(index, BreakerState::Open, openedAtMs, reason);
-    m_breakers[size_t(index)].openUntilMs = openedAtMs + cooldownMs;
+    case BreakerState::Closed:
+    case BreakerState::SoftOpen: {
+        if (outcome == Outcome::None)
+            return;
+        Outcomes &window = breaker.window;
+        window.record(model, event.tsMs, failure);
+        ++breaker.requests;
+        breaker.failures += int(failure);
+        if (window.calls < model.minimumThroughput)
+            return;
+        const double ratio = double(window.failures) / double(window.calls);
+        breaker.peakFailureRatio = std::max(breaker.peakFailureRatio, ratio);
+        // Polly weighs the window on a failure; Resilience4j after every call (its count window
+        // can reach the minimum number of calls with a success).
+        if (ratio < model.failureRatio ||
+            !(failure || model.window == BreakerModel::Window::Count)) {
+            return;
+        }
+        const QString over =
+            model.window == BreakerModel::Window::Time
+                ? QStringLiteral("in the last ") + seconds(model.samplingDurationMs)
+                : QStringLiteral("of the last %1 calls").arg(model.windowCalls);
+        open(index, event, sig,
+             QStringLiteral("%1 of %2 requests failed %3 (%4 >= %5)")
+                 .arg(window.failures)
+                 .arg(window.calls)
+                 .arg(over, ratioText(window.failures, window.calls))
+                 .arg(model.failureRatio, 0, 'g', 3));
+        return;
+    }
+    }
 }
 
 bool BreakerTracker::noteNearLimit(int index, qint64 atMs)
@@ -305,41 +480,47 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     const double fraction = reportedLimitFraction(sig);
     const bool reported = !std::isnan(fraction);
     const bool nearLimit = fraction >= m_parameters.softOpenAt; // (false for NaN)
-    // Fast path: nothing is open or soft-open, and this response neither trips nor softens a
-    // breaker. This is most traffic of a healthy log.
-    if (m_notClosed == 0 && !sig.throttled && !nearLimit)
+    const Outcome outcome = outcomeOf(event, sig);
+    // Fast path: a request without an answer changes nothing while every breaker is closed.
+    if (outcome == Outcome::None && m_notClosed == 0 && !nearLimit && !reported)
         return;
 
     const Key caller = callerKey(event, sig, &m_hashes);
     const QString &app = appOf(event, sig);
     const Key appKey = app.isEmpty() ? Key{} : makeKey(Kind::App, nullptr, app, &m_hashes);
-    int callerIndex = find(caller);
-    int appIndex = app.isEmpty() ? -1 : find(appKey);
-    int targetIndex = -1;
-    if (sig.throttled || nearLimit) {
-        // Same routing as tripKey(), reusing the keys computed above.
-        if (sig.scope && sig.scope->isApplicationWide() && !app.isEmpty())
-            targetIndex = appIndex = findOrCreate(appKey);
-        else
-            targetIndex = callerIndex = findOrCreate(caller);
-    } else if (reported) {
-        targetIndex = callerIndex; // a low percentage can only close an existing soft-open
-    }
+    // Every answer is an outcome for the caller's breaker and, when the request names its app,
+    // for the app's: both need a window from the first request on.
+    const bool create = outcome != Outcome::None || nearLimit;
+    int callerIndex = create ? findOrCreate(caller, event) : find(caller);
+    int appIndex = app.isEmpty() ? -1 : create ? findOrCreate(appKey, event) : find(appKey);
+    // Where a throttle or a near-limit report belongs: the app's breaker for an app-wide scope
+    // (it stops every user), else the caller's.
+    int targetIndex = callerIndex;
+    if ((sig.throttled || nearLimit) && sig.scope && sig.scope->isApplicationWide() &&
+        appIndex >= 0)
+        targetIndex = appIndex;
 
     if (appIndex >= 0)
         advanceLive(appIndex, event.tsMs);
     if (callerIndex >= 0 && callerIndex != appIndex)
         advanceLive(callerIndex, event.tsMs);
+    // A throttle is a failure of the breaker it is routed to only: an app-scope 429 says nothing
+    // about this user's own limit, a user-scope 429 nothing about the app's. Any other answer
+    // (a success, a 5xx) counts for both.
+    auto outcomeAt = [&](int index) {
+        return sig.throttled && index != targetIndex ? Outcome::None : outcome;
+    };
     if (appIndex >= 0)
-        passRequest(appIndex, event, sig.throttled && appIndex == targetIndex);
-    if (callerIndex >= 0 && callerIndex != appIndex)
-        passRequest(callerIndex, event, sig.throttled && callerIndex == targetIndex);
+        passRequest(appIndex, event, sig, outcomeAt(appIndex),
+                    sig.throttled && appIndex == targetIndex);
+    if (callerIndex >= 0 && callerIndex != appIndex) {
+        passRequest(callerIndex, event, sig, outcomeAt(callerIndex),
+                    sig.throttled && callerIndex == targetIndex);
+    }
 
     if (targetIndex < 0)
         return;
-    if (sig.throttled) {
-        trip(targetIndex, event, sig);
-    } else if (nearLimit) {
+    if (nearLimit) {
         const bool fromHeader =
             sig.limitPercentage && *sig.limitPercentage >= m_parameters.softOpenAt;
         if (noteNearLimit(targetIndex, event.tsMs)) {
@@ -351,7 +532,7 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
                        .arg(m_parameters.softOpenAt, 0, 'g', 3));
         }
     } else if (const Reconstructed &target = m_breakers[size_t(targetIndex)];
-               target.state == BreakerState::SoftOpen &&
+               reported && !sig.throttled && target.state == BreakerState::SoftOpen &&
                event.tsMs - target.lastFillNearLimitMs >= m_parameters.softOpenHoldMs) {
         // The service says usage fell below the threshold again, and the reconstruction has
         // not said otherwise for a hold period.
@@ -368,7 +549,7 @@ void BreakerTracker::observeFill(const RequestEvent &event, double fill, bool ap
     Key key = applicationWide && !event.app.isEmpty()
                   ? makeKey(Kind::App, nullptr, event.app, &m_hashes)
                   : callerKey(event, none, &m_hashes);
-    const int index = findOrCreate(key);
+    const int index = findOrCreate(key, event);
     advanceLive(index, event.tsMs);
     Reconstructed &breaker = m_breakers[size_t(index)];
     breaker.lastFillNearLimitMs = std::max(breaker.lastFillNearLimitMs, event.tsMs);
@@ -417,7 +598,21 @@ QList<BreakerSummary> BreakerTracker::summaries(qint64 endMs) const
     QList<BreakerSummary> reconstructed;
     reconstructed.reserve(qsizetype(m_breakers.size()));
     for (const Reconstructed &original : m_breakers) {
-        Reconstructed breaker = original; // timers are applied to a copy: summaries() is const
+        // Every caller has a breaker; those that never failed nor moved say nothing.
+        if (original.transitions == 0 && original.failures == 0)
+            continue;
+        // Timers are applied to a copy (summaries() is const); the window is not needed for
+        // them and is left out of the copy.
+        Reconstructed breaker;
+        breaker.name = original.name;
+        breaker.model = original.model;
+        breaker.state = original.state;
+        breaker.sinceMs = original.sinceMs;
+        breaker.openUntilMs = original.openUntilMs;
+        breaker.lastNearLimitMs = original.lastNearLimitMs;
+        breaker.transitions = original.transitions;
+        breaker.trips = original.trips;
+        breaker.openMs = original.openMs;
         advance(breaker, endMs, nullptr); // one timer at most: half-open and closed have none
         qint64 openMs = breaker.openMs;
         if (breaker.state == BreakerState::Open)
@@ -429,9 +624,13 @@ QList<BreakerSummary> BreakerTracker::summaries(qint64 endMs) const
         summary.openSeconds = double(openMs) / 1000.0;
         summary.finalState = breakerStateName(breaker.state);
         summary.trips = breaker.trips;
-        summary.blockedRequests = breaker.blockedRequests;
-        summary.blockedIdentities = breaker.blockedIdentities;
+        summary.blockedRequests = original.blockedRequests;
+        summary.blockedIdentities = original.blockedIdentities;
         summary.blockedIdentities.sort();
+        summary.model = m_models[size_t(original.model)];
+        summary.requests = original.requests;
+        summary.failures = original.failures;
+        summary.peakFailureRatio = original.peakFailureRatio;
         reconstructed.append(summary);
     }
     const auto byScope = [](const BreakerSummary &a, const BreakerSummary &b) {

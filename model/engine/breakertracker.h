@@ -4,12 +4,29 @@
 // * logged: the client's own breaker, when it writes `type: breaker` events. Summarised as
 //   transitions, time spent open and the state at the end of the data, per logged scope name.
 //
-// * reconstructed: the reference breaker every client *should* have had (throttle-models.md,
-//   "what operators learned the hard way"), replayed on the log to show what it would have
-//   done: closed -> soft-open when the service reports >= softOpenAt of a limit used -> open on
-//   a throttle, for cooldown = max(Retry-After, baseCooldown) -> half-open -> the next request
-//   is the probe: a non-throttled answer closes it, a throttle opens it again with a new
-//   cooldown.
+// * reconstructed: the reference breaker every client *should* have had, replayed on the log to
+//   show what it would have done. Its open/closed decision is a documented breaker's
+//   (policy/breakermodel.h: Polly v8 defaults unless the policy or the operator says
+//   otherwise): every answered request is an outcome in the breaker's sampling window (the
+//   last SamplingDuration, or the last N calls); it opens when the window holds at least
+//   MinimumThroughput outcomes and failures / outcomes >= FailureRatio; it stays open for
+//   BreakDuration, or until the Retry-After of the throttle that opened it when that is later
+//   (a throttle seen while open extends it the same way); then half-open: the next
+//   halfOpenCalls requests are the probes and their failure ratio decides as above (Polly: one
+//   probe, a failure opens again, a success closes). Closing empties the window (both Polly and
+//   Resilience4j start a closed breaker with fresh metrics).
+//
+//   A failure is a throttle (429, or 503 / 430 with the service's throttle signals), any other
+//   5xx, or 408: what Microsoft.Extensions.Http.Resilience's standard pipeline hands its Polly
+//   breaker as transient failures. Other answers are successes. A request without an answer
+//   (status 0: unknown in the log) is no outcome. Requests sent while the breaker is open are
+//   counted as blocked (a real breaker would have refused them), not as outcomes.
+//
+//   soft-open is kept as an annotation of closed: the service reports >= softOpenAt of a limit
+//   used (x-ms-throttle-limit-percentage, RateLimit headers) or the engine's reconstructed fill
+//   is that high, so an operator sees "close to the limit" before anything fails (the
+//   operators' lesson 3 of throttle-models.md). It blocks nothing and does not decide opening:
+//   a soft-open breaker counts outcomes and opens exactly as a closed one does.
 //
 // Scope naming and routing of the reconstructed breakers:
 //   app:<app>                 application-wide breaker: opened by a 429 whose
@@ -37,6 +54,8 @@
 #include "core/requestevent.h"
 #include "engine/alertcommon.h"
 #include "engine/reportdata.h"
+#include "policy/breakermodel.h"
+#include "policy/policy.h"
 #include "signals/throttlesignals.h"
 
 #include <QHash>
@@ -58,6 +77,9 @@ QString breakerStateName(BreakerState state); // closed | soft-open | open | hal
 // Editable: every threshold of the reference breaker.
 struct BreakerParameters
 {
+    // The breaker replayed for events whose policy names none (and for every event when the
+    // tracker is given no policies).
+    BreakerModel model;
     // Soft-open when the service reports this fraction of a limit used
     // (x-ms-throttle-limit-percentage, RateLimit remaining/limit, or the engine's fill).
     double softOpenAt = 0.8;
@@ -65,8 +87,6 @@ struct BreakerParameters
     // (one Graph minute window), or at once when the service reports a percentage below
     // softOpenAt and the engine's reconstructed fill has not been near the limit for as long.
     qint64 softOpenHoldMs = 60000;
-    // Cooldown of an open breaker: max(Retry-After, baseCooldownMs).
-    qint64 baseCooldownMs = 30000;
     // Keep at most this many transitions (the oldest are dropped; counts stay exact).
     int maxStoredTransitions = 20000;
     // Names listed in BreakerSummary::blockedIdentities per breaker.
@@ -78,9 +98,14 @@ class BreakerTracker
 public:
     using Parameters = BreakerParameters;
 
-    explicit BreakerTracker(Parameters parameters = {});
+    // policies: a breaker replays the `breaker` of the policy that matches the event that made
+    // it (the first policy whose match fits, as the engine picks), else the set's default
+    // breaker (PolicySet::setBreaker), else parameters.model.
+    explicit BreakerTracker(Parameters parameters = {}, const PolicySet &policies = {});
 
     [[nodiscard]] const Parameters &parameters() const { return m_parameters; }
+    // The model of breakers whose policy names none.
+    [[nodiscard]] const BreakerModel &defaultModel() const { return m_models.front(); }
 
     // Every event, in time order: requests drive the reconstructed breakers, `type: breaker`
     // events the logged ones; annotations and batch envelopes are ignored (each sub-response is
@@ -94,7 +119,8 @@ public:
     void observeFill(const RequestEvent &event, double fill, bool applicationWide = false);
 
     // Breaker states at endMs (timers that expire before endMs are applied): reconstructed
-    // breakers first, then logged ones, each sorted by scope.
+    // breakers first, then logged ones, each sorted by scope. A reconstructed breaker is listed
+    // once it changed state or counted a failure (every caller has one; most stay quiet).
     [[nodiscard]] QList<BreakerSummary> summaries(qint64 endMs) const;
     // Transitions in the order they happened (reconstructed and logged interleaved by arrival).
     // Timer-driven transitions (open -> half-open, soft-open lapsing) appear once the next event
@@ -127,22 +153,55 @@ private:
     // hashes: remembers the hashes of interned strings (null: hash every time).
     [[nodiscard]] static Key makeKey(Kind kind, const QString *service, const QString &id,
                                      TextHashCache *hashes);
+    // The sampling window of one breaker: outcomes recorded while closed.
+    struct Outcomes
+    {
+        // Window::Time: slices of samplingDuration / kSlices, each started by the first outcome
+        // after the previous one ended, dropped once samplingDuration old (Polly v8's rolling
+        // health metrics). A ring of at most kSlices; allocated with the first outcome.
+        struct Slice
+        {
+            qint64 startMs = 0;
+            qint32 calls = 0;
+            qint32 failures = 0;
+        };
+        static constexpr int kSlices = 10;
+        std::vector<Slice> slices;
+        int first = 0;
+        int used = 0;
+        // Window::Count: the last windowCalls outcomes (1 = failure), a ring.
+        std::vector<quint8> ring;
+        int next = 0;
+        // Totals over what the window holds.
+        qint64 calls = 0;
+        qint64 failures = 0;
+
+        void record(const BreakerModel &model, qint64 atMs, bool failure);
+        void clear();
+    };
     struct Reconstructed
     {
         QString name;
         bool applicationWide = false; // app:<app>: stops every user of the app
+        int model = 0;                // m_models index
         BreakerState state = BreakerState::Closed;
         qint64 sinceMs = 0;     // when the current state began
-        qint64 openUntilMs = 0; // Open: when the cooldown ends
+        qint64 openUntilMs = 0; // Open: when the break ends
         qint64 lastNearLimitMs = 0;
         // The last near-limit fill the engine reconstructed for this breaker's traffic. A low
         // percentage in one response does not close a soft-open the model still sees near
         // its limit: the two would otherwise toggle the breaker on every other request.
         qint64 lastFillNearLimitMs = std::numeric_limits<qint64>::min() / 2;
+        Outcomes window;
+        int probeCalls = 0; // HalfOpen: probes answered so far
+        int probeFailures = 0;
         int transitions = 0;
         int trips = 0;
         qint64 openMs = 0; // finished open intervals
         qint64 blockedRequests = 0;
+        qint64 requests = 0; // outcomes recorded while closed or soft-open
+        qint64 failures = 0;
+        double peakFailureRatio = 0;
         absl::flat_hash_set<quint64> blockedIdentityHashes; // distinct blocked identities
         QStringList blockedIdentities; // their names, at most maxBlockedIdentities
     };
@@ -166,7 +225,9 @@ private:
         const auto it = m_index.find(key.hash);
         return it == m_index.end() ? -1 : it->second;
     }
-    int findOrCreate(const Key &key);
+    // The event names the policy, hence the model, of a breaker it creates.
+    int findOrCreate(const Key &key, const RequestEvent &event);
+    [[nodiscard]] int modelFor(const RequestEvent &event);
 
     // Pure state machine steps, shared by the live path and the read-only summaries (which
     // replay timers on a copy and pass log = nullptr).
@@ -178,13 +239,25 @@ private:
     void change(int index, BreakerState to, qint64 atMs, const QString &reason);
     void trimTransitions();
 
-    void passRequest(int index, const RequestEvent &event, bool throttledHere);
-    void trip(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig);
+    enum class Outcome : quint8 { None, Success, Failure };
+    [[nodiscard]] static Outcome outcomeOf(const RequestEvent &event,
+                                           const throttle::ThrottleSignals &sig);
+    // One request as this breaker sees it: blocked while open, a probe while half-open, an
+    // outcome in the window while closed (which may open it). throttledHere: the request's
+    // throttle is routed to this breaker (its Retry-After applies here).
+    void passRequest(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                     Outcome outcome, bool throttledHere);
+    void open(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig,
+              const QString &why);
     // Notes a near-limit report; true when the breaker is closed and must now soft-open (the
     // caller formats the reason only then: near-limit reports repeat on every response).
     bool noteNearLimit(int index, qint64 atMs);
 
     Parameters m_parameters;
+    // The policies consulted for a new breaker's model; empty when none names a breaker.
+    PolicySet m_policies;
+    // The models in use: [0] the default, then those of policies, each once.
+    std::vector<BreakerModel> m_models;
     std::vector<Reconstructed> m_breakers;
     // A Swiss table: looked up twice per event (caller and app) once any breaker is not closed,
     // mostly for keys seen before; QHash's span probes showed in perf.

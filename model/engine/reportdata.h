@@ -3,6 +3,7 @@
 // aggregation, consumed by the JSON/text report, the item models and the views. No behaviour.
 
 #include "core/requestevent.h"
+#include "policy/breakermodel.h"
 
 #include <QList>
 #include <QMap>
@@ -64,6 +65,14 @@ struct BreakerSummary
     int trips = 0;
     qint64 blockedRequests = 0;
     QStringList blockedIdentities;
+    // Reconstructed breakers only: the reference breaker replayed (policy/breakermodel.h), the
+    // outcomes it counted while closed (requests with an answer; failures: throttles, 5xx,
+    // 408) and the highest failure ratio its window reached with at least minimumThroughput
+    // requests in it (0 when it never had that many): how close it came to opening.
+    std::optional<BreakerModel> model;
+    qint64 requests = 0;
+    qint64 failures = 0;
+    double peakFailureRatio = 0;
 };
 
 struct BreakerTransition
@@ -106,6 +115,10 @@ struct ReportData
     QList<ScopeSummary> scopes;
     QList<BreakerSummary> breakers;
     QList<BreakerTransition> breakerTransitions;
+    // The reference breaker replayed for events whose policy names none (the Breakers page
+    // shows and edits it; each reconstructed breaker carries its own in BreakerSummary::model).
+    // Not in the JSON report: every breaker there says which model it used.
+    BreakerModel breakerModel;
     QList<Alert> alerts;
     QList<MalformedRecord> malformedSamples; // the first few, for display
     std::optional<qint64> firstMs;

@@ -67,8 +67,32 @@ QByteArray reportToJson(const ReportData &report)
         json.beginObject();
         if (reconstructed)
             json.integerMember(u"blockedRequests", breaker.blockedRequests);
+        if (reconstructed)
+            json.integerMember(u"failures", breaker.failures);
         json.stringMember(u"final", breaker.finalState);
+        if (reconstructed && breaker.model) {
+            const BreakerModel &model = *breaker.model;
+            json.key(u"model");
+            json.beginObject();
+            json.numberMember(u"breakDurationSeconds", double(model.breakDurationMs) / 1000.0);
+            json.numberMember(u"failureRatio", model.failureRatio);
+            json.integerMember(u"halfOpenCalls", model.halfOpenCalls);
+            json.integerMember(u"minimumThroughput", model.minimumThroughput);
+            json.stringMember(u"preset", model.matchingPreset());
+            json.booleanMember(u"retryAfterExtendsBreak", model.retryAfterExtendsBreak);
+            json.numberMember(u"samplingDurationSeconds",
+                              double(model.samplingDurationMs) / 1000.0);
+            json.stringMember(u"window", model.window == BreakerModel::Window::Time
+                                             ? QStringLiteral("time")
+                                             : QStringLiteral("count"));
+            json.integerMember(u"windowCalls", model.windowCalls);
+            json.endObject();
+        }
         json.numberMember(u"openSeconds", breaker.openSeconds);
+        if (reconstructed) {
+            json.numberMember(u"peakFailureRatio", breaker.peakFailureRatio);
+            json.integerMember(u"requests", breaker.requests);
+        }
         json.stringMember(u"scope", breaker.scope);
         json.stringMember(u"source", breaker.source);
         json.integerMember(u"transitions", breaker.transitions);
@@ -259,10 +283,23 @@ QString reportToText(const ReportData &report)
 
     if (!report.breakers.isEmpty()) {
         line(u"Circuit breakers:"_qs);
+        // Which reference breaker the reconstruction replayed, once per model in use.
+        QStringList models;
+        for (const BreakerSummary &breaker : report.breakers) {
+            if (breaker.model && !models.contains(breaker.model->describe()))
+                models.append(breaker.model->describe());
+        }
+        for (const QString &model : std::as_const(models))
+            line(u"  reference breaker: "_qs + model);
         for (const BreakerSummary &breaker : report.breakers) {
             QString text = u"  "_qs + breaker.scope + u" ("_qs + breaker.source + u"): "_qs +
                            c.toString(breaker.transitions) + u" transitions, open for "_qs +
                            duration(breaker.openSeconds) + u", now "_qs + breaker.finalState;
+            if (breaker.failures > 0) {
+                text += u"; "_qs + c.toString(breaker.failures) + u" of "_qs +
+                        c.toString(breaker.requests) + u" requests failed, peak failure ratio "_qs +
+                        QString::number(breaker.peakFailureRatio, 'g', 3);
+            }
             if (breaker.blockedRequests > 0)
                 text +=
                     u"; "_qs + c.toString(breaker.blockedRequests) +

@@ -185,7 +185,8 @@ private:
 
 const QStringList kPolicyKeys{QStringLiteral("name"),   QStringLiteral("description"),
                               QStringLiteral("match"),  QStringLiteral("categories"),
-                              QStringLiteral("limits"), QStringLiteral("chargeThrottled")};
+                              QStringLiteral("limits"), QStringLiteral("chargeThrottled"),
+                              QStringLiteral("breaker")};
 const QStringList kLimitKeys{QStringLiteral("name"),           QStringLiteral("key"),
                              QStringLiteral("match"),          QStringLiteral("algorithm"),
                              QStringLiteral("capacity"),       QStringLiteral("windowSeconds"),
@@ -334,7 +335,8 @@ bool Policy::operator==(const Policy &other) const
 {
     return name == other.name && description == other.description && match == other.match &&
            categories == other.categories && limits == other.limits &&
-           chargeThrottled == other.chargeThrottled && extra == other.extra;
+           chargeThrottled == other.chargeThrottled && breaker == other.breaker &&
+           extra == other.extra;
 }
 
 std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error)
@@ -352,6 +354,22 @@ std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error
         !reader.readConditions(object, u"match", where, &policy.match) ||
         !reader.readBool(object, u"chargeThrottled", where, &policy.chargeThrottled)) {
         return std::nullopt;
+    }
+
+    const QJsonValue breaker = object.value(u"breaker");
+    if (!breaker.isUndefined()) {
+        if (!breaker.isObject()) {
+            reader.fail(
+                where,
+                QStringLiteral("'breaker' must be an object, not %1").arg(jsonTypeName(breaker)));
+            return std::nullopt;
+        }
+        QString breakerError;
+        policy.breaker = BreakerModel::fromJson(breaker.toObject(), &breakerError);
+        if (!policy.breaker) {
+            reader.fail(where, breakerError);
+            return std::nullopt;
+        }
     }
 
     const QJsonValue categories = object.value(u"categories");
@@ -643,6 +661,8 @@ QJsonObject Policy::toJson() const
         object.insert(u"match", conditionsToJson(match));
     if (!chargeThrottled)
         object.insert(u"chargeThrottled", false);
+    if (breaker)
+        object.insert(u"breaker", breaker->toJson());
     if (!categories.isEmpty()) {
         QJsonArray array;
         for (const CategoryRule &category : categories) {
@@ -894,6 +914,13 @@ void PolicySet::add(const Policy &policy)
         m_policies[existing] = policy;
     else
         m_policies.append(policy);
+}
+
+void PolicySet::setBreaker(const BreakerModel &model)
+{
+    for (Policy &policy : m_policies)
+        policy.breaker = model;
+    m_defaultBreaker = model;
 }
 
 int PolicySet::indexOf(const QString &name) const

@@ -5,6 +5,7 @@
 // editor changes a Policy value and serialises it back with toJson().
 
 #include "core/requestevent.h"
+#include "policy/breakermodel.h"
 
 #include <QJsonObject>
 #include <QList>
@@ -120,6 +121,9 @@ struct Policy
     QList<CategoryRule> categories;
     QList<PolicyLimit> limits;
     bool chargeThrottled = true; // Graph documents that throttled requests still count
+    // The reference breaker replayed for this policy's events (`breaker` object); unset = the
+    // analysis's default (Polly v8, breakermodel.h).
+    std::optional<BreakerModel> breaker;
     QJsonObject extra;
     QString
         origin; // where it was loaded from (":/policies/fabric.json", a file path); not serialised
@@ -169,6 +173,14 @@ public:
     bool load(const QString &nameOrFile, QString *error);
     void add(const Policy &policy);
     void clear() { m_policies.clear(); }
+    // Gives every policy this reference breaker, and makes it the default for events no policy
+    // matches (the Breakers page's choice applies to all).
+    void setBreaker(const BreakerModel &model);
+    // The breaker setBreaker() gave (unset: Polly v8 for what names none).
+    [[nodiscard]] const std::optional<BreakerModel> &defaultBreaker() const
+    {
+        return m_defaultBreaker;
+    }
 
     [[nodiscard]] const QList<Policy> &policies() const { return m_policies; }
     [[nodiscard]] QList<Policy> &policies() { return m_policies; }
@@ -182,6 +194,7 @@ public:
 
 private:
     QList<Policy> m_policies;
+    std::optional<BreakerModel> m_defaultBreaker;
 };
 
 } // namespace ts

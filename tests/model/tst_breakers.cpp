@@ -1,6 +1,7 @@
-// BreakerTracker: the reconstructed reference breaker (routing by x-ms-throttle-scope, soft-open,
-// cooldown, half-open probe) and the summary of breakers the client logged itself. Every log
-// is built here, event by event, and goes through the real signal extraction.
+// BreakerTracker: the reconstructed reference breaker (the failure ratio over a sampling window
+// of Polly v8 / Resilience4j, routing by x-ms-throttle-scope, soft-open, the break and
+// Retry-After, half-open probes) and the summary of breakers the client logged itself. Every
+// log is built here, event by event, and goes through the real signal extraction.
 
 #include "engine/breakertracker.h"
 #include "signals/throttlesignals.h"
@@ -46,6 +47,18 @@ RequestEvent loggedBreaker(qint64 tMs, const QString &scope, const QString &stat
     return event;
 }
 
+// A breaker that opens on any failure (one 429 is enough) for breakDurationMs: the routing,
+// soft-open and half-open tests are about where and when, not about how many.
+BreakerTracker::Parameters eager(qint64 breakDurationMs = 30000, bool retryAfterExtends = true)
+{
+    BreakerTracker::Parameters parameters;
+    parameters.model.failureRatio = 1e-6;
+    parameters.model.minimumThroughput = 1;
+    parameters.model.breakDurationMs = breakDurationMs;
+    parameters.model.retryAfterExtendsBreak = retryAfterExtends;
+    return parameters;
+}
+
 void feed(BreakerTracker &tracker, const QList<RequestEvent> &events)
 {
     for (const RequestEvent &event : events)
@@ -88,8 +101,8 @@ private Q_SLOTS:
     void softOpensBeforeTheFirst429();
     void softOpenFromReconstructedFill();
     void lowPercentageDoesNotCloseWhileFillIsNear();
-    void cooldownIsMaxOfRetryAfterAndBase_data();
-    void cooldownIsMaxOfRetryAfterAndBase();
+    void breakIsMaxOfRetryAfterAndBreakDuration_data();
+    void breakIsMaxOfRetryAfterAndBreakDuration();
     void halfOpenProbeDecides_data();
     void halfOpenProbeDecides();
     void openAtEndOfDataCountsUntilTheEnd();
@@ -98,6 +111,13 @@ private Q_SLOTS:
     void batchEnvelopeTripsOnlyWhenThrottled();
     void deathSpiralCollapsesIntoOneProbePerCooldown_data();
     void deathSpiralCollapsesIntoOneProbePerCooldown();
+    void failureRatioDecidesOpening_data();
+    void failureRatioDecidesOpening();
+    void halfOpenProbesDecide_data();
+    void halfOpenProbesDecide();
+    void policyNamesTheBreaker();
+    void breakerModelJson_data();
+    void breakerModelJson();
     void transitionListIsBounded();
     void loggedTransitionsSummarised_data();
     void loggedTransitionsSummarised();
@@ -128,7 +148,7 @@ void TestBreakers::routesByThrottleScope()
 
     const QString alice = QStringLiteral("alice@contoso.com");
     const QString bob = QStringLiteral("bob@contoso.com");
-    BreakerTracker tracker;
+    BreakerTracker tracker(eager());
     feed(tracker, {graphRequest(kT0, alice, 200), graphRequest(kT0 + 100, bob, 200),
                    throttledGraph(kT0 + 1000, alice, scopeHeader, QStringLiteral("20")),
                    // Inside the 30 s cooldown: the reference breaker would hold these back.
@@ -147,7 +167,7 @@ void TestBreakers::routesByThrottleScope()
     QCOMPARE(transitions.size(), 1);
     QCOMPARE(transitions.first().reason.contains(QStringLiteral("every user of the app waits")),
              bobBlocked);
-    QVERIFY2(transitions.first().reason.contains(QStringLiteral("cooldown 30 s")),
+    QVERIFY2(transitions.first().reason.contains(QStringLiteral("break 30 s")),
              qPrintable(transitions.first().reason));
     if (bobBlocked) {
         QCOMPARE(tripped->blockedRequests, 3);
@@ -202,7 +222,7 @@ void TestBreakers::nonGraphServicesGetOneBreakerPerCaller()
     QVERIFY(sig.throttled);
     QCOMPARE(BreakerTracker::tripScopeName(event, sig), expectedScope);
 
-    BreakerTracker tracker;
+    BreakerTracker tracker(eager());
     tracker.add(event, sig);
     const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 1000);
     QCOMPARE(summaries.size(), 1);
@@ -238,7 +258,7 @@ void TestBreakers::softOpensBeforeTheFirst429()
     if (headerName.startsWith(QLatin1StringView("RateLimit")))
         nearLimit.headers.set(QStringLiteral("RateLimit-Limit"), QStringLiteral("100"));
 
-    BreakerTracker tracker;
+    BreakerTracker tracker(eager());
     feed(tracker, {graphRequest(kT0, alice, 200), nearLimit});
     const QString scope = QStringLiteral("user:") + alice;
     QCOMPARE(tracker.state(scope), softOpens ? BreakerState::SoftOpen : BreakerState::Closed);
@@ -300,31 +320,35 @@ void TestBreakers::lowPercentageDoesNotCloseWhileFillIsNear()
     QCOMPARE(tracker.state(scope), BreakerState::Closed);
 }
 
-void TestBreakers::cooldownIsMaxOfRetryAfterAndBase_data()
+void TestBreakers::breakIsMaxOfRetryAfterAndBreakDuration_data()
 {
-    QTest::addColumn<qint64>("baseCooldownMs");
+    QTest::addColumn<qint64>("breakDurationMs");
+    QTest::addColumn<bool>("retryAfterExtends");
     QTest::addColumn<QString>("retryAfter");
-    QTest::addColumn<qint64>("expectedCooldownMs");
+    QTest::addColumn<qint64>("expectedBreakMs");
 
-    QTest::newRow("Retry-After 55 s beats the 30 s base")
-        << qint64(30000) << QStringLiteral("55") << qint64(55000);
-    QTest::newRow("Retry-After 5 s: the base wins")
-        << qint64(30000) << QStringLiteral("5") << qint64(30000);
-    QTest::newRow("no Retry-After (OneNote): the base")
-        << qint64(30000) << QString() << qint64(30000);
-    QTest::newRow("decimal Retry-After with a short base")
-        << qint64(1000) << QStringLiteral("2.5") << qint64(2500);
+    QTest::newRow("Retry-After 55 s beats a 30 s break")
+        << qint64(30000) << true << QStringLiteral("55") << qint64(55000);
+    QTest::newRow("Retry-After 5 s: the break wins")
+        << qint64(30000) << true << QStringLiteral("5") << qint64(30000);
+    QTest::newRow("no Retry-After (OneNote): the break")
+        << qint64(30000) << true << QString() << qint64(30000);
+    QTest::newRow("decimal Retry-After with a short break")
+        << qint64(1000) << true << QStringLiteral("2.5") << qint64(2500);
+    QTest::newRow("Polly's 5 s break held to Retry-After 20 s")
+        << qint64(5000) << true << QStringLiteral("20") << qint64(20000);
+    QTest::newRow("Retry-After ignored when the model says so: Polly's plain 5 s")
+        << qint64(5000) << false << QStringLiteral("20") << qint64(5000);
 }
 
-void TestBreakers::cooldownIsMaxOfRetryAfterAndBase()
+void TestBreakers::breakIsMaxOfRetryAfterAndBreakDuration()
 {
-    QFETCH(qint64, baseCooldownMs);
+    QFETCH(qint64, breakDurationMs);
+    QFETCH(bool, retryAfterExtends);
     QFETCH(QString, retryAfter);
-    QFETCH(qint64, expectedCooldownMs);
+    QFETCH(qint64, expectedBreakMs);
 
-    BreakerTracker::Parameters parameters;
-    parameters.baseCooldownMs = baseCooldownMs;
-    BreakerTracker tracker(parameters);
+    BreakerTracker tracker(eager(breakDurationMs, retryAfterExtends));
     const QString alice = QStringLiteral("alice@contoso.com");
     const qint64 probeAt = kT0 + 120000;
     feed(tracker, {throttledGraph(kT0, alice, QStringLiteral("User"), retryAfter),
@@ -334,13 +358,15 @@ void TestBreakers::cooldownIsMaxOfRetryAfterAndBase()
     QCOMPARE(transitions.size(), 3);
     QCOMPARE(transitions[0].to, QStringLiteral("open"));
     QCOMPARE(transitions[0].tsMs, kT0);
+    QCOMPARE(transitions[0].reason.contains(QStringLiteral("for its Retry-After")),
+             expectedBreakMs > breakDurationMs);
     QCOMPARE(transitions[1].to, QStringLiteral("half-open"));
-    QCOMPARE(transitions[1].tsMs, kT0 + expectedCooldownMs);
+    QCOMPARE(transitions[1].tsMs, kT0 + expectedBreakMs);
     QCOMPARE(transitions[2].to, QStringLiteral("closed"));
     QCOMPARE(transitions[2].tsMs, probeAt);
     const QList<BreakerSummary> summaries = tracker.summaries(probeAt);
     QCOMPARE(summaries.size(), 1);
-    QCOMPARE(summaries.first().openSeconds, double(expectedCooldownMs) / 1000.0);
+    QCOMPARE(summaries.first().openSeconds, double(expectedBreakMs) / 1000.0);
     QCOMPARE(summaries.first().finalState, QStringLiteral("closed"));
 }
 
@@ -351,11 +377,11 @@ void TestBreakers::halfOpenProbeDecides_data()
     QTest::addColumn<int>("trips");
     QTest::addColumn<double>("openSeconds");
 
-    // Cooldown 30 s from t=0, probe at t=40 s, end of data at t=100 s.
+    // Break 30 s from t=0, probe at t=40 s, end of data at t=100 s.
     QTest::newRow("probe succeeds: closed") << 200 << QStringLiteral("closed") << 1 << 30.0;
     QTest::newRow("probe 404 is still an answer: closed")
         << 404 << QStringLiteral("closed") << 1 << 30.0;
-    QTest::newRow("probe throttled: open again for a new cooldown, half-open at 70 s")
+    QTest::newRow("probe throttled: open again for a new break, half-open at 70 s")
         << 429 << QStringLiteral("half-open") << 2 << 60.0;
     QTest::newRow("no response proves nothing: stays half-open")
         << 0 << QStringLiteral("half-open") << 1 << 30.0;
@@ -372,7 +398,7 @@ void TestBreakers::halfOpenProbeDecides()
     RequestEvent probe = graphRequest(kT0 + 40000, alice, probeStatus);
     if (probeStatus == 429)
         probe.headers.set(QStringLiteral("x-ms-throttle-scope"), QStringLiteral("User"));
-    BreakerTracker tracker;
+    BreakerTracker tracker(eager());
     feed(tracker, {throttledGraph(kT0, alice, QStringLiteral("User")), probe});
     const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 100000);
     QCOMPARE(summaries.size(), 1);
@@ -383,7 +409,7 @@ void TestBreakers::halfOpenProbeDecides()
 
 void TestBreakers::openAtEndOfDataCountsUntilTheEnd()
 {
-    BreakerTracker tracker;
+    BreakerTracker tracker(eager());
     feed(tracker, {throttledGraph(kT0, QStringLiteral("alice"), QStringLiteral("User"),
                                   QStringLiteral("55"))});
     const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 20000);
@@ -450,18 +476,267 @@ void TestBreakers::deathSpiralCollapsesIntoOneProbePerCooldown()
     const qint64 drainAt = kT0 + (waves + 1) * 32000 + 600000;
     events << job(drainAt, 200);
 
-    BreakerTracker tracker;
+    BreakerTracker tracker; // Polly v8's defaults
     feed(tracker, events);
     const QList<BreakerSummary> summaries = tracker.summaries(drainAt);
     QCOMPARE(summaries.size(), 1);
     const BreakerSummary &breaker = summaries.first();
     QCOMPARE(breaker.scope, QStringLiteral("fabric:sp-migrator"));
-    // The reference breaker sends one probe per cooldown and holds back everything else: the
-    // first 429 opens it, every wave's first request is the (failing) probe.
+    // The reference breaker opens once 10 % of the window failed: after the 200 successes, at
+    // the 23rd 429 (23 / 223 >= 0.1; 22 / 222 is not). Its 5 s break is held to the Retry-After
+    // of the 429s that keep coming, so each wave finds it open: one probe per wave (failing),
+    // everything else held back.
+    int firstTrip = 1;
+    while (double(firstTrip) / double(jobs - blocked + firstTrip) < 0.1)
+        ++firstTrip;
+    QCOMPARE(firstTrip, 23);
     QCOMPARE(breaker.trips, 1 + waves);
-    QCOMPARE(breaker.blockedRequests, qint64(blocked - 1 + waves * (blocked - 1)));
+    QCOMPARE(breaker.blockedRequests, qint64(blocked - firstTrip + waves * (blocked - 1)));
     QCOMPARE(breaker.finalState, QStringLiteral("closed"));
     QCOMPARE(breaker.blockedIdentities, QStringList{QStringLiteral("sp-migrator")});
+}
+
+namespace {
+
+// "90s 10f +31000 5s": 90 successes then 10 failures, 100 ms apart, then 31 s later 5 successes.
+// Failures are Service Bus 429s (50009) without Retry-After; successes 200s.
+QList<RequestEvent> pattern(const QString &text, qint64 *endMs)
+{
+    QList<RequestEvent> events;
+    qint64 t = kT0;
+    for (const QString &token : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        if (token.startsWith(QLatin1Char('+'))) {
+            t += token.mid(1).toLongLong();
+            continue;
+        }
+        const int count = token.chopped(1).toInt();
+        const bool failure = token.endsWith(QLatin1Char('f'));
+        const bool serverError = token.endsWith(QLatin1Char('e'));
+        for (int i = 0; i < count; ++i) {
+            RequestEvent event;
+            event.tsMs = t;
+            event.service = QStringLiteral("servicebus");
+            event.serviceBusNamespace = QStringLiteral("sb-orders-prod");
+            event.identity = QStringLiteral("orders-api");
+            event.status = failure ? 429 : serverError ? 500 : 200;
+            if (failure)
+                event.errorCode = QStringLiteral("50009");
+            events.append(event);
+            t += 100;
+        }
+    }
+    *endMs = t;
+    return events;
+}
+
+BreakerTracker::Parameters withModel(const QString &preset)
+{
+    BreakerTracker::Parameters parameters;
+    parameters.model = *BreakerModel::fromPreset(preset);
+    return parameters;
+}
+
+} // namespace
+
+void TestBreakers::failureRatioDecidesOpening_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("requests");
+    QTest::addColumn<QString>("finalState");
+    QTest::addColumn<int>("trips");
+
+    QTest::newRow("Polly: below MinimumThroughput never opens, even all failing")
+        << QStringLiteral("polly-v8") << QStringLiteral("99f") << QStringLiteral("closed") << 0;
+    QTest::newRow("Polly: ratio exactly at FailureRatio opens (10 of 100)")
+        << QStringLiteral("polly-v8") << QStringLiteral("90s 10f") << QStringLiteral("open") << 1;
+    QTest::newRow("Polly: just under FailureRatio stays closed (9 of 100)")
+        << QStringLiteral("polly-v8") << QStringLiteral("91s 9f") << QStringLiteral("closed") << 0;
+    QTest::newRow("Polly: 5xx count as failures")
+        << QStringLiteral("polly-v8") << QStringLiteral("90s 10e") << QStringLiteral("open") << 1;
+    QTest::newRow("Polly: 0.3 % throttled (the Service Bus producers demo) stays closed")
+        << QStringLiteral("polly-v8") << QStringLiteral("330s 1f 330s 1f 330s 1f")
+        << QStringLiteral("closed") << 0;
+    QTest::newRow("Polly: failures older than SamplingDuration are forgotten")
+        << QStringLiteral("polly-v8") << QStringLiteral("15f +31000 100s 1f")
+        << QStringLiteral("closed") << 0;
+    QTest::newRow("Polly: the same failures inside SamplingDuration open it")
+        << QStringLiteral("polly-v8") << QStringLiteral("15f +10000 100s 1f")
+        << QStringLiteral("open") << 1;
+    QTest::newRow("Resilience4j: 49 % of the last 100 calls stays closed")
+        << QStringLiteral("resilience4j") << QStringLiteral("51s 49f") << QStringLiteral("closed")
+        << 0;
+    QTest::newRow("Resilience4j: 50 % opens, even when the 100th call succeeds")
+        << QStringLiteral("resilience4j") << QStringLiteral("50f 50s") << QStringLiteral("open")
+        << 1;
+    QTest::newRow("Resilience4j: the count window slides (old failures leave it)")
+        << QStringLiteral("resilience4j") << QStringLiteral("40f 100s 40f")
+        << QStringLiteral("closed") << 0;
+}
+
+void TestBreakers::failureRatioDecidesOpening()
+{
+    QFETCH(QString, preset);
+    QFETCH(QString, requests);
+    QFETCH(QString, finalState);
+    QFETCH(int, trips);
+
+    BreakerTracker tracker(withModel(preset));
+    qint64 endMs = 0;
+    feed(tracker, pattern(requests, &endMs));
+    const QString scope = QStringLiteral("servicebus:sb-orders-prod");
+    QCOMPARE(breakerStateName(tracker.state(scope)), finalState);
+    const auto summary =
+        summaryOf(tracker.summaries(endMs), scope, QStringLiteral("reconstructed"));
+    QVERIFY(summary); // every row has a failure: the breaker is listed
+    QCOMPARE(summary->trips, trips);
+    QCOMPARE(summary->model, BreakerModel::fromPreset(preset));
+    if (trips > 0) {
+        const QString reason = tracker.transitions().last().reason;
+        QVERIFY2(reason.contains(QStringLiteral("requests failed")), qPrintable(reason));
+    }
+}
+
+void TestBreakers::halfOpenProbesDecide_data()
+{
+    QTest::addColumn<QString>("preset");
+    QTest::addColumn<QString>("probes"); // after the break
+    QTest::addColumn<QString>("finalState");
+    QTest::addColumn<int>("trips");
+
+    QTest::newRow("Polly: one probe succeeds: closed")
+        << QStringLiteral("polly-v8") << QStringLiteral("1s") << QStringLiteral("closed") << 1;
+    QTest::newRow("Polly: one probe fails: open again")
+        << QStringLiteral("polly-v8") << QStringLiteral("1f") << QStringLiteral("open") << 2;
+    QTest::newRow("Polly: once closed, the window starts empty")
+        << QStringLiteral("polly-v8") << QStringLiteral("1s 50f") << QStringLiteral("closed") << 1;
+    QTest::newRow("Resilience4j: 4 of 10 probes fail: closed")
+        << QStringLiteral("resilience4j") << QStringLiteral("4f 6s") << QStringLiteral("closed")
+        << 1;
+    QTest::newRow("Resilience4j: 5 of 10 probes fail: open again")
+        << QStringLiteral("resilience4j") << QStringLiteral("5f 5s") << QStringLiteral("open") << 2;
+    QTest::newRow("Resilience4j: 9 probes are not enough to decide")
+        << QStringLiteral("resilience4j") << QStringLiteral("9s") << QStringLiteral("half-open")
+        << 1;
+}
+
+void TestBreakers::halfOpenProbesDecide()
+{
+    QFETCH(QString, preset);
+    QFETCH(QString, probes);
+    QFETCH(QString, finalState);
+    QFETCH(int, trips);
+
+    const BreakerTracker::Parameters parameters = withModel(preset);
+    BreakerTracker tracker(parameters);
+    qint64 openedAt = 0;
+    feed(tracker, pattern(QStringLiteral("100f"), &openedAt));
+    const QString scope = QStringLiteral("servicebus:sb-orders-prod");
+    QCOMPARE(tracker.state(scope), BreakerState::Open);
+    // The probes come after the break (no Retry-After: the model's break alone).
+    qint64 endMs = 0;
+    QList<RequestEvent> after = pattern(probes, &endMs);
+    for (RequestEvent &event : after)
+        event.tsMs += openedAt - kT0 + parameters.model.breakDurationMs;
+    feed(tracker, after);
+    QCOMPARE(breakerStateName(tracker.state(scope)), finalState);
+    const auto summary =
+        summaryOf(tracker.summaries(after.last().tsMs), scope, QStringLiteral("reconstructed"));
+    QVERIFY(summary);
+    QCOMPARE(summary->trips, trips);
+}
+
+void TestBreakers::policyNamesTheBreaker()
+{
+    // The Service Bus policy replays Resilience4j, every other event Polly's defaults.
+    PolicySet policies = PolicySet::builtin();
+    const int index = policies.indexOf(QStringLiteral("servicebus-standard"));
+    QVERIFY(index >= 0);
+    policies.policies()[index].breaker = BreakerModel::resilience4j();
+    BreakerTracker tracker({}, policies);
+    qint64 endMs = 0;
+    QList<RequestEvent> events = pattern(QStringLiteral("50f 50s"), &endMs);
+    RequestEvent fabric;
+    fabric.tsMs = endMs;
+    fabric.service = QStringLiteral("fabric");
+    fabric.identity = QStringLiteral("sp-migrator");
+    fabric.status = 429;
+    events.append(fabric);
+    feed(tracker, events);
+    const QList<BreakerSummary> summaries = tracker.summaries(endMs + 1000);
+    const auto serviceBus = summaryOf(summaries, QStringLiteral("servicebus:sb-orders-prod"),
+                                      QStringLiteral("reconstructed"));
+    QVERIFY(serviceBus);
+    QCOMPARE(serviceBus->model, BreakerModel::resilience4j());
+    QCOMPARE(serviceBus->trips, 1);
+    const auto other =
+        summaryOf(summaries, QStringLiteral("fabric:sp-migrator"), QStringLiteral("reconstructed"));
+    QVERIFY(other);
+    QCOMPARE(other->model, BreakerModel::pollyV8());
+    QCOMPARE(other->trips, 0); // one request is below Polly's minimum throughput
+
+    // PolicySet::setBreaker gives every policy, and what no policy matches, the same breaker.
+    policies.setBreaker(BreakerModel::resilience4j());
+    BreakerTracker everywhere({}, policies);
+    QCOMPARE(everywhere.defaultModel(), BreakerModel::resilience4j());
+}
+
+void TestBreakers::breakerModelJson_data()
+{
+    QTest::addColumn<QString>("json");
+    QTest::addColumn<QString>("preset"); // matchingPreset(), or "" when it must be refused
+    QTest::addColumn<QString>("error");
+
+    QTest::newRow("empty object: Polly v8")
+        << QStringLiteral("{}") << QStringLiteral("polly-v8") << QString();
+    QTest::newRow("preset resilience4j") << QStringLiteral(R"({"preset":"resilience4j"})")
+                                         << QStringLiteral("resilience4j") << QString();
+    QTest::newRow("a preset with one change is custom")
+        << QStringLiteral(R"({"preset":"polly-v8","breakDurationSeconds":30})")
+        << QStringLiteral("custom") << QString();
+    QTest::newRow("Resilience4j's values spelled out are Resilience4j")
+        << QStringLiteral(R"({"failureRatio":0.5,"window":"count","windowCalls":100,)"
+                          R"("breakDurationSeconds":60,"halfOpenCalls":10})")
+        << QStringLiteral("resilience4j") << QString();
+    QTest::newRow("ratio above 1")
+        << QStringLiteral(R"({"failureRatio":1.5})") << QString() << QStringLiteral("failureRatio");
+    QTest::newRow("ratio 0") << QStringLiteral(R"({"failureRatio":0})") << QString()
+                             << QStringLiteral("failureRatio");
+    QTest::newRow("unknown preset")
+        << QStringLiteral(R"({"preset":"hystrix"})") << QString() << QStringLiteral("preset");
+    QTest::newRow("fractional throughput") << QStringLiteral(R"({"minimumThroughput":2.5})")
+                                           << QString() << QStringLiteral("minimumThroughput");
+    QTest::newRow("unknown key") << QStringLiteral(R"({"failureRate":0.5})") << QString()
+                                 << QStringLiteral("failureRate");
+    QTest::newRow("bad window") << QStringLiteral(R"({"window":"sliding"})") << QString()
+                                << QStringLiteral("window");
+    QTest::newRow("not an object")
+        << QStringLiteral("[1]") << QString() << QStringLiteral("object");
+}
+
+void TestBreakers::breakerModelJson()
+{
+    QFETCH(QString, json);
+    QFETCH(QString, preset);
+    QFETCH(QString, error);
+
+    QString message;
+    const auto model = BreakerModel::fromJsonText(json, &message);
+    if (preset.isEmpty()) {
+        QVERIFY(!model);
+        QVERIFY2(message.startsWith(QStringLiteral("breaker: ")), qPrintable(message));
+        QVERIFY2(message.contains(error), qPrintable(message));
+        return;
+    }
+    QVERIFY2(model, qPrintable(message));
+    QCOMPARE(model->matchingPreset(), preset);
+    // The round trip gives the same model, and the policy file keeps it.
+    QCOMPARE(BreakerModel::fromJson(model->toJson(), &message), model);
+    Policy policy = *PolicySet::builtinPolicy(QStringLiteral("nginx"));
+    policy.breaker = model;
+    const auto reread = Policy::fromJson(policy.toJson(), &message);
+    QVERIFY2(reread, qPrintable(message));
+    QVERIFY(*reread == policy);
+    QVERIFY(!model->describe().isEmpty());
 }
 
 void TestBreakers::batchEnvelopeTripsOnlyWhenThrottled_data()
@@ -483,7 +758,7 @@ void TestBreakers::batchEnvelopeTripsOnlyWhenThrottled()
     envelope.url = QStringLiteral("https://graph.microsoft.com/v1.0/$batch");
     envelope.batchEnvelope = true;
     envelope.batchId = QStringLiteral("b-1");
-    BreakerTracker tracker;
+    BreakerTracker tracker(eager());
     feed(tracker, {envelope});
     const QList<BreakerSummary> summaries = tracker.summaries(kT0 + 1000);
     QCOMPARE(summaries.size(), expectedBreakers);
@@ -493,7 +768,7 @@ void TestBreakers::batchEnvelopeTripsOnlyWhenThrottled()
 
 void TestBreakers::transitionListIsBounded()
 {
-    BreakerTracker::Parameters parameters;
+    BreakerTracker::Parameters parameters = eager();
     parameters.maxStoredTransitions = 8;
     BreakerTracker tracker(parameters);
     const QString alice = QStringLiteral("alice@contoso.com");

@@ -252,8 +252,13 @@ private slots:
         reconstructed.finalState = u"half-open"_qs;
         reconstructed.trips = 2;
         reconstructed.blockedRequests = 17;
+        reconstructed.model = BreakerModel::resilience4j();
+        reconstructed.requests = 300;
+        reconstructed.failures = 160;
+        reconstructed.peakFailureRatio = 0.53;
         BreakerSummary logged = reconstructed;
         logged.source = u"logged"_qs;
+        logged.model.reset();
         report.breakers = {reconstructed, logged};
         report.alerts = {Alert{u"retry-storm"_qs, u"critical"_qs, -1, u"app \xd83d"_qs,
                                u"line\nbreak \U0001F600"_qs}};

@@ -22,12 +22,16 @@
 #include "throttlespage.h"
 
 #include <QAbstractItemModelTester>
+#include <QComboBox>
 #include <QDateTime>
+#include <QDoubleSpinBox>
 #include <QFile>
 #include <QLabel>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -289,6 +293,74 @@ private Q_SLOTS:
                          QStringLiteral("half-open@185-200"), QStringLiteral("closed@200-600")}));
         QCOMPARE(page->plot()->itemCount(), int(page->bands().size()) + 1); // + replay cursor
         QCOMPARE(page->tableModel()->rowCount(), 5);
+    }
+
+    // Issue 19.4: the Breakers page says which reference breaker was replayed, and its form
+    // (preset combo, parameters, Apply) asks for another; the page follows the snapshot.
+    void breakerModelForm_data()
+    {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<double>("failurePercent");
+        QTest::addColumn<int>("probes");
+
+        QTest::newRow("Resilience4j preset") << QStringLiteral("resilience4j") << 50.0 << 10;
+        QTest::newRow("back to Polly v8") << QStringLiteral("polly-v8") << 10.0 << 1;
+    }
+
+    void breakerModelForm()
+    {
+        QFETCH(QString, preset);
+        QFETCH(double, failurePercent);
+        QFETCH(int, probes);
+
+        Shown shown;
+        shown.dashboard.showPage(QStringLiteral("breakers"));
+        widgets::BreakersPage *page = shown.dashboard.breakersPage();
+        QAbstractItemModelTester tester(page->tableModel(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto *text = page->findChild<QLabel *>(QStringLiteral("breakerModelText"));
+        QVERIFY(text);
+        QVERIFY2(text->text().contains(QStringLiteral("Polly v8 defaults")),
+                 qPrintable(text->text()));
+        auto *apply = page->findChild<QPushButton *>(QStringLiteral("breakerApply"));
+        QVERIFY(apply);
+        QVERIFY(!apply->isEnabled()); // the form shows what is in effect
+
+        // Start from the other preset's values, then pick this one.
+        page->selectPreset(preset == u"polly-v8" ? QStringLiteral("resilience4j")
+                                                 : QStringLiteral("polly-v8"));
+        page->selectPreset(preset);
+        auto *combo = page->findChild<QComboBox *>(QStringLiteral("breakerPreset"));
+        QCOMPARE(combo->currentData().toString(), preset);
+        QCOMPARE(page->formModel(), *BreakerModel::fromPreset(preset));
+        QCOMPARE(
+            page->findChild<QDoubleSpinBox *>(QStringLiteral("breakerFailurePercent"))->value(),
+            failurePercent);
+        QCOMPARE(page->findChild<QSpinBox *>(QStringLiteral("breakerProbes"))->value(), probes);
+        QCOMPARE(apply->isEnabled(), preset != u"polly-v8");
+
+        // Editing a value makes it custom; Apply asks for exactly the form's values.
+        page->findChild<QSpinBox *>(QStringLiteral("breakerMinimumThroughput"))->setValue(20);
+        QCOMPARE(combo->currentData().toString(), QStringLiteral("custom"));
+        QVERIFY(apply->isEnabled());
+        QSignalSpy requested(page, &widgets::BreakersPage::breakerModelChangeRequested);
+        apply->click();
+        QCOMPARE(requested.size(), 1);
+        QString error;
+        const auto asked = BreakerModel::fromJsonText(requested.first().first().toString(), &error);
+        QVERIFY2(asked, qPrintable(error));
+        QCOMPARE(asked->minimumThroughput, 20);
+        QCOMPARE(asked->failureRatio, failurePercent / 100.0);
+
+        // The re-run's snapshot carries the new model: the page says so, the form is clean.
+        auto snapshot = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        snapshot->report.breakerModel = *asked;
+        shown.dashboard.applySnapshot(snapshot);
+        shown.dashboard.flushPendingSnapshot();
+        page->refreshIfStale();
+        QCOMPARE(page->modelInEffect(), *asked);
+        QVERIFY2(text->text().contains(QStringLiteral("Custom")), qPrintable(text->text()));
+        QVERIFY(!apply->isEnabled());
     }
 
     // The scrubber sets the replay instant; the grid shows every bucket as it was then.
