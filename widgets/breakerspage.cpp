@@ -11,7 +11,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QGridLayout>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
@@ -135,7 +134,7 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     };
     addField(rule, tr("Breaker:"), m_preset);
     addField(rule, tr("opens at"), m_failurePercent);
-    addField(rule, tr("failed of"), m_minimumThroughput);
+    addField(rule, tr("failed, of at least"), m_minimumThroughput);
     addField(rule, tr("requests in"), m_windowSize);
     addField(rule, {}, m_window);
     rule->addStretch(1);
