@@ -143,8 +143,15 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     addField(pause, {}, m_retryAfter);
     pause->addWidget(m_apply);
     pause->addStretch(1);
-    layout->addLayout(rule);
-    layout->addLayout(pause);
+    // The form never sets the window's minimum width (an 800 px window stays 800 px): at a
+    // narrow width its right end is cut rather than the window widened.
+    auto *form = new QWidget;
+    form->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    auto *formLayout = new QVBoxLayout(form);
+    formLayout->setContentsMargins(0, 0, 0, 0);
+    formLayout->addLayout(rule);
+    formLayout->addLayout(pause);
+    layout->addWidget(form);
     setFormModel(m_inEffect);
     updateModelText();
     connect(m_preset, &QComboBox::activated, this, [this] {
