@@ -11,7 +11,6 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QGridLayout>
 #include <QHeaderView>
 #include <QJsonDocument>
 #include <QLabel>
@@ -135,7 +134,7 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     };
     addField(rule, tr("Breaker:"), m_preset);
     addField(rule, tr("opens at"), m_failurePercent);
-    addField(rule, tr("failed of"), m_minimumThroughput);
+    addField(rule, tr("failed, of at least"), m_minimumThroughput);
     addField(rule, tr("requests in"), m_windowSize);
     addField(rule, {}, m_window);
     rule->addStretch(1);
@@ -144,8 +143,15 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     addField(pause, {}, m_retryAfter);
     pause->addWidget(m_apply);
     pause->addStretch(1);
-    layout->addLayout(rule);
-    layout->addLayout(pause);
+    // The form never sets the window's minimum width (an 800 px window stays 800 px): at a
+    // narrow width its right end is cut rather than the window widened.
+    auto *form = new QWidget;
+    form->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    auto *formLayout = new QVBoxLayout(form);
+    formLayout->setContentsMargins(0, 0, 0, 0);
+    formLayout->addLayout(rule);
+    formLayout->addLayout(pause);
+    layout->addWidget(form);
     setFormModel(m_inEffect);
     updateModelText();
     connect(m_preset, &QComboBox::activated, this, [this] {
