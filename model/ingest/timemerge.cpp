@@ -52,8 +52,8 @@ public:
         Input &input = m_inputs[size_t(index)];
         // The fast path of a single input in time order: keep the reader's chunk whole, to be
         // handed on whole. Several inputs interleave event by event, so they take the buffer.
-        if (m_inputs.size() == 1 && isSorted(events)
-            && events.front().tsMs >= qMax(m_lastEmittedMs, newest(input))) {
+        if (m_inputs.size() == 1 && isSorted(events) &&
+            events.front().tsMs >= qMax(m_lastEmittedMs, newest(input))) {
             if (!input.buffer.empty()) {
                 // Back in order after a disorder: what is buffered is one sorted run.
                 input.runs.emplace_back(std::make_move_iterator(input.buffer.begin()),
@@ -69,23 +69,31 @@ public:
                 input.buffer.push_back(std::move(event));
         }
         input.runs.clear();
+        // The runs were handed on a chunk at a time; from here on event by event, so that
+        // whether a line is late depends on the window only, not on where a chunk ended.
+        emitReady();
         for (RequestEvent &event : events) {
-            if (event.tsMs < m_lastEmittedMs) {
+            const qint64 ts = event.tsMs;
+            if (ts < m_lastEmittedMs) {
                 // Later than the window: its place in time is gone. Handed on now, at the end
                 // of what is already out.
                 ++m_late;
                 output(std::move(event));
                 continue;
             }
-            input.maxSeenMs = qMax(input.maxSeenMs, event.tsMs);
-            if (input.buffer.empty() || event.tsMs >= input.buffer.back().tsMs) {
+            const bool isNewest = ts > input.maxSeenMs;
+            if (input.buffer.empty() || ts >= input.buffer.back().tsMs) {
                 input.buffer.push_back(std::move(event));
             } else {
                 // After the buffered events of the same instant: they came first.
                 const auto at = std::upper_bound(
-                    input.buffer.begin(), input.buffer.end(), event.tsMs,
-                    [](qint64 ts, const RequestEvent &other) { return ts < other.tsMs; });
+                    input.buffer.begin(), input.buffer.end(), ts,
+                    [](qint64 value, const RequestEvent &other) { return value < other.tsMs; });
                 input.buffer.insert(at, std::move(event));
+            }
+            if (isNewest) {
+                input.maxSeenMs = ts;
+                emitReady();
             }
         }
     }
@@ -108,8 +116,8 @@ public:
     {
         int found = -1;
         for (size_t i = 0; i < m_inputs.size(); ++i) {
-            if (!m_inputs[i].finished
-                && (found < 0 || m_inputs[i].maxSeenMs < m_inputs[size_t(found)].maxSeenMs))
+            if (!m_inputs[i].finished &&
+                (found < 0 || m_inputs[i].maxSeenMs < m_inputs[size_t(found)].maxSeenMs))
                 found = int(i);
         }
         return found;
@@ -168,8 +176,8 @@ private:
             Input *oldest = nullptr;
             for (Input &input : m_inputs) {
                 // Strictly older: equal instants go in input order.
-                if (!input.buffer.empty()
-                    && (!oldest || input.buffer.front().tsMs < oldest->buffer.front().tsMs))
+                if (!input.buffer.empty() &&
+                    (!oldest || input.buffer.front().tsMs < oldest->buffer.front().tsMs))
                     oldest = &input;
             }
             if (!oldest || oldest->buffer.front().tsMs >= cut)

@@ -19,6 +19,8 @@
 //   with its own timestamp, and counted (MergeResult::lateEvents; the report's `lateEvents`,
 //   counted by Analysis the same way, is the number the operator sees). The engine analyses it
 //   at each bucket's latest instant, so time never runs backwards.
+//   Until every input has shown its first instant nothing is handed on, so a line late by more
+//   than the window in the first chunk (~1 MiB) of an input can still take its place.
 // - Malformed records go straight through (with their file and line), in each input's order.
 //
 // Cost: one input is read on the calling thread, and an input in time order is handed on in the

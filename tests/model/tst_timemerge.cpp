@@ -133,12 +133,12 @@ QByteArray firstDifference(const QJsonObject &a, const QJsonObject &b)
 {
     for (auto it = a.begin(); it != a.end(); ++it) {
         if (b.value(it.key()) != it.value())
-            return it.key().toUtf8() + ": "
-                   + QJsonDocument(QJsonArray{it.value()}).toJson(QJsonDocument::Compact).left(300)
-                   + " vs "
-                   + QJsonDocument(QJsonArray{b.value(it.key())})
-                         .toJson(QJsonDocument::Compact)
-                         .left(300);
+            return it.key().toUtf8() + ": " +
+                   QJsonDocument(QJsonArray{it.value()}).toJson(QJsonDocument::Compact).left(300) +
+                   " vs " +
+                   QJsonDocument(QJsonArray{b.value(it.key())})
+                       .toJson(QJsonDocument::Compact)
+                       .left(300);
     }
     return "keys differ";
 }
@@ -232,7 +232,8 @@ void TestTimeMerge::interleavedClients()
     QCOMPARE(ab.value(u"events"_s).toInteger(), qint64(m_lines.size()));
     const QJsonObject ba = mergedReport({pathB, pathA});
     const QJsonObject ofMerged = mergedReport({pathMerged});
-    const QJsonObject ofWorkspace = workspaceReport(m_dir.filePath(split + u".tsws"_s), {pathA, pathB});
+    const QJsonObject ofWorkspace =
+        workspaceReport(m_dir.filePath(split + u".tsws"_s), {pathA, pathB});
     const QJsonObject before = sequentialReport({pathA, pathB});
     qInfo("%s: peak fill / alerts: report A B before %.3f / %lld, now %.3f / %lld; merged file "
           "%.3f / %lld; workspace %.3f / %lld; late before %lld",
@@ -243,9 +244,38 @@ void TestTimeMerge::interleavedClients()
 
     QVERIFY2(ab == ofMerged, firstDifference(ab, ofMerged).constData());
     QVERIFY2(ab == ofWorkspace, firstDifference(ab, ofWorkspace).constData());
-    QVERIFY2(ab == ba, firstDifference(ab, ba).constData());
+
+    // B A: the same as `import B A` and the report of the workspace, and as the merged file
+    // with B's line first at an equal instant.
+    QList<QByteArray> mergedBA = b + a;
+    std::stable_sort(mergedBA.begin(), mergedBA.end(),
+                     [](const QByteArray &x, const QByteArray &y) { return tsOf(x) < tsOf(y); });
+    const QString pathMergedBA = m_dir.filePath(split + u"-merged-ba.ndjson"_s);
+    writeLines(pathMergedBA, mergedBA);
+    const QJsonObject ofMergedBA = mergedReport({pathMergedBA});
+    const QJsonObject ofWorkspaceBA =
+        workspaceReport(m_dir.filePath(split + u"-ba.tsws"_s), {pathB, pathA});
+    QVERIFY2(ba == ofMergedBA, firstDifference(ba, ofMergedBA).constData());
+    QVERIFY2(ba == ofWorkspaceBA, firstDifference(ba, ofWorkspaceBA).constData());
+    // A B against B A: what does not depend on the order of requests sent in the same
+    // millisecond is the same. Which of two such requests a limit refuses (and what follows
+    // from it: per-key predictions, breakers, alerts) follows the order named, as it follows
+    // the order of the lines in one file.
+    for (const QString &key : {u"events"_s, u"byStatus"_s, u"throttles"_s, u"from"_s, u"to"_s,
+                               u"lateEvents"_s, u"malformed"_s})
+        QVERIFY2(ab.value(key) == ba.value(key), qPrintable(key));
+    QCOMPARE(peakFill(ba), peakFill(ab));
+    QStringList differing;
+    for (auto it = ab.begin(); it != ab.end(); ++it) {
+        if (ba.value(it.key()) != it.value())
+            differing << it.key();
+    }
+    qInfo("%s: report B A: peak fill %.3f, %lld alerts; differs from A B in: %s", qPrintable(split),
+          peakFill(ba), qlonglong(alertCount(ba)), qPrintable(differing.join(u", "_s)));
     // And the merged file is the original log: the merge put the two halves back together.
-    QVERIFY2(ab == mergedReport({m_log}), firstDifference(ab, mergedReport({m_log})).constData());
+    if (split == u"minute") // where the halves share instants, the original's order is its own
+        QVERIFY2(ab == mergedReport({m_log}),
+                 firstDifference(ab, mergedReport({m_log})).constData());
 }
 
 void TestTimeMerge::lateLines_data()
@@ -308,6 +338,14 @@ void TestTimeMerge::lateLines()
     } else {
         QCOMPARE(late, delayed);
         QCOMPARE(ofSorted.value(u"lateEvents"_s).toInteger(), qint64(0));
+        // The same as one of two inputs (the k-way path, on threads). The empty one first: an
+        // input's first chunk is merged before the next input's first instant is known, and
+        // while that is unknown nothing can be handed on (timemerge.h).
+        const QString empty = m_dir.filePath(u"empty.ndjson"_s);
+        writeLines(empty, {});
+        qint64 lateOfTwo = -1;
+        mergedReport({empty, lateFile}, &lateOfTwo);
+        QCOMPARE(lateOfTwo, delayed);
     }
 }
 
@@ -440,9 +478,9 @@ void TestTimeMerge::dashboardMergesTheFilesItOpens()
                              {signal.at(3).toLongLong(), signal.at(4).toLongLong()});
     QCOMPARE(lineAndEvents.value(pathA), std::make_pair(qint64(a.size()), qint64(a.size())));
     QCOMPARE(lineAndEvents.value(pathB), std::make_pair(qint64(b.size()), qint64(b.size())));
-    QCOMPARE(ready.size(), 1);
+    QVERIFY(!ready.isEmpty());
     WorkspaceReader scratch;
-    QVERIFY(scratch.open(ready.at(0).at(0).toString()));
+    QVERIFY(scratch.open(ready.back().at(0).toString()));
     QCOMPARE(scratch.countEvents(), qint64(m_lines.size()));
 }
 
