@@ -4,6 +4,7 @@
 #include "engine/reportformat.h"
 #include "ingest/formatdetect.h"
 #include "ingest/sourcereader.h"
+#include "ingest/timemerge.h"
 #include "livecommands.h"
 #include "pollcommand.h"
 #include "policy/policy.h"
@@ -319,6 +320,8 @@ void printReportHelp(QTextStream &out)
            "[--fail-on WHAT]\n"
            "       throttlescope report --source URL [--since T] [--pushdown] [--json] ...\n"
            "Replays the requests against the throttle policies and prints what happened.\n"
+           "Several FILEs are one timeline: merged by time as they are read (a line up to 5 s\n"
+           "behind the newest of its file takes its place; later ones are counted as late).\n"
            "Options:\n"
            "  --json                  the report as JSON (docs/report-json.md), not text\n"
            "  --policy NAME|FILE      a policy file, or a built-in policy by name:\n"
@@ -647,9 +650,11 @@ int runReport(const QStringList &args)
     auto analysis = std::make_unique<Analysis>(std::move(*policies), Analysis::Purpose::ReportOnly);
     {
         MalformedPrinter printer(*analysis);
+        // One timeline: the files are merged by time as they are read (timemerge.h), so two
+        // clients' logs of the same hour give the report of their events in time order.
+        const MergeResult merged = readSourcesMerged(parsed.files, printer, parsed.source);
         int readable = 0;
-        for (const QString &file : std::as_const(parsed.files)) {
-            const SourceOutcome outcome = readSource(file, printer, parsed.source);
+        for (const SourceOutcome &outcome : merged.outcomes) {
             if (!outcome.readable()) {
                 err() << outcome.result.fatalError << Qt::endl;
                 continue;

@@ -251,6 +251,10 @@ void Analysis::count(const RequestEvent &event)
 {
     if (!m_firstMs || event.tsMs < *m_firstMs)
         m_firstMs = event.tsMs;
+    // Older than an event already analysed: the engine charges it at each bucket's latest
+    // instant. Counted once here for every pipeline (report-json.md, `lateEvents`).
+    if (m_lastMs && event.tsMs < *m_lastMs)
+        ++m_late;
     if (!m_lastMs || event.tsMs > *m_lastMs)
         m_lastMs = event.tsMs;
     // A $batch envelope is not a request of its own: its sub-responses are (report-json.md).
@@ -384,6 +388,7 @@ void Analysis::fillOwnFields(ReportData &data) const
 {
     data.events = m_events;
     data.malformed = m_malformed;
+    data.lateEvents = m_late;
     for (size_t status = 0; status < m_byStatus.size(); ++status) {
         if (m_byStatus[status])
             data.byStatus.insert(int(status), m_byStatus[status]);

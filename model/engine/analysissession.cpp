@@ -10,6 +10,7 @@
 #include "store/workspacewriter.h"
 
 #include "ingest/formatdetect.h"
+#include "ingest/timemerge.h"
 
 #include <QFile>
 #include <QFileInfo>
@@ -21,6 +22,8 @@
 #include <QElapsedTimer>
 #include <QThread>
 #include <QTimer>
+
+#include <algorithm>
 
 namespace ts {
 
@@ -166,75 +169,85 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
 
     // Counts per source and keeps the latest malformed records for the ingest panel while the
     // Analysis aggregates; with a writer, also copies what it reads into the scratch workspace
-    // (one read feeds both: issue 17.5).
-    class StatusSink final : public IngestSink
+    // (one read feeds both: issue 17.5). It sees each file in that file's order, before the
+    // files are merged by time into the Analysis (issue 19.5, ingest/timemerge.h).
+    class FileObserver final : public MergeInputObserver
     {
     public:
-        StatusSink(IngestStatus &ingest, IngestSourceStatus &source, Analysis &analysis,
-                   WorkspaceWriter *writer, qint64 sourceId)
-            : m_ingest(ingest), m_source(source), m_analysis(analysis), m_writer(writer)
+        struct File
         {
-            m_batch.sourceId = sourceId;
+            QString path;
+            WriteBatch batch; // batch.sourceId: the file's scratch source, 0 = not copied
+        };
+        FileObserver(AnalysisSession &session, QList<File> files, WorkspaceWriter *writer)
+            : m_session(session), m_files(std::move(files)), m_writer(writer)
+        {
         }
-        void onEvent(RequestEvent &&event) override
+        void inputEvents(int input, const std::vector<RequestEvent> &events) override
         {
-            ++m_source.events;
-            m_source.lastEventTsMs = event.tsMs;
-            if (m_writer) {
-                m_batch.events.append(event);
-                flushIfFull();
+            File &file = m_files[input];
+            IngestSourceStatus &status = m_session.sourceStatus(file.path);
+            status.events += qint64(events.size());
+            status.lastEventTsMs = events.back().tsMs;
+            if (m_writer && file.batch.sourceId > 0) {
+                file.batch.events.append(QList<RequestEvent>(events.cbegin(), events.cend()));
+                if (file.batch.recordCount() >= kScratchBatchRecords)
+                    flush(file);
             }
-            m_analysis.onEvent(std::move(event));
         }
-        void onEvents(std::vector<RequestEvent> &&events) override
+        void inputMalformed(int input, const MalformedRecord &record) override
         {
-            if (events.empty())
-                return;
-            m_source.events += qint64(events.size());
-            m_source.lastEventTsMs = events.back().tsMs;
-            if (m_writer) {
-                m_batch.events.append(QList<RequestEvent>(events.cbegin(), events.cend()));
-                flushIfFull();
+            File &file = m_files[input];
+            ++m_session.sourceStatus(file.path).errors;
+            IngestStatus &ingest = m_session.m_ingest;
+            ++ingest.malformedTotal;
+            if (ingest.malformed.size() >= kMalformedShown)
+                ingest.malformed.removeFirst();
+            ingest.malformed.append(record);
+            if (m_writer && file.batch.sourceId > 0)
+                file.batch.malformed.append(record);
+        }
+        void inputFinished(int input, const SourceOutcome &outcome) override
+        {
+            File &file = m_files[input];
+            flush(file);
+            IngestSourceStatus &done = m_session.sourceStatus(file.path);
+            done.format = outcome.format;
+            done.finished = true;
+            done.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch();
+            if (!outcome.result.fatalError.isEmpty()) {
+                ++done.errors;
+                ++m_session.m_ingest.malformedTotal;
+                m_session.m_ingest.malformed.append(
+                    MalformedRecord{file.path, 0, outcome.result.fatalError});
             }
-            m_analysis.onEvents(std::move(events));
-        }
-        void onMalformed(MalformedRecord &&record) override
-        {
-            ++m_source.errors;
-            ++m_ingest.malformedTotal;
-            if (m_ingest.malformed.size() >= kMalformedShown)
-                m_ingest.malformed.removeFirst();
-            m_ingest.malformed.append(record);
-            if (m_writer)
-                m_batch.malformed.append(record);
-            m_analysis.onMalformed(std::move(record));
-        }
-        // Hands what is batched to the writer (blocks while its queue is full).
-        void flush()
-        {
-            if (!m_writer || m_batch.recordCount() == 0)
-                return;
-            const qint64 sourceId = m_batch.sourceId;
-            if (!m_writer->submit(std::move(m_batch)))
-                m_writer = nullptr; // the Events page misses the rest; the analysis goes on
-            m_batch = WriteBatch{};
-            m_batch.sourceId = sourceId;
+            m_session.m_dirty = true;
+            if (!outcome.result.cancelled && file.path != u"-")
+                Q_EMIT m_session.sourceRead(file.path,
+                                            outcome.readable() ? outcome.format : QString(),
+                                            outcome.result.endOffset, outcome.result.endLine,
+                                            done.events, done.errors);
         }
 
     private:
-        void flushIfFull()
+        // Hands what is batched to the writer (blocks while its queue is full).
+        void flush(File &file)
         {
-            if (m_batch.recordCount() >= kScratchBatchRecords)
-                flush();
+            if (!m_writer || file.batch.recordCount() == 0)
+                return;
+            const qint64 sourceId = file.batch.sourceId;
+            if (!m_writer->submit(std::move(file.batch)))
+                m_writer = nullptr; // the Events page misses the rest; the analysis goes on
+            file.batch = WriteBatch{};
+            file.batch.sourceId = sourceId;
         }
 
-        IngestStatus &m_ingest;
-        IngestSourceStatus &m_source;
-        Analysis &m_analysis;
+        AnalysisSession &m_session;
+        QList<File> m_files;
         WorkspaceWriter *m_writer;
-        WriteBatch m_batch;
     };
 
+    QList<FileObserver::File> files;
     for (const QString &path : paths) {
         IngestSourceStatus &status = sourceStatus(path);
         status.events = 0;
@@ -253,43 +266,35 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
             if (scratchSource > 0)
                 m_scratchSources.insert(path, scratchSource); // followed lines join it
         }
-        StatusSink sink(m_ingest, status, *m_analysis,
-                        scratchSource > 0 ? m_scratchWriter.get() : nullptr, scratchSource);
-        ReadControl control;
-        control.cancel = &m_cancel;
-        // The file may still be written to: a last line without its newline is left for the
-        // follower to take whole, as `tail` does (live/followedsources.h).
-        control.holdUnterminatedTail = true;
-        QElapsedTimer sincePublish;
-        sincePublish.start();
-        control.progress = [this, &sincePublish](qint64 done, qint64 total) {
-            Q_EMIT progress(done, total);
-            m_dirty = true;
-            // Long imports show their progress in the views too, not only at the end.
-            if (sincePublish.elapsed() >= kPublishIntervalMs * 5) {
-                publishIfDirty();
-                sincePublish.restart();
-            }
-        };
-        const SourceOutcome outcome = readSource(path, sink, options, control);
-        sink.flush();
-        IngestSourceStatus &done = sourceStatus(path);
-        done.format = outcome.format;
-        done.finished = true;
-        done.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch();
-        if (!outcome.result.fatalError.isEmpty()) {
-            ++done.errors;
-            ++m_ingest.malformedTotal;
-            m_ingest.malformed.append(MalformedRecord{path, 0, outcome.result.fatalError});
-        }
-        m_dirty = true;
-        if (outcome.result.cancelled)
-            break;
-        if (path != u"-")
-            Q_EMIT sourceRead(path, outcome.readable() ? outcome.format : QString(),
-                              outcome.result.endOffset, outcome.result.endLine, done.events,
-                              done.errors);
+        FileObserver::File file;
+        file.path = path;
+        file.batch.sourceId = qMax<qint64>(0, scratchSource);
+        files.append(std::move(file));
     }
+    FileObserver observer(*this, std::move(files), m_scratchWriter.get());
+    MergeOptions merge;
+    merge.cancel = &m_cancel;
+    // The files may still be written to: a last line without its newline is left for the
+    // follower to take whole, as `tail` does (live/followedsources.h).
+    merge.holdUnterminatedTail = true;
+    QElapsedTimer sincePublish;
+    sincePublish.start();
+    merge.progress = [this, &sincePublish](qint64 done, qint64 total) {
+        Q_EMIT progress(done, total);
+        m_dirty = true;
+        // Long imports show their progress in the views too, not only at the end.
+        if (sincePublish.elapsed() >= kPublishIntervalMs * 5) {
+            publishIfDirty();
+            sincePublish.restart();
+        }
+    };
+    const MergeResult merged = readSourcesMerged(paths, *m_analysis, options, merge, &observer);
+    if (merged.cancelled) {
+        // The files a cancel stopped before their end: their reading is over all the same.
+        for (const QString &path : paths)
+            sourceStatus(path).finished = true;
+    }
+    m_dirty = true;
     Q_EMIT progress(1, 1);
     publishIfDirty();
     Q_EMIT filesFinished();
@@ -589,13 +594,25 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
     m_ingest.malformedTotal = 0;
     rememberPolicy(trimmed);
     // Replay what can be replayed: the files, read again in their order, and the workspaces.
+    // Files that share their options are read together, merged by time (ingest/timemerge.h),
+    // as a single open of them reads them; the scratch workspace has them already.
     QHash<QString, bool> seen;
+    QList<std::pair<QStringList, SourceOptions>> groups;
     for (const auto &[path, options] : std::as_const(m_openedFiles)) {
-        if (!seen.contains(path)) {
-            seen.insert(path, true);
-            readFiles({path}, options, false); // the scratch workspace has them already
-        }
+        if (seen.contains(path))
+            continue;
+        seen.insert(path, true);
+        auto group = std::find_if(groups.begin(), groups.end(), [&options](const auto &g) {
+            return g.second.format == options.format && g.second.csvMapping == options.csvMapping
+                   && g.second.accessLogFormat == options.accessLogFormat;
+        });
+        if (group == groups.end())
+            groups.append({QStringList{path}, options});
+        else
+            group->first.append(path);
     }
+    for (const auto &[paths, options] : std::as_const(groups))
+        readFiles(paths, options, false);
     for (const QString &workspace : std::as_const(m_openedWorkspaces))
         replayWorkspaceEvents(workspace);
     m_dirty = true;

@@ -110,6 +110,9 @@ struct ReportData
 {
     qint64 events = 0;
     qint64 malformed = 0;
+    // Events that came after a later one (out of time order beyond what the reading put back in
+    // order: timemerge.h); analysed at each bucket's latest instant.
+    qint64 lateEvents = 0;
     QMap<int, qint64> byStatus;
     ThrottleSummary throttles;
     QList<ScopeSummary> scopes;

@@ -117,6 +117,7 @@ QByteArray reportToJson(const ReportData &report)
     json.integerMember(u"events", report.events);
     if (report.firstMs)
         json.stringMember(u"from", formatIsoMs(*report.firstMs));
+    json.integerMember(u"lateEvents", report.lateEvents);
     json.integerMember(u"malformed", report.malformed);
 
     json.key(u"scopes");
@@ -176,6 +177,11 @@ QString reportToText(const ReportData &report)
              duration(double(*report.lastMs - *report.firstMs) / 1000.0) + u')');
     line(u"  "_qs + c.toString(report.events) + u" requests read, "_qs +
          c.toString(report.malformed) + u" malformed records skipped"_qs);
+    // Only when there are any: in order input (the usual case) the line would be noise.
+    if (report.lateEvents > 0)
+        line(u"  "_qs + c.toString(report.lateEvents) +
+             u" events late (older than an event already analysed, beyond the reorder "
+             u"window): analysed at their limits' latest instant"_qs);
     QStringList statuses;
     for (auto it = report.byStatus.cbegin(); it != report.byStatus.cend(); ++it)
         statuses << QString::number(it.key()) + u": "_qs + c.toString(it.value());

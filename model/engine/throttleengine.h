@@ -9,8 +9,8 @@
 // fillSnapshot() at any time. Events must be roughly time-ordered: an event older than the
 // latest one a bucket has seen is evaluated at that bucket's latest instant (per-bucket clamping,
 // counted in lateEvents()), which keeps every bucket's state monotonic and costs nothing for
-// ordered input. Merge files by time before feeding them when they interleave by more than a
-// few seconds.
+// ordered input. Files are merged by time before they get here (ingest/timemerge.h); what is
+// still late then is counted once for the operator by Analysis (the report's lateEvents).
 //
 // Re-running with another PolicySet (the policy editor) = a new engine (or reset()) fed with
 // the same events.
