@@ -27,6 +27,13 @@ namespace ts {
 namespace {
 // The dashboard refreshes at most this often, however fast events arrive.
 constexpr int kPublishIntervalMs = 100;
+// While a file is read, the views get a snapshot at most this often, and never more often than
+// kReadPublishCostFactor times what building the last one took (the GUI's redraw costs about as
+// much again, on the other core): a few percent of the read, even on a loaded host. The
+// progress bar moves with every chunk regardless.
+constexpr qint64 kReadPublishMinIntervalMs = 2000;
+constexpr qint64 kReadPublishCostFactor = 40;
+constexpr qint64 kReadPublishMaxIntervalMs = 10000; // a long read still moves on screen
 // Records per batch copied into the scratch workspace while a file is read.
 constexpr qsizetype kScratchBatchRecords = 8192;
 // The ingest panel lists this many recent malformed records (all are counted).
@@ -260,12 +267,20 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
         control.holdUnterminatedTail = true;
         QElapsedTimer sincePublish;
         sincePublish.start();
-        control.progress = [this, &sincePublish](qint64 done, qint64 total) {
-            Q_EMIT progress(done, total);
+        qint64 publishEveryMs = kReadPublishMinIntervalMs;
+        control.progress = [this, &sincePublish, &publishEveryMs](qint64 done, qint64 total) {
+            Q_EMIT progress(done, total); // the progress bar: cheap, every chunk
             m_dirty = true;
-            // Long imports show their progress in the views too, not only at the end.
-            if (sincePublish.elapsed() >= kPublishIntervalMs * 5) {
+            // Long reads show their analysis in the views too, not only at the end, but rarely:
+            // a snapshot (series for every bucket) and the views redrawing it cost as much as
+            // reading tens of thousands of lines, and a busy host makes both slower.
+            if (sincePublish.elapsed() >= publishEveryMs) {
+                QElapsedTimer cost;
+                cost.start();
                 publishIfDirty();
+                publishEveryMs =
+                    qBound(kReadPublishMinIntervalMs, cost.elapsed() * kReadPublishCostFactor,
+                           kReadPublishMaxIntervalMs);
                 sincePublish.restart();
             }
         };
