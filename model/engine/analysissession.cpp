@@ -36,7 +36,14 @@ constexpr qint64 kReadPublishMinIntervalMs = 2000;
 constexpr qint64 kReadPublishCostFactor = 40;
 constexpr qint64 kReadPublishMaxIntervalMs = 10000; // a long read still moves on screen
 // Records per batch copied into the scratch workspace while a file is read.
-constexpr qsizetype kScratchBatchRecords = 8192;
+constexpr qsizetype kScratchBatchRecords = 4096;
+// Records waiting for the scratch writer before a file read waits for it: the events stay in
+// memory until committed, and on a busy host the writer is the slower side, so this is what the
+// queue holds most of the time (~1 KB an event). Half the default of an import.
+constexpr qsizetype kScratchQueuedRecords = 16384;
+// The scratch writer's page cache: rows are appended (to the table, the time index and a few
+// block summaries), so the pages it needs are the last few; 4 MiB instead of an import's 32.
+constexpr int kScratchCacheKiB = 4096;
 // The ingest panel lists this many recent malformed records (all are counted).
 constexpr int kMalformedShown = 200;
 // Arrival rates are measured over windows of this length.
@@ -89,6 +96,8 @@ bool AnalysisSession::ensureScratchWorkspace()
     // transaction (one of theirs past its deadline) must not stop the writer for the session.
     WorkspaceWriter::Options writerOptions;
     writerOptions.continueAfterFailedTransaction = true;
+    writerOptions.maxQueuedRecords = kScratchQueuedRecords;
+    writerOptions.cacheKiB = kScratchCacheKiB;
     writerOptions.onSettled = [this](const std::deque<WriteBatch> &batches, const QString &error) {
         onScratchSettled(batches, error);
     };

@@ -412,6 +412,10 @@ void WorkspaceWriter::run()
     bool opened =
         store::openConnection(db, connectionName, m_path, store::ConnectionRole::Writer, &error);
     std::optional<WriterStatements> statements;
+    if (opened && m_options.cacheKiB > 0) {
+        opened = store::execSql(db, QStringLiteral("PRAGMA cache_size=-%1").arg(m_options.cacheKiB),
+                                &error);
+    }
     if (opened) {
         statements.emplace();
         if (!statements->prepare(db, &error)) {

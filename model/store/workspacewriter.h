@@ -132,6 +132,10 @@ public:
         // rolled back, its batches are reported failed to onSettled, and the writer goes on
         // with the next ones (the listener answered 503 for them; clients retry).
         bool continueAfterFailedTransaction = false;
+        // The writer connection's page cache in KiB; 0: the writer's default (32 MiB, for bulk
+        // imports into large workspaces). A session's scratch workspace only appends, and
+        // its process holds the analysis and the views too: a smaller cache keeps it lean.
+        int cacheKiB = 0;
         SettledCallback onSettled;
     };
 
