@@ -1,12 +1,12 @@
 #include "dashboardcontroller.h"
 
+#include "dashboard.h"
 #include "dashboardlistener.h"
 #include "engine/analysissession.h"
-#include "followedsources.h"
 #include "engine/scratchworkspace.h"
+#include "followedsources.h"
 #include "listendialog.h"
 #include "livesimulator.h"
-#include "dashboard.h"
 #include "mainwindow.h"
 #include "poll/pollfeed.h"
 #include "store/workspace.h"
@@ -14,6 +14,7 @@
 #include <QMessageBox>
 
 #include <QApplication>
+#include <QDateTime>
 #include <QMessageBox>
 #include <QMetaObject>
 #include <QSemaphore>
@@ -30,6 +31,8 @@ namespace {
 // With --screenshot and --demo, how long the simulation runs before the picture is taken, and
 // how fast: long enough for the first 429 wave and the retry storm to show.
 constexpr int kDemoScreenshotDelayMs = 6000;
+// How often a polled source resumed from a workspace is asked (File > Add Source's default).
+constexpr int kDefaultPollSeconds = 5;
 constexpr double kDemoScreenshotSpeed = 240.0;
 // A screenshot run always ends: whatever it waits for (files read, the delay, the last
 // snapshot), after this long past its delay it gives up with a message and exit status 1.
@@ -54,25 +57,30 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
     m_followed = new live::FollowedSources;
     m_followed->moveToThread(&m_workerThread);
     connect(&m_workerThread, &QThread::finished, m_followed, &QObject::deleteLater);
-    connect(m_session, &AnalysisSession::sourceRead, m_followed, &live::FollowedSources::followFile);
-    connect(m_followed, &live::FollowedSources::eventsRead, m_session, &AnalysisSession::ingestFollowed);
+    connect(m_session, &AnalysisSession::sourceRead, m_followed,
+            &live::FollowedSources::followFile);
+    connect(m_followed, &live::FollowedSources::eventsRead, m_session,
+            &AnalysisSession::ingestFollowed);
 
     MainWindow *window = m_window.get();
-    connect(window, &MainWindow::followFilesToggled, m_followed, &live::FollowedSources::setEnabled);
+    connect(window, &MainWindow::followFilesToggled, m_followed,
+            &live::FollowedSources::setEnabled);
     connect(m_session, &AnalysisSession::snapshotReady, window, &MainWindow::applySnapshot);
     connect(m_session, &AnalysisSession::ingestStatusChanged, window, &MainWindow::setIngestStatus);
     connect(m_session, &AnalysisSession::progress, window, &MainWindow::setProgress);
     connect(m_session, &AnalysisSession::policyError, window, [window](const QString &message) {
         window->statusBar()->showMessage(tr("Policy not applied: %1").arg(message), 10000);
     });
-    connect(m_session, &AnalysisSession::operationFinished, window, [window](bool, const QString &message) {
-        window->statusBar()->showMessage(message, 10000);
-    });
+    connect(m_session, &AnalysisSession::operationFinished, window,
+            [window](bool, const QString &message) {
+                window->statusBar()->showMessage(message, 10000);
+            });
 
     connect(window, &MainWindow::openFilesRequested, this, &DashboardController::openFiles);
     connect(m_session, &AnalysisSession::workspaceReady, window, &MainWindow::setWorkspacePath);
     connect(window, &MainWindow::openWorkspaceRequested, this, &DashboardController::openWorkspace);
-    connect(window, &MainWindow::saveWorkspaceRequested, m_session, &AnalysisSession::saveWorkspace);
+    connect(window, &MainWindow::saveWorkspaceRequested, m_session,
+            &AnalysisSession::saveWorkspace);
     connect(window, &MainWindow::exportReportRequested, m_session, &AnalysisSession::exportReport);
     connect(window, &MainWindow::policyChangeRequested, m_session, &AnalysisSession::setPolicies);
     // Cancel must not wait behind the read it cancels: requestCancel() is thread-safe.
@@ -94,6 +102,8 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
     connect(window, &MainWindow::sessionSettingChanged, m_session,
             &AnalysisSession::setSessionSetting);
     connect(window, &MainWindow::addSourceRequested, this, &DashboardController::addSource);
+    connect(m_session, &AnalysisSession::pollSourcesStored, this,
+            &DashboardController::resumePollSources);
 
     m_workerThread.start();
 }
@@ -107,7 +117,8 @@ DashboardController::~DashboardController()
     m_pollThread.quit();
     m_pollThread.wait();
     if (m_simulator)
-        QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::stop, Qt::BlockingQueuedConnection);
+        QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::stop,
+                                  Qt::BlockingQueuedConnection);
     m_session->requestCancel();
     m_workerThread.quit();
     m_workerThread.wait();
@@ -218,41 +229,103 @@ void DashboardController::startDemo()
         m_simulator = nullptr;
         return;
     }
-    m_simulator->setSpeed(m_options.screenshotPath.isEmpty() ? m_options.demoSpeed : kDemoScreenshotSpeed);
+    m_simulator->setSpeed(m_options.screenshotPath.isEmpty() ? m_options.demoSpeed
+                                                             : kDemoScreenshotSpeed);
     m_simulator->moveToThread(&m_workerThread);
     connect(&m_workerThread, &QThread::finished, m_simulator, &QObject::deleteLater);
     // Same thread: the batch goes straight into the analysis, no copy across threads.
-    connect(m_simulator, &live::LiveSimulator::eventsReady, m_session, &AnalysisSession::ingestBatch);
+    connect(m_simulator, &live::LiveSimulator::eventsReady, m_session,
+            &AnalysisSession::ingestBatch);
     connect(m_simulator, &live::LiveSimulator::finished, m_session,
             [session = m_session] { session->finishLiveSource(QStringLiteral("demo")); });
     QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::start);
-    m_window->statusBar()->showMessage(
-        tr("Demo: a OneNote migration, a Fabric deployment and Service Bus producers, live at %1x speed")
-            .arg(m_simulator->speed()));
+    m_window->statusBar()->showMessage(tr("Demo: a OneNote migration, a Fabric deployment and "
+                                          "Service Bus producers, live at %1x speed")
+                                           .arg(m_simulator->speed()));
 }
 
 void DashboardController::addSource(const QString &url, int everySeconds)
 {
     QString error;
-    const std::optional<poll::PollSource> source = poll::PollSource::parse(url, &error);
-    if (!source) {
+    if (!startPollFeed(url, everySeconds, nullptr, &error)) {
         QMessageBox::warning(m_window.get(), tr("Add Source"), error);
         return;
+    }
+    m_window->statusBar()->showMessage(tr("Polling %1 every %2 s").arg(url).arg(everySeconds));
+}
+
+bool DashboardController::startPollFeed(const QString &url, int everySeconds,
+                                        const StoredPollSource *resume, QString *error)
+{
+    const std::optional<poll::PollSource> source = poll::PollSource::parse(url, error);
+    if (!source)
+        return false;
+    for (const poll::PollFeed *running : std::as_const(m_feeds)) {
+        if (running->source().url == source->url) {
+            *error = tr("%1 is polled already").arg(source->url);
+            return false;
+        }
     }
     if (!m_pollThread.isRunning()) {
         m_pollThread.setObjectName(QStringLiteral("poll"));
         m_pollThread.start();
     }
     auto *feed = new poll::PollFeed(*source, everySeconds);
+    if (resume && !resume->cursorState.isEmpty() &&
+        !feed->resumeFrom(resume->cursorState, resume->rows)) {
+        delete feed;
+        *error = tr("%1: the stored cursor is unreadable").arg(source->url);
+        return false;
+    }
     feed->moveToThread(&m_pollThread);
     connect(&m_pollThread, &QThread::finished, feed, &QObject::deleteLater);
-    // Its rows are a live batch like the demo's and the tailer's (the source: the URL, which
-    // holds no secret); its requests become its row on the Ingest page.
-    connect(feed, &poll::PollFeed::eventsReady, m_session, &AnalysisSession::ingestBatch);
+    // Its rows and their cursor go to the session (stored together); its requests become its
+    // row on the Ingest page (the source: the URL, which holds no secret).
+    connect(feed, &poll::PollFeed::rowsPolled, m_session, &AnalysisSession::ingestPolled);
     connect(feed, &poll::PollFeed::statusChanged, m_session, &AnalysisSession::updatePolledSource);
     m_feeds.append(feed);
     QMetaObject::invokeMethod(feed, &poll::PollFeed::start);
-    m_window->statusBar()->showMessage(tr("Polling %1 every %2 s").arg(source->url).arg(everySeconds));
+    return true;
+}
+
+void DashboardController::resumePollSources(const QList<StoredPollSource> &sources)
+{
+    // A cursor stored moments ago means another poller (`throttlescope poll`, another window)
+    // is writing this workspace: polling it here as well would store its rows twice.
+    constexpr qint64 kRecentlyPolledMs = 120'000;
+    const qint64 now = QDateTime::currentMSecsSinceEpoch();
+    QStringList resumed;
+    QStringList problems;
+    for (const StoredPollSource &stored : sources) {
+        if (stored.updatedMs > 0 && now - stored.updatedMs < kRecentlyPolledMs) {
+            problems << tr("%1 not resumed: another poller stored rows %2 s ago")
+                            .arg(stored.url)
+                            .arg((now - stored.updatedMs) / 1000);
+            continue;
+        }
+        QString error;
+        if (startPollFeed(stored.url, kDefaultPollSeconds, &stored, &error))
+            resumed << stored.url;
+        else
+            problems << error;
+    }
+    QString message;
+    if (!resumed.isEmpty())
+        message = tr("Polling resumed from the stored cursor: %1")
+                      .arg(resumed.join(QStringLiteral(", ")));
+    if (!problems.isEmpty())
+        message += (message.isEmpty() ? QString() : QStringLiteral("; ")) +
+                   problems.join(QStringLiteral("; "));
+    m_window->statusBar()->showMessage(message, 15000);
+}
+
+void DashboardController::stopPollFeeds()
+{
+    for (poll::PollFeed *feed : std::as_const(m_feeds)) {
+        feed->requestStop();
+        QMetaObject::invokeMethod(feed, &QObject::deleteLater);
+    }
+    m_feeds.clear();
 }
 
 void DashboardController::takeScreenshotAndQuit()
@@ -272,7 +345,8 @@ void DashboardController::takeScreenshotAndQuit()
                                "the last snapshot it published"
                             << Qt::endl;
     QTimer::singleShot(200, this, [this] {
-        const bool ok = m_window->saveScreenshot(m_options.screenshotPath, m_options.screenshotSize);
+        const bool ok =
+            m_window->saveScreenshot(m_options.screenshotPath, m_options.screenshotSize);
         QTextStream err(stderr);
         if (ok) {
             // What the picture shows, for a headless check that appends to a followed file.
@@ -371,6 +445,9 @@ void DashboardController::newSession()
     // The old session's files are no longer followed: queued before the session empties, on
     // the same thread, so nothing they read after this reaches the new session.
     QMetaObject::invokeMethod(m_followed, &live::FollowedSources::clear);
+    // Polled stores belong to the session (their rows and cursors are stored in its
+    // workspace): they stop with it, before the session empties.
+    stopPollFeeds();
     QMetaObject::invokeMethod(m_session, &AnalysisSession::newSession);
     m_window->resetSession();
     if (m_listener && m_listener->isListening())
@@ -386,7 +463,8 @@ void DashboardController::closeSession()
 void DashboardController::openWorkspace(const QString &path)
 {
     leaveDemoSession();
-    QMetaObject::invokeMethod(m_session, [session = m_session, path] { session->openWorkspace(path); });
+    QMetaObject::invokeMethod(m_session,
+                              [session = m_session, path] { session->openWorkspace(path); });
 }
 
 } // namespace ts::app

@@ -16,6 +16,7 @@ class MainWindow;
 
 namespace ts {
 class AnalysisSession;
+struct StoredPollSource;
 namespace live {
 class LiveSimulator;
 class FollowedSources;
@@ -71,6 +72,13 @@ private:
     void startDemo();
     // File > Add Source…: polls the store on m_pollThread into the session (model/poll).
     void addSource(const QString &url, int everySeconds);
+    // The polled sources a workspace just opened stores: polled on from their cursors.
+    void resumePollSources(const QList<ts::StoredPollSource> &sources);
+    // Starts a feed (resumed from a stored cursor when `resume` is given); false and *error
+    // when the URL is not a source.
+    bool startPollFeed(const QString &url, int everySeconds, const ts::StoredPollSource *resume,
+                       QString *error);
+    void stopPollFeeds();
     void openFiles(const QStringList &paths);
     void scheduleScreenshot();
     void takeScreenshotAndQuit();

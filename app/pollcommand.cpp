@@ -238,16 +238,8 @@ int runPoll(const QStringList &args)
         err() << workspacePath << ": " << workspace.errorString() << Qt::endl;
         return kExitFailure;
     }
-    const QByteArray identity = "poll:" + source->url.toUtf8();
-    qint64 sourceId = 0;
-    for (const SourceRecord &record : workspace.sources()) {
-        if (record.fingerprint == identity)
-            sourceId = record.id;
-    }
-    if (sourceId == 0) {
-        sourceId = workspace.addSource(source->url, poll::sourceKindName(source->kind),
-                                       QDateTime::currentMSecsSinceEpoch(), 0, identity);
-    }
+    const qint64 sourceId =
+        workspace.ensurePolledSource(source->url, poll::sourceKindName(source->kind));
     if (sourceId == 0) {
         err() << workspacePath << ": " << workspace.errorString() << Qt::endl;
         return kExitFailure;

@@ -19,7 +19,9 @@ AddSourceDialog::AddSourceDialog(QWidget *parent) : QDialog(parent)
            "  kql+https://api.loganalytics.io/v1/workspaces/ID/query?table=AppRequests&map=…\n"
            "  https://HOST/PATH?after={cursor}   (NDJSON answers)\n"
            "Secrets never go in the URL: name the variable or file that holds them\n"
-           "(token-env=VAR, token-file=PATH, password-env=VAR, password-file=PATH)."),
+           "(token-env=VAR, token-file=PATH, password-env=VAR, password-file=PATH).\n"
+           "Rows are stored with the cursor that covers them: once the session is saved,\n"
+           "opening its workspace again resumes polling where it stopped."),
         this);
     help->setTextInteractionFlags(Qt::TextSelectableByMouse);
     layout->addWidget(help);

@@ -109,7 +109,8 @@ void IngestPage::tick()
     qint64 events = 0;
     double rate = 0;
     for (const IngestSourceStatus &source : m_status.sources) {
-        events += source.events;
+        if (!source.countedInWorkspace)
+            events += source.events;
         rate += models::feedRateNow(source, now);
     }
     QString text = tr("%1 sources, %2 events, %3 events/s")

@@ -61,6 +61,8 @@ AnalysisSession::AnalysisSession(QObject *parent)
     qRegisterMetaType<QList<ts::RequestEvent>>();
     qRegisterMetaType<ts::SourceOptions>();
     qRegisterMetaType<ts::IngestStatus>();
+    qRegisterMetaType<QList<ts::MalformedRecord>>();
+    qRegisterMetaType<QList<ts::StoredPollSource>>();
 }
 
 AnalysisSession::~AnalysisSession()
@@ -410,10 +412,185 @@ void AnalysisSession::updatePolledSource(const IngestSourceStatus &poller)
     status.format = poller.format;
     status.live = true;
     status.lastPollMs = poller.lastPollMs;
+    status.lagMs = poller.lagMs;
     status.requests = poller.requests;
     status.lastError = poller.lastError;
     status.errors = poller.errors;
     m_dirty = true;
+}
+
+void AnalysisSession::ingestPolled(const QString &url, const QString &kind,
+                                   const QList<RequestEvent> &events,
+                                   const QList<MalformedRecord> &malformed,
+                                   const QByteArray &cursorState)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    ensureTimer();
+    // A saved or opened session keeps the rows with their cursor. When the session follows
+    // that workspace, the follower analyses them once committed: counting them here as well
+    // would count them twice. Not stored there (a write error): analysed here, and a restart
+    // re-reads them from the cursor stored before.
+    const bool storedInSession =
+        !m_sessionWorkspace.isEmpty()
+        && storePolledInSessionWorkspace(url, kind, events, malformed, cursorState);
+    const bool followerAnalyses = storedInSession && m_workspaceFollower
+                                  && m_workspaceFollower->path() == m_sessionWorkspace;
+    IngestSourceStatus &status = sourceStatus(url);
+    status.live = true;
+    status.finished = false;
+    status.countedInWorkspace = followerAnalyses;
+    if (status.format.isEmpty())
+        status.format = kind;
+    if (!events.isEmpty()) {
+        status.events += events.size();
+        status.lastEventTsMs = events.constLast().tsMs;
+        status.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch();
+    }
+    m_dirty = m_dirty || !events.isEmpty() || !malformed.isEmpty();
+    if (followerAnalyses)
+        return;
+    for (const RequestEvent &event : events)
+        m_analysis->add(event);
+    for (const MalformedRecord &record : malformed) {
+        ++m_ingest.malformedTotal;
+        if (m_ingest.malformed.size() >= kMalformedShown)
+            m_ingest.malformed.removeFirst();
+        m_ingest.malformed.append(record);
+        m_analysis->onMalformed(MalformedRecord(record));
+    }
+    if (!ensureScratchWorkspace())
+        return;
+    qint64 &sourceId = m_scratchPollSources[url];
+    if (sourceId == 0)
+        sourceId = m_scratch->ensurePolledSource(url, kind);
+    if (sourceId == 0) {
+        m_scratchPollSources.remove(url);
+        return;
+    }
+    WriteBatch batch;
+    batch.sourceId = sourceId;
+    batch.events = events;
+    batch.malformed = malformed;
+    batch.pollCursor = cursorState; // Save As copies the rows with it (copyPolledSources)
+    m_scratchWriter->submit(std::move(batch));
+}
+
+bool AnalysisSession::storePolledInSessionWorkspace(const QString &url, const QString &kind,
+                                                    const QList<RequestEvent> &events,
+                                                    const QList<MalformedRecord> &malformed,
+                                                    const QByteArray &cursorState)
+{
+    if (m_sessionWriterPath != m_sessionWorkspace)
+        closeSessionWriter();
+    if (!m_sessionWriter) {
+        auto writer = std::make_unique<WorkspaceWriter>();
+        if (!writer->start(m_sessionWorkspace)) {
+            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
+                                                + writer->errorString());
+            return false;
+        }
+        m_sessionWriter = std::move(writer);
+        m_sessionWriterPath = m_sessionWorkspace;
+    }
+    qint64 sourceId = m_sessionPollSources.value(url);
+    if (sourceId == 0) {
+        Workspace workspace;
+        if (workspace.open(m_sessionWorkspace))
+            sourceId = workspace.ensurePolledSource(url, kind);
+        if (sourceId == 0) {
+            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
+                                                + workspace.errorString());
+            return false;
+        }
+        m_sessionPollSources.insert(url, sourceId);
+    }
+    WriteBatch batch;
+    batch.sourceId = sourceId;
+    batch.events = events;
+    batch.malformed = malformed;
+    batch.pollCursor = cursorState; // committed with these rows, or not at all
+    if (!m_sessionWriter->submit(std::move(batch))) {
+        Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
+                                            + m_sessionWriter->errorString());
+        closeSessionWriter();
+        return false;
+    }
+    return true;
+}
+
+void AnalysisSession::closeSessionWriter()
+{
+    if (m_sessionWriter && !m_sessionWriter->finish())
+        Q_EMIT operationFinished(false, m_sessionWriterPath + QStringLiteral(": ")
+                                            + m_sessionWriter->errorString());
+    m_sessionWriter.reset();
+    m_sessionWriterPath.clear();
+    m_sessionPollSources.clear();
+}
+
+QString AnalysisSession::copyPolledSources(Workspace &target, WorkspaceWriter &writer)
+{
+    if (!m_scratch || !m_scratchWriter || m_scratchPollSources.isEmpty())
+        return {};
+    // Everything polled so far is committed to the scratch workspace before it is copied.
+    m_scratchWriter->flush();
+    const std::optional<QList<PolledSourceRecord>> polled = m_scratch->polledSources();
+    if (!polled)
+        return m_scratchPath + QStringLiteral(": ") + m_scratch->errorString() + u'\n';
+    WorkspaceReader reader;
+    if (!reader.open(m_scratchPath))
+        return m_scratchPath + QStringLiteral(": ") + reader.errorString() + u'\n';
+    QString problems;
+    for (const PolledSourceRecord &record : *polled) {
+        const qint64 targetId = target.ensurePolledSource(record.source.path, record.source.format);
+        if (targetId == 0) {
+            problems += target.errorString() + u'\n';
+            continue;
+        }
+        // The rows first, the cursor with the last batch: a saved workspace never holds a
+        // cursor past rows it does not have (a restart would skip them).
+        EventFilter filter;
+        filter.sourceId = record.source.id;
+        QList<RequestEvent> held;
+        bool submitted = reader.forEachEventInTimeOrder(
+            8192,
+            [&](const QList<RequestEvent> &chunk) {
+                if (!held.isEmpty()) {
+                    WriteBatch batch;
+                    batch.sourceId = targetId;
+                    batch.events = std::move(held);
+                    if (!writer.submit(std::move(batch)))
+                        return false;
+                }
+                held = chunk;
+                return true;
+            },
+            filter);
+        WriteBatch last;
+        last.sourceId = targetId;
+        last.events = std::move(held);
+        if (!record.cursorState.isEmpty())
+            last.pollCursor = record.cursorState;
+        submitted = submitted && writer.submit(std::move(last));
+        if (!submitted)
+            problems += record.source.path + QStringLiteral(": ") + reader.errorString()
+                        + writer.errorString() + u'\n';
+    }
+    return problems;
+}
+
+void AnalysisSession::announceStoredPollSources(const QString &path)
+{
+    Workspace workspace;
+    if (!workspace.open(path))
+        return;
+    const std::optional<QList<PolledSourceRecord>> polled = workspace.polledSources();
+    if (!polled || polled->isEmpty())
+        return;
+    QList<StoredPollSource> sources;
+    for (const PolledSourceRecord &record : *polled)
+        sources.append({record.source.path, record.cursorState, record.rows, record.updatedMs});
+    Q_EMIT pollSourcesStored(sources);
 }
 
 void AnalysisSession::setPolicies(const QString &nameFileOrJson)
@@ -494,8 +671,10 @@ void AnalysisSession::openWorkspace(const QString &path)
     publishIfDirty();
     Q_EMIT operationFinished(ok, ok ? QString(path + QStringLiteral(": %1 events").arg(events))
                                     : QString(path + QStringLiteral(": ") + follower->errorString()));
-    if (ok)
+    if (ok) {
         followWorkspace(std::move(follower));
+        announceStoredPollSources(path);
+    }
 }
 
 void AnalysisSession::followWorkspace(std::unique_ptr<WorkspaceFollower> follower)
@@ -519,6 +698,7 @@ void AnalysisSession::pollWorkspace()
         return;
     IngestSourceStatus &status = sourceStatus(m_workspaceFollower->path());
     status.live = true;
+    status.finished = false; // followed: what others commit keeps arriving
     status.events += news.events.size();
     status.errors += news.malformed;
     if (!news.events.isEmpty()) {
@@ -559,6 +739,8 @@ void AnalysisSession::saveWorkspace(const QString &path)
         if (!result.ok())
             problems += file + QStringLiteral(": ") + result.error + u'\n';
     }
+    // Polled stores' rows go with their cursors: the saved session resumes polling after them.
+    problems += copyPolledSources(workspace, writer);
     const bool ok = writer.finish() && problems.isEmpty();
     if (ok)
         adoptSavedWorkspace(workspace, path);
@@ -781,6 +963,8 @@ void AnalysisSession::newSession()
     removeScratchWorkspace(m_scratchPath);
     m_scratchPath.clear();
     m_scratchSources.clear();
+    m_scratchPollSources.clear();
+    closeSessionWriter();
     m_scratchFailed = false;
     m_openedWorkspaces.clear();
     m_sessionWorkspace.clear();

@@ -34,6 +34,15 @@ class WorkspaceReader;
 class WorkspaceWriter;
 struct WriteBatch;
 
+// A polled store's source stored in a workspace, with what a poller needs to resume it.
+struct StoredPollSource
+{
+    QString url;            // as the user gave it (no secret in it)
+    QByteArray cursorState; // PollCursor::save(); empty when no row was stored yet
+    qint64 rows = 0;        // rows stored so far (a resumed poller numbers on from them)
+    qint64 updatedMs = 0;   // when rows and cursor were last stored (another poller running?)
+};
+
 class AnalysisSession : public QObject
 {
     Q_OBJECT
@@ -79,8 +88,15 @@ public Q_SLOTS:
     // Marks a live source as stopped (the ingest panel shows it as finished, not as silent).
     void finishLiveSource(const QString &source);
     // A polled store's own requests (model/poll: last poll, requests, errors, the store's
-    // Retry-After) for its row on the Ingest page; its rows come through ingestBatch.
+    // Retry-After) for its row on the Ingest page; its rows come through ingestPolled.
     void updatePolledSource(const ts::IngestSourceStatus &poller);
+    // One answer of a polled store (File > Add Source, issue 21): its new rows and the cursor
+    // state that covers them, stored together in one transaction wherever the session keeps
+    // its data (the scratch workspace; the session's saved or opened workspace too), so that a
+    // restart resumes exactly after the stored rows. Rows of a workspace the session follows
+    // are analysed when the follower sees them committed, never twice.
+    void ingestPolled(const QString &url, const QString &kind, const QList<ts::RequestEvent> &events,
+                      const QList<ts::MalformedRecord> &malformed, const QByteArray &cursorState);
     // A built-in policy name, a policy file path, or a policy JSON document. Files opened so far
     // are read again under the new policies (the reconstruction redoes); live feeds continue
     // under them from now on.
@@ -127,6 +143,9 @@ Q_SIGNALS:
     void workspaceSaved(const QString &path);
     // The settings a workspace just opened remembers (policy, timeWindow, ...).
     void sessionSettingsLoaded(const QVariantMap &settings);
+    // The polled sources a workspace just opened stores, with their cursors: the controller
+    // resumes polling them (issue 21.2: a restart resumes from the stored cursor).
+    void pollSourcesStored(const QList<ts::StoredPollSource> &sources);
 
 private:
     void ensureTimer();
@@ -152,6 +171,15 @@ private:
     void adoptSavedWorkspace(Workspace &workspace, const QString &path);
     void restoreSessionSettings(WorkspaceReader &reader, const QString &path);
     void replayWorkspaceEvents(const QString &path);
+    // Polled sources: rows + cursor into the session's workspace (its own writer), and the
+    // copy of the scratch workspace's polled rows into a workspace the session is saved as.
+    bool storePolledInSessionWorkspace(const QString &url, const QString &kind,
+                                       const QList<RequestEvent> &events,
+                                       const QList<MalformedRecord> &malformed,
+                                       const QByteArray &cursorState);
+    void closeSessionWriter();
+    QString copyPolledSources(Workspace &target, WorkspaceWriter &writer);
+    void announceStoredPollSources(const QString &path);
 
     PolicySet m_policies;
     std::unique_ptr<Analysis> m_analysis;
@@ -208,9 +236,16 @@ private:
     QString m_sessionWorkspace;        // opened or saved: where settings are written
     QString m_policySource;            // what setPolicies was given last ("" = built-in)
     QHash<QString, QString> m_sessionSettings;
+    // Polled rows and cursors written to m_sessionWorkspace (opened or saved), on a writer of
+    // its own; the source row of each URL there and in the scratch workspace.
+    std::unique_ptr<WorkspaceWriter> m_sessionWriter;
+    QString m_sessionWriterPath;
+    QHash<QString, qint64> m_sessionPollSources;
+    QHash<QString, qint64> m_scratchPollSources;
 };
 
 } // namespace ts
 
 Q_DECLARE_METATYPE(std::shared_ptr<const ts::DashboardSnapshot>)
 Q_DECLARE_METATYPE(ts::SourceOptions)
+Q_DECLARE_METATYPE(ts::StoredPollSource)

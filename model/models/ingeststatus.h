@@ -40,6 +40,9 @@ struct IngestSourceStatus
     // or was held back (the store's 429 / Retry-After), empty when it succeeded.
     std::optional<qint64> lastPollMs;
     qint64 requests = 0;
+    // Its events reach the analysis through another row as well (a polled store writing into
+    // the workspace the session follows): shown on its row, not added to the total twice.
+    bool countedInWorkspace = false;
 };
 
 struct IngestStatus

@@ -38,9 +38,16 @@ QList<qsizetype> PollCursor::accept(const QList<Row> &rows, bool moveNewest)
         (moveNewest ? *newest : m_newest.value_or(*newest)) - m_overlapMs;
     // A row newer than everything read before cannot have been read: taken at once (the fast
     // path of a large backlog). The others are counted per content against what was read.
+    // Rows older than what the request asked for (newest - overlap) were read before or fall
+    // outside the bound: a store that ignores the filter (a static file served over HTTP)
+    // sends them again, and they must not count twice.
+    const std::optional<qint64> asked =
+        m_newest ? std::optional<qint64>(*m_newest - m_overlapMs) : std::nullopt;
     QHash<quint64, QList<qsizetype>> where;
     for (qsizetype i = 0; i < rows.size(); ++i) {
         const Row &row = rows.at(i);
+        if (asked && row.key < *asked)
+            continue;
         if (m_highest && row.key <= *m_highest) {
             where[row.hash].append(i);
             continue;

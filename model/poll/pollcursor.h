@@ -11,7 +11,9 @@
 //   - a row that arrives late (written after newer rows were read) is taken if its time is
 //     within the overlap of the newest row read; older than that it is missed (the bound);
 //   - identical rows (same content, same time) count as many times as the store holds them:
-//     a hash seen k times and answered m times yields m - k new rows.
+//     a hash seen k times and answered m times yields m - k new rows;
+//   - rows older than what was asked (newest - overlap) are never taken: a store that ignores
+//     the filter and answers everything again doubles nothing.
 // This needs one property of each answer: for every key below the answer's last key, the
 // answer holds all the rows the store has with that key (an ORDER BY the key with a LIMIT
 // guarantees it; only the last key's group may be cut). The next page then starts at that last

@@ -78,6 +78,9 @@ IngestSourceStatus toIngestStatus(const PollSource &source, const PollHealth &he
         status.lastEventReceivedMs = health.lastEventReceivedMs;
     if (health.lastEventTsMs >= 0)
         status.lastEventTsMs = health.lastEventTsMs;
+    // How far behind real time the store's newest row reaches the dashboard.
+    if (health.lastEventReceivedMs >= 0 && health.lastEventTsMs >= 0)
+        status.lagMs = health.lastEventReceivedMs - health.lastEventTsMs;
     status.errors = health.malformed + health.errors;
     status.live = true;
     if (health.lastPollMs >= 0)

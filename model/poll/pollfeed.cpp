@@ -14,6 +14,14 @@ PollFeed::PollFeed(PollSource source, int everySeconds, QObject *parent)
 
 PollFeed::~PollFeed() = default;
 
+bool PollFeed::resumeFrom(const QByteArray &state, qint64 rowsBefore)
+{
+    Q_ASSERT(!m_poller);
+    m_resumeCursor = PollCursor::restore(state, m_source.overlapMs);
+    m_rowsBefore = rowsBefore;
+    return m_resumeCursor.has_value();
+}
+
 void PollFeed::start()
 {
     if (!m_timer) {
@@ -33,11 +41,19 @@ void PollFeed::pollNow()
         options.cancel = &m_stop;
         options.maxRetries = 1; // the next poll is the retry: the feed never blocks for long
         m_poller = std::make_unique<Poller>(m_source, options);
+        if (m_resumeCursor)
+            m_poller->setCursor(*m_resumeCursor);
+        m_poller->setRowsBefore(m_rowsBefore);
     }
-    m_poller->pollOnce([this](QList<RequestEvent> &&events, QList<MalformedRecord> &&,
-                              const QByteArray &) {
-        if (!events.isEmpty())
-            Q_EMIT eventsReady(events);
+    const QString kind = sourceKindName(m_source.kind);
+    m_poller->pollOnce([this, &kind](QList<RequestEvent> &&events,
+                                     QList<MalformedRecord> &&malformed,
+                                     const QByteArray &cursorState) {
+        // Stopped (New Session): nothing more reaches the session.
+        if (m_stop.load())
+            return false;
+        // An answer with nothing new still moves the cursor (its overlap window): stored too.
+        Q_EMIT rowsPolled(m_source.url, kind, events, malformed, cursorState);
         return !m_stop.load();
     });
     Q_EMIT statusChanged(toIngestStatus(m_source, m_poller->health()));

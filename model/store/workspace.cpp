@@ -377,6 +377,63 @@ std::optional<QByteArray> Workspace::pollCursor(qint64 sourceId)
     return query.value(0).toString().toUtf8();
 }
 
+std::optional<QList<PolledSourceRecord>> Workspace::polledSources()
+{
+    m_error.clear();
+    QList<PolledSourceRecord> result;
+    const std::optional<QList<SourceRecord>> all = [this]() -> std::optional<QList<SourceRecord>> {
+        QSqlQuery query(m_db);
+        if (!query.exec(u"SELECT " + store::sourceColumns() + u" FROM sources ORDER BY id")) {
+            fail(QStringLiteral("list sources"), query.lastError().text());
+            return std::nullopt;
+        }
+        QList<SourceRecord> sources;
+        while (query.next())
+            sources.append(store::sourceFromQuery(query));
+        return sources;
+    }();
+    if (!all)
+        return std::nullopt;
+    QSqlQuery cursor(m_db);
+    cursor.prepare(
+        QStringLiteral("SELECT state, rows, updated_ms FROM poll_cursors WHERE source_id = ?"));
+    for (const SourceRecord &source : *all) {
+        if (!source.fingerprint.startsWith("poll:"))
+            continue;
+        PolledSourceRecord record;
+        record.source = source;
+        cursor.addBindValue(source.id);
+        if (!cursor.exec()) {
+            fail(QStringLiteral("read poll cursor"), cursor.lastError().text());
+            return std::nullopt;
+        }
+        if (cursor.next()) {
+            record.cursorState = cursor.value(0).toString().toUtf8();
+            record.rows = cursor.value(1).toLongLong();
+            record.updatedMs = cursor.value(2).toLongLong();
+        }
+        cursor.finish();
+        result.append(record);
+    }
+    return result;
+}
+
+qint64 Workspace::ensurePolledSource(const QString &url, const QString &kind)
+{
+    m_error.clear();
+    const QByteArray identity = PolledSourceRecord::fingerprintFor(url);
+    QSqlQuery query(m_db);
+    query.prepare(QStringLiteral("SELECT id FROM sources WHERE fingerprint = ? ORDER BY id LIMIT 1"));
+    query.addBindValue(QString::fromLatin1(identity)); // as addSource stores it
+    if (!query.exec()) {
+        fail(QStringLiteral("find polled source"), query.lastError().text());
+        return 0;
+    }
+    if (query.next())
+        return query.value(0).toLongLong();
+    return addSource(url, kind, store::nowMs(), 0, identity);
+}
+
 std::optional<QString> Workspace::setting(const QString &key)
 {
     QSqlQuery query(m_db);

@@ -83,6 +83,19 @@ struct SourceRecord
     [[nodiscard]] bool isImport() const { return isFileImport() || isStdinImport(); }
 };
 
+// A source a poller stores (`throttlescope poll`, the dashboard's File > Add Source): its row
+// in the sources table (path = the source URL, which holds no secret; fingerprint "poll:URL")
+// and the cursor stored with the rows it covers.
+struct PolledSourceRecord
+{
+    SourceRecord source;
+    QByteArray cursorState; // empty: no row stored yet
+    qint64 rows = 0;        // rows stored under the cursor
+    qint64 updatedMs = 0;   // when a poller last stored rows and cursor (wall clock)
+
+    static QByteArray fingerprintFor(const QString &url) { return "poll:" + url.toUtf8(); }
+};
+
 struct LedgerEntry
 {
     qint64 sourceId = 0;
@@ -171,6 +184,11 @@ public:
     // The cursor of a polled source (poll_cursors.state, written by WorkspaceWriter with the
     // rows it covers); nullopt when none is stored yet or on error (errorString() non-empty).
     std::optional<QByteArray> pollCursor(qint64 sourceId);
+    // The polled sources and their cursors, in the order they were added; nullopt on error.
+    std::optional<QList<PolledSourceRecord>> polledSources();
+    // The source row of a polled URL, added when missing (kind: poll::sourceKindName); 0 and
+    // errorString() on failure.
+    qint64 ensurePolledSource(const QString &url, const QString &kind);
 
     [[nodiscard]] std::optional<QString> setting(const QString &key);
     bool setSetting(const QString &key, const QString &value);

@@ -118,6 +118,20 @@ private Q_SLOTS:
         QCOMPARE(cursor.rememberedRows(), 1); // the window moved on
     }
 
+    // A store that ignores the filter (a static NDJSON file over HTTP) answers every row
+    // again: the rows below what was asked are not taken twice.
+    void rowsBelowTheAskedBoundAreNotTakenAgain()
+    {
+        PollCursor cursor(1000);
+        QList<PollCursor::Row> everything;
+        for (int i = 0; i < 100; ++i)
+            everything.append({qint64(i) * 100, quint64(i + 1)});
+        QCOMPARE(cursor.accept(everything).size(), 100);
+        QCOMPARE(cursor.accept(everything).size(), 0);
+        everything.append({10'000, 101}); // one appended since
+        QCOMPARE(cursor.accept(everything), QList<qsizetype>{100});
+    }
+
     void partialAnswerDoesNotMoveTheCursor()
     {
         PollCursor cursor(1000);

@@ -332,6 +332,8 @@ private Q_SLOTS:
         QCOMPARE(status.format, u"ndjson-http"_qs);
         QVERIFY(status.live);
         QCOMPARE(*status.lastEventTsMs, (rows.rbegin())->first);
+        QVERIFY(status.lagMs);
+        QCOMPARE(*status.lagMs, *status.lastEventReceivedMs - *status.lastEventTsMs);
         QVERIFY(status.requests >= 5);
     }
 };

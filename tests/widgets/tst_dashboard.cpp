@@ -528,6 +528,20 @@ private Q_SLOTS:
         status.sources = {source};
         page.setStatus(status);
         QVERIFY(!page.summaryText().contains(QStringLiteral("Silent feed")));
+        // A polled store writing into the followed workspace: its rows are on its own row and
+        // in the workspace's, counted once in the total.
+        IngestSourceStatus workspace;
+        workspace.path = QStringLiteral("/tmp/session.tsws");
+        workspace.format = QStringLiteral("workspace");
+        workspace.events = 3200;
+        IngestSourceStatus polled = source;
+        polled.path = QStringLiteral("http://127.0.0.1:1/rows?after={cursor}");
+        polled.events = 200;
+        polled.countedInWorkspace = true;
+        status.sources = {workspace, polled};
+        page.setStatus(status);
+        QVERIFY2(page.summaryText().contains(QStringLiteral("2 sources, 3200 events")),
+                 qPrintable(page.summaryText()));
     }
 
     void exportPlots_data()
