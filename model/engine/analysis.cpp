@@ -35,7 +35,11 @@ constexpr int kBatchesPerTrim = 16;
 // limit-percentage headers) and again by the detectors.
 struct Analysis::Batch
 {
-    std::vector<RequestEvent> events;
+    explicit Batch(Analysis::SharedEvents shared) : owner(std::move(shared)), events(*owner) {}
+
+    // Shared with whoever else reads the events (the scratch workspace's writer), never changed.
+    const Analysis::SharedEvents owner;
+    const std::vector<RequestEvent> &events;
     // (index into events, extract() of it) for every request event that hasSignalsToRead(),
     // in index order. For the others extract() is trivial and each consumer does it itself.
     std::vector<std::pair<size_t, throttle::ThrottleSignals>> extracted;
@@ -179,6 +183,26 @@ void Analysis::onEvents(std::vector<RequestEvent> &&events)
         }
         return;
     }
+    for (RequestEvent &event : events)
+        redact::ensureMasked(event);
+    pushBatch(std::make_shared<const std::vector<RequestEvent>>(std::move(events)));
+}
+
+void Analysis::onSharedEvents(SharedEvents events)
+{
+    if (!events)
+        return;
+    const bool masked = std::all_of(events->cbegin(), events->cend(),
+                                    [](const RequestEvent &event) { return event.secretsMasked; });
+    if (!masked || events->size() < kMinParallelBatch) {
+        onEvents(std::vector<RequestEvent>(*events)); // masks its own copy
+        return;
+    }
+    pushBatch(std::move(events));
+}
+
+void Analysis::pushBatch(SharedEvents events)
+{
     if (!m_engineWorker) {
         // A pipeline, not independent readers: the breakers read the engine's fills and the
         // detectors its categories, so a batch reaches them once the engine is through it.
@@ -189,15 +213,13 @@ void Analysis::onEvents(std::vector<RequestEvent> &&events)
         m_engineWorker =
             std::make_unique<Worker>([this](const Worker::SharedBatch &b) { feedEngine(b); });
     }
-    auto batch = std::make_shared<Batch>();
-    batch->events = std::move(events);
+    auto batch = std::make_shared<Batch>(std::move(events));
     // Room for half the batch to carry signals, so the vector rarely grows: each growth moves
     // every ThrottleSignals (~200 bytes) so far (~0.8 % of report CPU on the benchmark's log,
     // where 45 % of the events carry headers).
     batch->extracted.reserve(batch->events.size() / 2);
     for (size_t i = 0; i < batch->events.size(); ++i) {
-        RequestEvent &event = batch->events[i];
-        redact::ensureMasked(event);
+        const RequestEvent &event = batch->events[i];
         count(event);
         if (event.type == EventType::Request && throttle::hasSignalsToRead(event))
             batch->extracted.emplace_back(i, throttle::extract(event));

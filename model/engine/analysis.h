@@ -39,6 +39,11 @@ public:
     // so a report uses both cores; every other call waits for them first, so results never
     // depend on the path taken.
     void onEvents(std::vector<RequestEvent> &&events) override;
+    // The same for events another consumer reads at the same time (the dashboard's scratch
+    // workspace writer stores the very vectors): nothing here changes them. They should be
+    // masked already (redact::ensureMasked); a batch that is not is copied and masked.
+    using SharedEvents = std::shared_ptr<const std::vector<RequestEvent>>;
+    void onSharedEvents(SharedEvents events);
     void onMalformed(MalformedRecord &&record) override;
     void add(const RequestEvent &event);
     // Malformed records counted elsewhere (a workspace stores them; the report shows samples).
@@ -58,6 +63,8 @@ private:
     void fillOwnFields(ReportData &data) const;
     void count(const RequestEvent &event);
     struct Batch;
+    // Counts a large batch of masked events, extracts its signals and hands it to the workers.
+    void pushBatch(SharedEvents events);
     // The engine's, the breakers' and the alert detectors' share of a batch, each on its own
     // worker thread. feedEngine() runs the engine over a batch, notes the fills that soften
     // breakers and the categories that group quotas, then hands the batch to both others.

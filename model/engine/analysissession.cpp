@@ -30,8 +30,22 @@ namespace ts {
 namespace {
 // The dashboard refreshes at most this often, however fast events arrive.
 constexpr int kPublishIntervalMs = 100;
+// While a file is read, the views get a snapshot at most this often, and never more often than
+// kReadPublishCostFactor times what building the last one took (the GUI's redraw costs about as
+// much again, on the other core): a few percent of the read, even on a loaded host. The
+// progress bar moves with every chunk regardless.
+constexpr qint64 kReadPublishMinIntervalMs = 2000;
+constexpr qint64 kReadPublishCostFactor = 40;
+constexpr qint64 kReadPublishMaxIntervalMs = 10000; // a long read still moves on screen
 // Records per batch copied into the scratch workspace while a file is read.
-constexpr qsizetype kScratchBatchRecords = 8192;
+constexpr qsizetype kScratchBatchRecords = 4096;
+// Records waiting for the scratch writer before a file read waits for it: the events stay in
+// memory until committed, and on a busy host the writer is the slower side, so this is what the
+// queue holds most of the time (~1 KB an event). Half the default of an import.
+constexpr qsizetype kScratchQueuedRecords = 16384;
+// The scratch writer's page cache: rows are appended (to the table, the time index and a few
+// block summaries), so the pages it needs are the last few; 4 MiB instead of an import's 32.
+constexpr int kScratchCacheKiB = 4096;
 // The ingest panel lists this many recent malformed records (all are counted).
 constexpr int kMalformedShown = 200;
 // Arrival rates are measured over windows of this length.
@@ -86,6 +100,8 @@ bool AnalysisSession::ensureScratchWorkspace()
     // transaction (one of theirs past its deadline) must not stop the writer for the session.
     WorkspaceWriter::Options writerOptions;
     writerOptions.continueAfterFailedTransaction = true;
+    writerOptions.maxQueuedRecords = kScratchQueuedRecords;
+    writerOptions.cacheKiB = kScratchCacheKiB;
     writerOptions.onSettled = [this](const std::deque<WriteBatch> &batches, const QString &error) {
         onScratchSettled(batches, error);
     };
@@ -279,12 +295,20 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
     merge.holdUnterminatedTail = true;
     QElapsedTimer sincePublish;
     sincePublish.start();
-    merge.progress = [this, &sincePublish](qint64 done, qint64 total) {
-        Q_EMIT progress(done, total);
+    qint64 publishEveryMs = kReadPublishMinIntervalMs;
+    merge.progress = [this, &sincePublish, &publishEveryMs](qint64 done, qint64 total) {
+        Q_EMIT progress(done, total); // the progress bar: cheap, every chunk
         m_dirty = true;
-        // Long imports show their progress in the views too, not only at the end.
-        if (sincePublish.elapsed() >= kPublishIntervalMs * 5) {
+        // Long reads show their analysis in the views too, not only at the end, but rarely:
+        // a snapshot (series for every bucket) and the views redrawing it cost as much as
+        // reading tens of thousands of lines, and a busy host makes both slower.
+        if (sincePublish.elapsed() >= publishEveryMs) {
+            QElapsedTimer cost;
+            cost.start();
             publishIfDirty();
+            publishEveryMs = qBound(kReadPublishMinIntervalMs,
+                                    cost.elapsed() * kReadPublishCostFactor,
+                                    kReadPublishMaxIntervalMs);
             sincePublish.restart();
         }
     };

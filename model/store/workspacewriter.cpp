@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 
@@ -242,6 +243,22 @@ void redactBatch(WriteBatch &batch)
 {
     for (RequestEvent &event : batch.events)
         redact::ensureMasked(event);
+    // Shared events must come masked; should one not, the batch gets a masked copy of them
+    // (appended after its own events: a producer fills one kind per batch, so order holds).
+    const bool sharedMasked =
+        std::all_of(batch.sharedEvents.cbegin(), batch.sharedEvents.cend(), [](const auto &shared) {
+            return std::all_of(shared->cbegin(), shared->cend(),
+                               [](const RequestEvent &event) { return event.secretsMasked; });
+        });
+    if (!sharedMasked) {
+        for (const WriteBatch::SharedEvents &shared : batch.sharedEvents) {
+            for (RequestEvent event : *shared) {
+                redact::ensureMasked(event);
+                batch.events.append(std::move(event));
+            }
+        }
+        batch.sharedEvents.clear();
+    }
     // A reason may quote the record it rejects.
     for (MalformedRecord &record : batch.malformed)
         record.reason = redact::redactText(record.reason);
@@ -395,6 +412,10 @@ void WorkspaceWriter::run()
     bool opened =
         store::openConnection(db, connectionName, m_path, store::ConnectionRole::Writer, &error);
     std::optional<WriterStatements> statements;
+    if (opened && m_options.cacheKiB > 0) {
+        opened = store::execSql(db, QStringLiteral("PRAGMA cache_size=-%1").arg(m_options.cacheKiB),
+                                &error);
+    }
     if (opened) {
         statements.emplace();
         if (!statements->prepare(db, &error)) {
@@ -573,30 +594,38 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
                     return failWith(QStringLiteral("check import claim"));
                 if (!owns)
                     continue; // another import took the source over: nothing of this run
-                claims[batch.claim.get()].stored.events += batch.events.size();
+                claims[batch.claim.get()].stored.events += batch.eventCount();
                 claims[batch.claim.get()].stored.malformed += batch.malformed.size();
             }
             Pending &sourcePending = pending[batch.sourceId];
-            const qsizetype eventCount = batch.events.size();
-            for (qsizetype first = 0; first < eventCount;) {
-                const bool wholeRun = eventCount - first >= WriterStatements::kEventsPerInsert;
-                const int rows = wholeRun ? WriterStatements::kEventsPerInsert : 1;
-                store::Statement &insert =
-                    wholeRun ? statements.insertEventRun : statements.insertEvent;
-                insert.beginRows();
-                for (int row = 0; row < rows; ++row) {
-                    store::bindEvent(insert, batch.events.at(first + row), batch.sourceId,
-                                     row * store::kEventColumnCount);
+            auto insertEvents = [&](const RequestEvent *events, qsizetype eventCount) {
+                for (qsizetype first = 0; first < eventCount;) {
+                    const bool wholeRun = eventCount - first >= WriterStatements::kEventsPerInsert;
+                    const int rows = wholeRun ? WriterStatements::kEventsPerInsert : 1;
+                    store::Statement &insert =
+                        wholeRun ? statements.insertEventRun : statements.insertEvent;
+                    insert.beginRows();
+                    for (int row = 0; row < rows; ++row) {
+                        store::bindEvent(insert, events[first + row], batch.sourceId,
+                                         row * store::kEventColumnCount);
+                    }
+                    if (!insert.exec(&error))
+                        return failWith(QStringLiteral("insert event"));
+                    // The single writer appends: the rows of one INSERT get consecutive ids.
+                    const qint64 lastRowId = sqlite3_last_insert_rowid(statements.nativeHandle);
+                    for (int row = 0; row < rows; ++row) {
+                        statements.blockSummaries.add(lastRowId - rows + 1 + row,
+                                                      events[first + row], batch.sourceId);
+                    }
+                    first += rows;
                 }
-                if (!insert.exec(&error))
-                    return failWith(QStringLiteral("insert event"));
-                // The single writer appends: the rows of one INSERT get consecutive ids.
-                const qint64 lastRowId = sqlite3_last_insert_rowid(statements.nativeHandle);
-                for (int row = 0; row < rows; ++row) {
-                    statements.blockSummaries.add(lastRowId - rows + 1 + row,
-                                                  batch.events.at(first + row), batch.sourceId);
-                }
-                first += rows;
+                return true;
+            };
+            if (!insertEvents(batch.events.constData(), batch.events.size()))
+                return false;
+            for (const WriteBatch::SharedEvents &shared : batch.sharedEvents) {
+                if (!insertEvents(shared->data(), qsizetype(shared->size())))
+                    return false;
             }
             for (const MalformedRecord &record : std::as_const(batch.malformed)) {
                 store::Statement &insert = statements.insertMalformed;
@@ -606,15 +635,15 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
                 if (!insert.exec(&error))
                     return failWith(QStringLiteral("insert malformed record"));
             }
-            sourcePending.events += batch.events.size();
+            sourcePending.events += batch.eventCount();
             sourcePending.malformed += batch.malformed.size();
-            added.events += batch.events.size();
+            added.events += batch.eventCount();
             added.malformed += batch.malformed.size();
             if (batch.pollCursor) {
                 store::Statement &cursor = statements.upsertPollCursor;
                 cursor.bindInt(0, batch.sourceId);
                 cursor.bindUtf8(1, *batch.pollCursor);
-                cursor.bindInt(2, batch.events.size() + batch.malformed.size());
+                cursor.bindInt(2, batch.recordCount());
                 cursor.bindInt(3, store::nowMs());
                 if (!cursor.exec(&error))
                     return failWith(QStringLiteral("update poll cursor"));

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 class QThread;
 
@@ -68,8 +69,16 @@ struct ImportClaim
 
 struct WriteBatch
 {
+    // Events another consumer reads at the same time (the dashboard's Analysis reads the very
+    // vectors a file read hands it), shared instead of copied. Masked by their producer already
+    // (redact::ensureMasked): nobody may change them any more.
+    using SharedEvents = std::shared_ptr<const std::vector<RequestEvent>>;
+
     qint64 sourceId = 0; // a row of the sources table (Workspace::addSource)
     QList<RequestEvent> events;
+    // Written after `events`, in this order. A producer fills one or the other per batch so
+    // that rows keep the order it read them in.
+    std::vector<SharedEvents> sharedEvents;
     QList<MalformedRecord> malformed;
     // Set on batches that end at a record boundary of a resumable source.
     std::optional<LedgerCheckpoint> checkpoint;
@@ -87,7 +96,14 @@ struct WriteBatch
     // disagree after a crash (Workspace::pollCursor reads it back).
     std::optional<QByteArray> pollCursor;
 
-    [[nodiscard]] qsizetype recordCount() const { return events.size() + malformed.size(); }
+    [[nodiscard]] qsizetype eventCount() const
+    {
+        qsizetype count = events.size();
+        for (const SharedEvents &shared : sharedEvents)
+            count += qsizetype(shared->size());
+        return count;
+    }
+    [[nodiscard]] qsizetype recordCount() const { return eventCount() + malformed.size(); }
 };
 
 class WorkspaceWriter : public QObject
@@ -116,6 +132,10 @@ public:
         // rolled back, its batches are reported failed to onSettled, and the writer goes on
         // with the next ones (the listener answered 503 for them; clients retry).
         bool continueAfterFailedTransaction = false;
+        // The writer connection's page cache in KiB; 0: the writer's default (32 MiB, for bulk
+        // imports into large workspaces). A session's scratch workspace only appends, and
+        // its process holds the analysis and the views too: a smaller cache keeps it lean.
+        int cacheKiB = 0;
         SettledCallback onSettled;
     };
 
