@@ -395,7 +395,9 @@ void BucketPage::rebuildGraphs()
                           scope.capacity > 0 ? *scope.effectiveLimit / scope.capacity * 100.0 : 0.0,
                           'f', 0));
     else
-        limits += tr(" · effective: unknown (no observed 429 yet)");
+        limits += scope.observedThrottled > 0
+                      ? tr(" · effective: unknown (no 429 whose cause is this limit)")
+                      : tr(" · effective: unknown (no observed 429 yet)");
     limits += tr(" · peak %1 % as the limiter counts (%2 % accepted)")
                   .arg(QString::number(scope.peakFill * 100.0, 'f', 0),
                        QString::number(scope.acceptedPeakFill * 100.0, 'f', 0));

@@ -24,13 +24,13 @@ public:
         UrlColumn,
         StatusColumn,
         ErrorCodeColumn,
+        CauseColumn, // why it was throttled (from the latest snapshot; empty when it was not)
         RetryAfterColumn,
         LaneColumn,
         AttemptColumn,
         DurationColumn,
         ServiceColumn,
         SourceColumn,
-        CauseColumn, // why it was throttled (from the latest snapshot; empty when it was not)
         ColumnCount
     };
     enum Role {
