@@ -124,6 +124,14 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     m_predicted429->setScatterStyle(
         QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(seriesColor(6), 2), Qt::NoBrush, 9));
     m_predicted429->setAdaptiveSampling(false);
+    // Where the service's answer set the bucket (state the log does not show): a diamond at
+    // the usage the service implied, so the step of the usage curve there has its reason.
+    m_corrections =
+        makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("corrected by the service"), Qt::NoPen);
+    m_corrections->setLineStyle(QCPGraph::lsNone);
+    m_corrections->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssDiamond, QPen(seriesColor(3), 2), Qt::NoBrush, 11));
+    m_corrections->setAdaptiveSampling(false);
 
     QCPAxis *pctX = m_pctRect->axis(QCPAxis::atBottom);
     QCPAxis *pctY = m_pctRect->axis(QCPAxis::atLeft);
@@ -247,8 +255,9 @@ void BucketPage::rebuildGraphs()
 {
     const auto &snap = snapshot();
     const bool valid = snap && m_scopeIndex >= 0 && m_scopeIndex < snap->report.scopes.size();
-    for (QCPGraph *graph : {m_usage, m_accepted, m_capacity, m_effective, m_observed429,
-                            m_predicted429, m_retryAfter, m_reconstructedPct, m_observedPct})
+    for (QCPGraph *graph :
+         {m_usage, m_accepted, m_capacity, m_effective, m_observed429, m_predicted429,
+          m_corrections, m_retryAfter, m_reconstructedPct, m_observedPct})
         graph->data()->clear();
     m_belowLimitNote->setVisible(false);
     m_belowLimitNote->setText({});
@@ -266,9 +275,9 @@ void BucketPage::rebuildGraphs()
 
     m_usage->data()->set(pointsOf(series.usageT, series.usage, 1.0, snap->report.lastMs), true);
     m_usage->setName(scope.algorithm == u"credits" ? tr("credits used (as the limiter counts)")
-                                                    : tr("usage (as the limiter counts)"));
-    m_accepted->data()->set(
-        pointsOf(series.usageT, series.acceptedUsage, 1.0, snap->report.lastMs), true);
+                                                   : tr("usage (as the limiter counts)"));
+    m_accepted->data()->set(pointsOf(series.usageT, series.acceptedUsage, 1.0, snap->report.lastMs),
+                            true);
 
     const qint64 first =
         snap->report.firstMs.value_or(series.usageT.empty() ? 0 : series.usageT.front());
@@ -295,6 +304,16 @@ void BucketPage::rebuildGraphs()
     };
     m_observed429->data()->set(markers(series.observedThrottleT), true);
     m_predicted429->data()->set(markers(series.predictedThrottleT), true);
+    QVector<QCPGraphData> corrected;
+    corrected.reserve(static_cast<qsizetype>(series.corrections.size()));
+    for (const StateCorrection &correction : series.corrections)
+        corrected.append(QCPGraphData(plotKey(correction.atMs), correction.saidUsage));
+    m_corrections->data()->set(corrected, true);
+    // The legend lists what is drawn: no entry for a bucket the service never corrected.
+    if (corrected.isEmpty())
+        m_corrections->removeFromLegend();
+    else
+        m_corrections->addToLegend();
 
     // A bucket that throttles is never drawn below its limit without a word: observed 429s at
     // instants where this limit had room (by the limiter's own count) were caused by something
@@ -316,7 +335,8 @@ void BucketPage::rebuildGraphs()
         if (below > 0) {
             QStringList causes;
             if (belowUnderRetryAfter > 0)
-                causes << tr("%1 while a Retry-After was running (shaded)").arg(belowUnderRetryAfter);
+                causes
+                    << tr("%1 while a Retry-After was running (shaded)").arg(belowUnderRetryAfter);
             if (scope.effectiveLimit && *scope.effectiveLimit < scope.capacity)
                 causes << tr("the service's real limit looks lower: 429s began at %1")
                               .arg(*scope.effectiveLimit);
@@ -375,13 +395,25 @@ void BucketPage::rebuildGraphs()
                           scope.capacity > 0 ? *scope.effectiveLimit / scope.capacity * 100.0 : 0.0,
                           'f', 0));
     else
-        limits += tr(" · effective: unknown (no observed 429 yet)");
+        limits += scope.observedThrottled > 0
+                      ? tr(" · effective: unknown (no 429 whose cause is this limit)")
+                      : tr(" · effective: unknown (no observed 429 yet)");
     limits += tr(" · peak %1 % as the limiter counts (%2 % accepted)")
                   .arg(QString::number(scope.peakFill * 100.0, 'f', 0),
                        QString::number(scope.acceptedPeakFill * 100.0, 'f', 0));
     limits += tr(" · 429s %1 observed / %2 predicted")
                   .arg(scope.observedThrottled)
                   .arg(scope.predictedThrottled);
+    if (!scope.observedByCause.isEmpty()) {
+        QStringList causes;
+        for (auto it = scope.observedByCause.cbegin(); it != scope.observedByCause.cend(); ++it)
+            causes << QStringLiteral("%1 %2").arg(it.key()).arg(it.value());
+        limits += tr(" (by cause: %1)").arg(causes.join(QStringLiteral(", ")));
+    }
+    if (scope.corrections > 0)
+        limits += tr(" · corrected %n time(s) by the service, first %1", nullptr,
+                     int(std::min<qint64>(scope.corrections, 1'000'000'000)))
+                      .arg(scope.correctionLog.value(0).describe());
     m_limits->setText(limits);
     updateSafeSend();
     applyTimeRange();

@@ -45,6 +45,8 @@ public:
     [[nodiscard]] QCPGraph *observedThrottleGraph() const { return m_observed429; }
     [[nodiscard]] QCPGraph *predictedThrottleGraph() const { return m_predicted429; }
     [[nodiscard]] QCPGraph *retryAfterGraph() const { return m_retryAfter; }
+    // Markers where the service's answers corrected the bucket (ScopeSeries::corrections).
+    [[nodiscard]] QCPGraph *correctionGraph() const { return m_corrections; }
     [[nodiscard]] QCPGraph *reconstructedPctGraph() const { return m_reconstructedPct; }
     [[nodiscard]] QCPGraph *observedPctGraph() const { return m_observedPct; }
     [[nodiscard]] QString limitsText() const;
@@ -73,6 +75,7 @@ private:
     QCPGraph *m_effective = nullptr;
     QCPGraph *m_observed429 = nullptr;
     QCPGraph *m_predicted429 = nullptr;
+    QCPGraph *m_corrections = nullptr;
     QCPGraph *m_retryAfter = nullptr;
     QCPGraph *m_reconstructedPct = nullptr;
     QCPGraph *m_observedPct = nullptr;

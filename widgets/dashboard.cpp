@@ -16,8 +16,8 @@
 
 #include <QDateTime>
 #include <QEvent>
-#include <QHeaderView>
 #include <QHBoxLayout>
+#include <QHeaderView>
 #include <QListWidget>
 #include <QStackedWidget>
 #include <QTimer>
@@ -200,6 +200,7 @@ void Dashboard::drain()
         page->setSnapshot(m_current);
     // A snapshot means events went through the session, which also stores them in the
     // workspace the Events page reads.
+    m_events->setEventCauses(m_current->eventCauses);
     m_events->noteNewEvents();
     Q_EMIT snapshotApplied(m_current->generation);
 }

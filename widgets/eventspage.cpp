@@ -28,9 +28,10 @@ constexpr qint64 kTailRefreshMs = 1000;
 EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     : QWidget(parent), m_timeRange(timeRange), m_model(new models::EventsModel(this)),
       m_identity(new QLineEdit), m_status(new QLineEdit), m_errorCode(new QLineEdit),
-      m_lane(new QComboBox), m_text(new QLineEdit), m_visibleRangeOnly(new QCheckBox),
-      m_columns(new QToolButton), m_view(new QTableView), m_detail(new QPlainTextEdit),
-      m_statusLabel(new QLabel), m_debounce(new QTimer(this)), m_tailTimer(new QTimer(this))
+      m_lane(new QComboBox), m_cause(new QComboBox), m_text(new QLineEdit),
+      m_visibleRangeOnly(new QCheckBox), m_columns(new QToolButton), m_view(new QTableView),
+      m_detail(new QPlainTextEdit), m_statusLabel(new QLabel), m_debounce(new QTimer(this)),
+      m_tailTimer(new QTimer(this))
 {
     auto *layout = new QVBoxLayout(this);
     auto *filters = new QHBoxLayout;
@@ -46,6 +47,16 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     m_lane->addItem(tr("foreground"), QStringLiteral("foreground"));
     m_lane->addItem(tr("background"), QStringLiteral("background"));
     m_lane->setObjectName(QStringLiteral("filterLane"));
+    m_cause->addItem(tr("any cause"), QString());
+    for (const ThrottleCause cause :
+         {ThrottleCause::Limit, ThrottleCause::RetryAfter, ThrottleCause::Concurrency,
+          ThrottleCause::Capacity, ThrottleCause::Unexplained}) {
+        m_cause->addItem(throttleCauseName(cause), throttleCauseName(cause));
+    }
+    m_cause->setObjectName(QStringLiteral("filterCause"));
+    m_cause->setToolTip(tr("Why the event was throttled (observed) or would have been "
+                           "(predicted): the limit exhausted, a Retry-After still running, "
+                           "concurrency, the service's capacity, or unexplained"));
     m_text->setPlaceholderText(tr("text in URL, code or identity"));
     m_text->setObjectName(QStringLiteral("filterText"));
     m_visibleRangeOnly->setText(tr("visible time range"));
@@ -56,6 +67,7 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     filters->addWidget(m_status);
     filters->addWidget(m_errorCode, 1);
     filters->addWidget(m_lane);
+    filters->addWidget(m_cause);
     filters->addWidget(m_text, 3);
     filters->addWidget(m_visibleRangeOnly);
     m_columns->setText(tr("Columns"));
@@ -103,6 +115,12 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
     for (QLineEdit *edit : {m_identity, m_status, m_errorCode, m_text})
         connect(edit, &QLineEdit::textEdited, m_debounce, qOverload<>(&QTimer::start));
     connect(m_lane, &QComboBox::currentIndexChanged, this, &EventsPage::applyFilter);
+    connect(m_cause, &QComboBox::currentIndexChanged, this, [this] {
+        applyCauseFilter();
+        updateStatus();
+    });
+    connect(m_model, &QAbstractItemModel::rowsInserted, this,
+            [this](const QModelIndex &, int first, int) { applyCauseFilter(first); });
     connect(m_visibleRangeOnly, &QCheckBox::toggled, this, &EventsPage::applyFilter);
     connect(m_timeRange, &models::TimeRange::rangeChanged, this, [this] {
         if (m_visibleRangeOnly->isChecked())
@@ -149,6 +167,43 @@ void EventsPage::showEvent(QShowEvent *event)
     if (m_tailStale) {
         m_sinceTailRefresh.invalidate();
         noteNewEvents();
+    }
+}
+
+void EventsPage::setEventCauses(std::shared_ptr<const std::vector<EventCause>> causes)
+{
+    m_model->setEventCauses(std::move(causes));
+    applyCauseFilter();
+}
+
+void EventsPage::setCauseFilter(const QString &cause)
+{
+    const int index = m_cause->findData(cause);
+    m_cause->setCurrentIndex(index >= 0 ? index : 0);
+}
+
+QString EventsPage::causeFilter() const
+{
+    return m_cause->currentData().toString();
+}
+
+int EventsPage::shownRowCount() const
+{
+    int shown = 0;
+    for (int row = 0; row < m_model->rowCount(); ++row)
+        shown += m_view->isRowHidden(row) ? 0 : 1;
+    return shown;
+}
+
+void EventsPage::applyCauseFilter(int firstRow)
+{
+    const QString wanted = causeFilter();
+    for (int row = firstRow; row < m_model->rowCount(); ++row) {
+        const bool hide =
+            !wanted.isEmpty() &&
+            m_model->index(row, 0).data(models::EventsModel::CauseRole).toString() != wanted;
+        if (m_view->isRowHidden(row) != hide)
+            m_view->setRowHidden(row, hide);
     }
 }
 
@@ -263,6 +318,8 @@ void EventsPage::updateStatus()
         text += tr("%1 loaded (text search: not counted)").arg(m_model->rowCount());
     if (m_model->isFetching())
         text += tr(" · searching…");
+    if (!causeFilter().isEmpty())
+        text += tr(" · cause %1: %2 of the loaded rows").arg(causeFilter()).arg(shownRowCount());
     const models::EventQuery query = currentQuery();
     if (query.fromMs || query.toMs)
         text += tr(" · time-filtered");

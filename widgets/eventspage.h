@@ -3,6 +3,7 @@
 // (identity, status, error code, lane, text, visible time range), a column chooser and a detail
 // pane with the (redacted) headers and body of the selected event.
 
+#include "engine/reportdata.h"
 #include "models/eventpagesource.h"
 
 #include <QElapsedTimer>
@@ -40,6 +41,15 @@ public:
     void setFilter(const models::EventQuery &query);
     [[nodiscard]] models::EventQuery currentQuery() const;
     void setColumnVisible(int column, bool visible);
+    // The engine's causes of throttled events (DashboardSnapshot::eventCauses), for the Cause
+    // column and filter.
+    void setEventCauses(std::shared_ptr<const std::vector<EventCause>> causes);
+    // Shows only events of this cause (throttleCauseName; empty = any). Filters the rows
+    // loaded: the cause is the engine's, not a column of the workspace.
+    void setCauseFilter(const QString &cause);
+    [[nodiscard]] QString causeFilter() const;
+    // Rows the cause filter shows, of those loaded.
+    [[nodiscard]] int shownRowCount() const;
 
     [[nodiscard]] models::EventsModel *model() const { return m_model; }
     [[nodiscard]] QTableView *view() const { return m_view; }
@@ -61,6 +71,7 @@ private:
     void applyFilter();
     void showDetail();
     void updateStatus();
+    void applyCauseFilter(int firstRow = 0);
     void showColumnMenu(const QPoint &globalPos);
 
     models::TimeRange *m_timeRange;
@@ -69,6 +80,7 @@ private:
     QLineEdit *m_status;
     QLineEdit *m_errorCode;
     QComboBox *m_lane;
+    QComboBox *m_cause; // cause filter: rows of another cause are hidden (loaded rows only)
     QLineEdit *m_text;
     QCheckBox *m_visibleRangeOnly;
     QToolButton *m_columns;

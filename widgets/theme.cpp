@@ -65,6 +65,18 @@ QColor breakerStateColor(const QString &state)
     return QColor(0x3f, 0xa3, 0x5b);
 }
 
+QColor throttleCauseColor(const QString &cause)
+{
+    // Tableau-10 like the codes; the two that mean "your rate" in warm colours, the ones that
+    // mean something else in cool or grey ones.
+    static const QHash<QString, QRgb> known = {
+        {QStringLiteral("limit"), 0xe15759},       {QStringLiteral("concurrency"), 0xf28e2b},
+        {QStringLiteral("retry-after"), 0x4e79a7}, {QStringLiteral("capacity"), 0x76b7b2},
+        {QStringLiteral("unexplained"), 0xbab0ac},
+    };
+    return QColor::fromRgb(known.value(cause, 0x9c755f));
+}
+
 QColor errorCodeColor(const QString &code)
 {
     // The codes docs/throttle-models.md names, each its own Tableau-10 colour (readable on light

@@ -22,6 +22,8 @@ QColor breakerStateColor(const QString &state);
 // (FNV-1a, not qHash, which is seeded per process) onto a hue. "none" (a 429 without a code)
 // is grey.
 QColor errorCodeColor(const QString &code);
+// The colour of a throttle cause (throttleCauseName): the same on every page.
+QColor throttleCauseColor(const QString &cause);
 
 // The theme: System follows the desktop's palette (as the application found it at start-up,
 // and as the platform updates it); Light and Dark force one.

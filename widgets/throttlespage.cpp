@@ -4,9 +4,11 @@
 #include "models/throttletablemodel.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
-#include "theme.h"
 #include "qcp.h"
+#include "theme.h"
 
+#include <QComboBox>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSortFilterProxyModel>
@@ -18,13 +20,26 @@ namespace ts::widgets {
 
 ThrottlesPage::ThrottlesPage(models::TimeRange *timeRange, QWidget *parent)
     : DashboardPage(timeRange, parent), m_plot(new QCustomPlot), m_split(new QLabel),
-      m_note(new QLabel), m_table(new models::ThrottleTableModel(this)),
-      m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView)
+      m_stackChooser(new QComboBox), m_note(new QLabel),
+      m_table(new models::ThrottleTableModel(this)), m_proxy(new QSortFilterProxyModel(this)),
+      m_view(new QTableView)
 {
     auto *layout = new QVBoxLayout(this);
     m_split->setWordWrap(true);
     m_split->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    layout->addWidget(m_split);
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_split, 1);
+    top->addWidget(new QLabel(tr("Stack by:")));
+    m_stackChooser->setObjectName(QStringLiteral("throttlesStackBy"));
+    m_stackChooser->addItem(tr("error code"), int(StackBy::ErrorCode));
+    m_stackChooser->addItem(tr("cause"), int(StackBy::Cause));
+    m_stackChooser->setToolTip(
+        tr("Cause: the limit that was exhausted, a Retry-After still running, concurrency, the "
+           "service's capacity, or unexplained (no modelled limit was exhausted)"));
+    top->addWidget(m_stackChooser);
+    layout->addLayout(top);
+    connect(m_stackChooser, &QComboBox::currentIndexChanged, this,
+            [this](int index) { setStackBy(StackBy(m_stackChooser->itemData(index).toInt())); });
     auto *splitter = new QSplitter(Qt::Vertical);
     splitter->setObjectName(QStringLiteral("throttlesSplitter"));
     m_plot->setObjectName(QStringLiteral("throttlesPlot"));
@@ -96,6 +111,21 @@ QString ThrottlesPage::splitText() const
     return m_split->text();
 }
 
+void ThrottlesPage::setStackBy(StackBy by)
+{
+    if (by == m_stackBy)
+        return;
+    m_stackBy = by;
+    {
+        const QSignalBlocker blocker(m_stackChooser);
+        m_stackChooser->setCurrentIndex(m_stackChooser->findData(int(by)));
+    }
+    m_plot->clearPlottables(); // the bars are rebuilt for the other breakdown
+    m_bars.clear();
+    m_codes.clear();
+    refresh();
+}
+
 void ThrottlesPage::requestEventsForBar(const QString &errorCode, int dataIndex)
 {
     const auto index = m_codes.indexOf(errorCode);
@@ -107,7 +137,10 @@ void ThrottlesPage::requestEventsForBar(const QString &errorCode, int dataIndex)
     const double key = (bars->data()->constBegin() + dataIndex)->key;
     // Bars are centred on their bin.
     const qint64 start = plotKeyToMs(key) - m_binMs / 2;
-    Q_EMIT eventsRequested(start, start + m_binMs, errorCode);
+    // Stacked by cause, a bar asks for every throttle of its bin (the Events page filters by
+    // cause on its own).
+    Q_EMIT eventsRequested(start, start + m_binMs,
+                           m_stackBy == StackBy::ErrorCode ? errorCode : QString());
 }
 
 void ThrottlesPage::refresh()
@@ -126,10 +159,16 @@ void ThrottlesPage::refresh()
     m_table->setThrottles(throttles);
     m_binMs = std::max<qint64>(1, snap->binMs);
 
-    // Codes ordered by their total (largest at the bottom of the stack, first in the legend).
+    // Codes (or causes) ordered by their total (largest at the bottom of the stack, first in
+    // the legend).
+    const bool byCause = m_stackBy == StackBy::Cause;
+    auto countsOf = [byCause](const ThrottleBin &bin) -> const QMap<QString, qint64> & {
+        return byCause ? bin.byCause : bin.byErrorCode;
+    };
     QMap<QString, qint64> totals;
     for (const ThrottleBin &bin : snap->throttleBins) {
-        for (auto it = bin.byErrorCode.cbegin(); it != bin.byErrorCode.cend(); ++it)
+        const QMap<QString, qint64> &counts = countsOf(bin);
+        for (auto it = counts.cbegin(); it != counts.cend(); ++it)
             totals[it.key()] += it.value();
     }
     QStringList codes = totals.keys();
@@ -143,7 +182,8 @@ void ThrottlesPage::refresh()
         for (int i = 0; i < codes.size(); ++i) {
             auto *bars = new QCPBars(m_plot->xAxis, m_plot->yAxis);
             // The code's own colour: the same on every page and in every session.
-            const QColor colour = errorCodeColor(codes.at(i));
+            const QColor colour =
+                byCause ? throttleCauseColor(codes.at(i)) : errorCodeColor(codes.at(i));
             bars->setPen(QPen(colour.darker(130)));
             bars->setBrush(colour);
             bars->setSelectable(QCP::stSingleData);
@@ -160,13 +200,14 @@ void ThrottlesPage::refresh()
     for (int i = 0; i < m_codes.size(); ++i) {
         QCPBars *bars = m_bars.at(i);
         bars->setWidth(width);
-        bars->setName(
-            QStringLiteral("%1 (%2)").arg(models::orUnknown(m_codes.at(i))).arg(totals.value(m_codes.at(i))));
+        bars->setName(QStringLiteral("%1 (%2)")
+                          .arg(models::orUnknown(m_codes.at(i)))
+                          .arg(totals.value(m_codes.at(i))));
         QVector<QCPBarsData> points;
         points.reserve(static_cast<qsizetype>(snap->throttleBins.size()));
         for (size_t b = 0; b < snap->throttleBins.size(); ++b) {
             const ThrottleBin &bin = snap->throttleBins[b];
-            const qint64 count = bin.byErrorCode.value(m_codes.at(i));
+            const qint64 count = countsOf(bin).value(m_codes.at(i));
             if (count == 0)
                 continue;
             points.append(
@@ -192,6 +233,11 @@ void ThrottlesPage::refresh()
         kinds.append(QStringLiteral("%1 %2").arg(it.key().toHtmlEscaped()).arg(it.value()));
     if (!kinds.isEmpty())
         parts.append(tr("by kind: %1").arg(kinds.join(QStringLiteral(", "))));
+    QStringList causes;
+    for (auto it = throttles.byCause.cbegin(); it != throttles.byCause.cend(); ++it)
+        causes.append(QStringLiteral("%1 %2").arg(it.key().toHtmlEscaped()).arg(it.value()));
+    if (!causes.isEmpty())
+        parts.append(tr("by cause: %1").arg(causes.join(QStringLiteral(", "))));
     parts.append(
         tr("bins of %1 s; click a bar for its events").arg(static_cast<double>(m_binMs) / 1000.0));
     m_split->setText(parts.join(QStringLiteral(" · ")));

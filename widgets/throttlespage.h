@@ -1,5 +1,6 @@
 #pragma once
-// Throttles view: 429s (and 503/430 throttles) per time bin stacked by error code, the table
+// Throttles view: 429s (and 503/430 throttles) per time bin stacked by error code (or by cause:
+// the limit, a running Retry-After, concurrency, capacity, unexplained), the table
 // identity x error code, and the split by scope (application vs user) and kind. A click on a
 // bar asks for the events behind it (that bin and that code).
 
@@ -7,6 +8,7 @@
 
 #include <QMap>
 
+class QComboBox;
 class QLabel;
 class QSortFilterProxyModel;
 class QTableView;
@@ -27,10 +29,15 @@ public:
     [[nodiscard]] QCustomPlot *plot() const override { return m_plot; }
     [[nodiscard]] QAbstractItemModel *tableModel() const override;
     [[nodiscard]] models::ThrottleTableModel *throttleTable() const { return m_table; }
-    // The stacked bars, bottom first (codes ordered by total, largest at the bottom).
+    // The stacked bars, bottom first (codes, or causes, ordered by total, largest at the
+    // bottom); barCodes() names them.
     [[nodiscard]] QList<QCPBars *> bars() const { return m_bars; }
     [[nodiscard]] QStringList barCodes() const { return m_codes; }
     [[nodiscard]] QString splitText() const;
+    // What the bars are stacked by: error codes (the default) or throttle causes.
+    enum class StackBy { ErrorCode, Cause };
+    void setStackBy(StackBy by);
+    [[nodiscard]] StackBy stackBy() const { return m_stackBy; }
 
     // What a click on bar dataIndex of the bars for errorCode asks for (used by the click
     // handler; public so tests can drive it without synthesising mouse hits).
@@ -49,6 +56,8 @@ private:
 
     QCustomPlot *m_plot;
     QLabel *m_split;
+    QComboBox *m_stackChooser;
+    StackBy m_stackBy = StackBy::ErrorCode;
     QLabel *m_note;
     models::ThrottleTableModel *m_table;
     QSortFilterProxyModel *m_proxy;

@@ -90,8 +90,10 @@ public:
     [[nodiscard]] bool empty() const { return m_head == m_items.size(); }
     [[nodiscard]] size_t size() const { return m_items.size() - m_head; }
     [[nodiscard]] const T &front() const { return m_items[m_head]; }
+    [[nodiscard]] T &front() { return m_items[m_head]; }
     [[nodiscard]] const T &at(size_t i) const { return m_items[m_head + i]; }
     [[nodiscard]] T &back() { return m_items.back(); }
+    [[nodiscard]] const T &back() const { return m_items.back(); }
     // Items ever popped: at(i) is the (popped() + i)-th item ever pushed.
     [[nodiscard]] size_t popped() const { return m_popped; }
     // A new item at the back, filled in place by the caller: a temporary copied in was stored
@@ -151,6 +153,20 @@ struct State
     // concurrency: end instants of requests in flight (min-heap), and of the accepted ones
     std::vector<qint64> inFlight;
     std::vector<qint64> acceptedInFlight;
+    // What the log may not show: the same bucket had it been drained at its first event (a
+    // log that starts mid-saturation, a limiter that starts empty). Kept only until the two
+    // agree (hiddenActive), so a 429 the replay did not expect can be told apart: state from
+    // before the log (corrected to what the service said) or a limit lower than documented.
+    bool hiddenActive = false;
+    qint64 hiddenUntil = kNoTime; // windows: the drained start counts until then
+    qint64 hiddenMicro = 0;       // token-bucket: tokens, had it started empty
+    qint64 hiddenExcess = 0;      // leaky-bucket: excess, had it started at its burst
+    qint64 hiddenLastMs = 0;
+    // Set by a correction from a 429: the state is the service's word, only as exact as a 429
+    // is (a token bucket that refused had less than a token, not necessarily none). Until the
+    // bucket is back at rest (the window ends, the bucket refills), the next answer that
+    // contradicts the replay corrects it again, either way. Cleared by advance().
+    bool estimated = false;
 
     // ---- evolution without a request (expiry, refill) --------------------------------------
 
@@ -165,7 +181,10 @@ struct State
                                   : t;
                 used = 0;
                 usedAccepted = 0;
+                estimated = false;
             }
+            if (hiddenActive && t >= hiddenUntil)
+                hiddenActive = false;
             break;
         case Algorithm::SlidingWindow:
             // A charge at s counts for (s - W, s]: it has left the window at s + W.
@@ -177,7 +196,10 @@ struct State
             if (charges.empty()) {
                 slidingSum = 0; // no drift from repeated float subtraction
                 slidingAccepted = 0;
+                estimated = false;
             }
+            if (hiddenActive && t >= hiddenUntil)
+                hiddenActive = false;
             break;
         case Algorithm::TokenBucket:
             if (lastRefill == kNoTime) {
@@ -187,6 +209,11 @@ struct State
                 const qint64 refill = (t - lastRefill) * p.refillMicroPerMs;
                 tokensMicro = std::min(p.capacityMicro, tokensMicro + refill);
                 acceptedTokensMicro = std::min(p.capacityMicro, acceptedTokensMicro + refill);
+                if (hiddenActive) {
+                    hiddenMicro = std::min(p.capacityMicro, hiddenMicro + refill);
+                    hiddenActive = hiddenMicro != tokensMicro;
+                }
+                estimated = estimated && tokensMicro < p.capacityMicro;
             }
             lastRefill = std::max(lastRefill, t);
             break;
@@ -211,6 +238,65 @@ struct State
             return 0;
         const qint64 ms = t >= lastMs ? t - lastMs : lastMs - t;
         return std::max<qint64>(0, excess - p.milliRate * ms / 1000 + 1000);
+    }
+
+    [[nodiscard]] qint64 hiddenLeakyCandidate(const Params &p, qint64 t) const
+    {
+        const qint64 ms = t >= hiddenLastMs ? t - hiddenLastMs : hiddenLastMs - t;
+        return std::max<qint64>(0, hiddenExcess - p.milliRate * ms / 1000 + 1000);
+    }
+
+    // At the bucket's first event (after advance(t)): from now on, remember what the bucket
+    // would be had it been drained then, until that makes no difference. A clock-aligned
+    // window that opens with this very event hides nothing.
+    void startHidden(const Params &p, qint64 t)
+    {
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            hiddenActive = !(p.align == WindowAlign::Clock && windowStart == t);
+            hiddenUntil = windowStart + p.windowMs;
+            break;
+        case Algorithm::SlidingWindow:
+            hiddenActive = true;
+            hiddenUntil = t + p.windowMs;
+            break;
+        case Algorithm::TokenBucket:
+            hiddenActive = p.capacityMicro > 0;
+            hiddenMicro = 0;
+            break;
+        case Algorithm::LeakyBucket:
+            hiddenActive = true;
+            hiddenExcess = p.burstMilli;
+            hiddenLastMs = t;
+            break;
+        case Algorithm::Concurrency:
+        case Algorithm::Observed:
+            hiddenActive = false;
+            break;
+        }
+    }
+
+    // Would the same bucket, drained at its first event, have refused a request of this cost
+    // at t (after advance(t))? true = state the log does not show can explain a refusal.
+    [[nodiscard]] bool hiddenRefuses(const Params &p, qint64 t, double cost) const
+    {
+        if (!hiddenActive)
+            return false;
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+        case Algorithm::SlidingWindow:
+            return t < hiddenUntil;
+        case Algorithm::TokenBucket:
+            return hiddenMicro < qint64(std::llround(cost * 1e6));
+        case Algorithm::LeakyBucket:
+            return hiddenLeakyCandidate(p, t) > p.burstMilli;
+        case Algorithm::Concurrency:
+        case Algorithm::Observed:
+            break;
+        }
+        return false;
     }
 
     // ---- decisions (after advance(t)) ------------------------------------------------------
@@ -274,12 +360,18 @@ struct State
             tokensMicro -= micro;
             if (accepted)
                 acceptedTokensMicro -= micro;
+            hiddenMicro -= hiddenActive ? micro : 0;
             break;
         }
         case Algorithm::LeakyBucket:
+            if (hiddenActive) {
+                hiddenExcess = hiddenLeakyCandidate(p, t);
+                hiddenLastMs = t;
+            }
             excess = leakyCandidate(p, t);
             lastMs = t;
             nodeExists = true;
+            hiddenActive = hiddenActive && hiddenExcess != excess;
             break;
         case Algorithm::Concurrency:
             inFlight.push_back(std::max(endMs, t));
@@ -482,6 +574,137 @@ private:
     }
 
 public:
+    // The instant the usage falls to where it stays with no further traffic (the window
+    // ends, the last charge leaves, the bucket refills, the excess drains, the last request
+    // in flight ends); kNoTime when it is there already or never moves (observed).
+    [[nodiscard]] qint64 settlesAt(const Params &p) const
+    {
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            return windowStart == kNoTime || used <= 0 ? kNoTime : windowStart + p.windowMs;
+        case Algorithm::SlidingWindow:
+            return charges.empty() ? kNoTime : charges.back().t + p.windowMs;
+        case Algorithm::TokenBucket: {
+            const qint64 missing = p.capacityMicro - tokensMicro;
+            if (lastRefill == kNoTime || missing <= 0 || p.refillMicroPerMs <= 0)
+                return kNoTime;
+            return lastRefill + ceilDiv(missing, p.refillMicroPerMs);
+        }
+        case Algorithm::LeakyBucket:
+            if (!nodeExists || excess <= 0 || p.milliRate <= 0)
+                return kNoTime;
+            return lastMs + ceilDiv(excess * 1000, p.milliRate);
+        case Algorithm::Concurrency: {
+            qint64 last = kNoTime;
+            for (qint64 end : inFlight)
+                last = std::max(last, end);
+            return last;
+        }
+        case Algorithm::Observed:
+            break;
+        }
+        return kNoTime;
+    }
+
+    // Whether setUsage() can say anything for this algorithm: the in-flight requests of a
+    // concurrency limit and an observed-only limit have no usage the service could restate.
+    [[nodiscard]] static bool correctable(const Params &p)
+    {
+        return p.algorithm != Algorithm::Concurrency && p.algorithm != Algorithm::Observed;
+    }
+
+    // The service said the bucket's usage at t (after advance(t)) is `usage` (capacity =
+    // "full": a 429 the replay did not expect): state the log did not show, or a limiter that
+    // starts drained (initialFill). The counted usage takes the value (it decides); the
+    // accepted layer stays what the log shows the service accepted. A sliding window gains (or loses, oldest first) the difference as one charge
+    // at t, so the correction ages out of the window like the traffic it stands for.
+    void setUsage(const Params &p, qint64 t, double usage)
+    {
+        usage = std::max(0.0, usage);
+        hiddenActive = false; // the service said it: nothing is hidden any more
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            used = usage;
+            usedAccepted = std::min(usedAccepted, usage);
+            break;
+        case Algorithm::SlidingWindow: {
+            const double diff = usage - countedUsageAt(p, t);
+            if (diff > 0) {
+                slidingPushed += diff;
+                const qint64 stamp = charges.empty() ? t : std::max(t, charges.back().t);
+                Charge &charge = charges.pushBack();
+                charge.t = stamp;
+                charge.cost = diff;
+                charge.acceptedCost = 0;
+                charge.cumulative = slidingPushed;
+                slidingSum += diff;
+            } else {
+                double remove = -diff;
+                while (remove > 0 && !charges.empty()) {
+                    const Charge &front = charges.front();
+                    if (front.cost > remove)
+                        break;
+                    remove -= front.cost;
+                    slidingSum -= front.cost;
+                    slidingAccepted -= front.acceptedCost;
+                    charges.pop();
+                }
+                if (charges.empty()) {
+                    slidingSum = 0;
+                    slidingAccepted = 0;
+                } else if (remove > 0) {
+                    // Part of the oldest entry: its cumulative stays, so the base of the room
+                    // search (cumulative - cost) moves on by what left.
+                    Charge &front = charges.front();
+                    front.cost -= remove;
+                    front.acceptedCost = std::max(0.0, front.acceptedCost - remove);
+                    slidingSum -= remove;
+                    slidingAccepted = std::max(0.0, slidingAccepted - remove);
+                }
+            }
+            break;
+        }
+        case Algorithm::TokenBucket:
+            tokensMicro = p.capacityMicro - qint64(std::llround(usage * 1e6));
+            acceptedTokensMicro = std::max(acceptedTokensMicro, tokensMicro);
+            lastRefill = std::max(lastRefill, t);
+            break;
+        case Algorithm::LeakyBucket:
+            excess = qint64(std::llround(usage * 1000.0));
+            lastMs = t;
+            nodeExists = true;
+            break;
+        case Algorithm::Concurrency:
+        case Algorithm::Observed:
+            break;
+        }
+    }
+
+    // The least usage at which a request of this cost is refused: what a 429 the replay did
+    // not expect says (no less, so the correction is the smallest the answer allows: a token
+    // bucket that refused had less than one token, not none).
+    [[nodiscard]] static double refusingUsage(const Params &p, double cost)
+    {
+        switch (p.algorithm) {
+        case Algorithm::TokenBucket: {
+            const qint64 costMicro = qint64(std::llround(cost * 1e6));
+            return double(p.capacityMicro - std::max<qint64>(0, costMicro - 1)) / 1e6;
+        }
+        case Algorithm::LeakyBucket:
+            return double(std::max<qint64>(0, p.burstMilli - 999)) / 1000.0;
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+        case Algorithm::SlidingWindow:
+            return std::max(0.0, p.capacity - cost + std::min(cost, 1.0));
+        case Algorithm::Concurrency:
+        case Algorithm::Observed:
+            break;
+        }
+        return p.capacity;
+    }
+
     // For fixed windows: the end of the current window (kNoTime without one).
     [[nodiscard]] qint64 windowEnd(const Params &p) const
     {

@@ -10,17 +10,66 @@
 #include <QString>
 #include <QStringList>
 
+#include <memory>
 #include <optional>
 #include <vector>
 
 namespace ts {
+
+// Why a throttle happened (docs/report-json.md, "Throttle causes"). Observed throttles get one
+// from what the service said and what the replay found; predicted ones are always Limit or
+// Concurrency (the model predicts nothing else).
+enum class ThrottleCause : quint8 {
+    None,        // not a throttle
+    Limit,       // a modelled rate limit was exhausted (the scope's own, for a scope's counts)
+    RetryAfter,  // sent while an earlier Retry-After / blocked-until (a penalty) still ran
+    Concurrency, // too many requests in flight
+    Capacity,    // the service's capacity was overloaded (Fabric CapacityLimitExceeded)
+    Unexplained, // no modelled limit was exhausted: a limit is missing, or lower than documented
+};
+constexpr int kThrottleCauseCount = 6;
+
+// "limit" | "retry-after" | "concurrency" | "capacity" | "unexplained" | "none"
+inline QString throttleCauseName(ThrottleCause cause)
+{
+    switch (cause) {
+    case ThrottleCause::Limit:
+        return QStringLiteral("limit");
+    case ThrottleCause::RetryAfter:
+        return QStringLiteral("retry-after");
+    case ThrottleCause::Concurrency:
+        return QStringLiteral("concurrency");
+    case ThrottleCause::Capacity:
+        return QStringLiteral("capacity");
+    case ThrottleCause::Unexplained:
+        return QStringLiteral("unexplained");
+    case ThrottleCause::None:
+        break;
+    }
+    return QStringLiteral("none");
+}
+
+// The replay set a bucket's state to what the service said (docs/report-json.md,
+// "corrections"): "at T the service said full; the model had room for 7".
+struct StateCorrection
+{
+    qint64 atMs = 0;
+    double saidUsage = 0;  // the usage the service's answer implies (capacity = full)
+    double modelUsage = 0; // what the replay had counted just before
+    double capacity = 0;
+    QString reason; // "429" | "limit-percentage" | "remaining"
+
+    // "at 2026-…Z the service said full (429); the model had room for 7"
+    [[nodiscard]] QString describe() const;
+};
 
 struct ScopeSummary
 {
     QString service;
     QString limit;     // limit name in the policy ("platform", "per-minute", ...)
     QString key;       // bucket owner value ("sp-migrator", "note-bridge+alice@contoso.com")
-    QString algorithm; // fixed-window | sliding-window | token-bucket | leaky-bucket | credits | concurrency
+    QString algorithm; // fixed-window | sliding-window | token-bucket | leaky-bucket | credits |
+                       // concurrency
     QString policy;    // policy name
     double capacity = 0;
     double windowSeconds = 0; // 0 when the algorithm has no window
@@ -50,6 +99,15 @@ struct ScopeSummary
     double currentAcceptedUsage = 0;
     // Highest x-ms-throttle-limit-percentage (or equivalent) the service reported for this key.
     std::optional<double> observedLimitPercentage;
+    // Throttles of this scope by cause (throttleCauseName; only causes that occurred): observed
+    // ones attributed to this scope, and predicted ones (always its own limit).
+    QMap<QString, qint64> observedByCause;
+    QMap<QString, qint64> predictedByCause;
+    // Times the replay set this bucket to what the service said, and the first of them
+    // (at most kMaxCorrectionLog).
+    qint64 corrections = 0;
+    QList<StateCorrection> correctionLog;
+    static constexpr int kMaxCorrectionLog = 100;
 };
 
 struct BreakerSummary
@@ -87,7 +145,8 @@ struct BreakerTransition
 
 struct Alert
 {
-    QString kind;     // retry-storm | lost-work | retry-after-ignored | capacity | near-limit | lane-starvation
+    QString kind;     // retry-storm | lost-work | retry-after-ignored | capacity | near-limit |
+                      // lane-starvation
     QString severity; // critical | warning | info
     qint64 atMs = 0;
     QString key;
@@ -100,6 +159,7 @@ struct ThrottleSummary
     QMap<QString, qint64> byErrorCode; // "none" for a throttle without a code
     QMap<QString, qint64> byScope;     // "Application", "User", ... ("none" without a scope)
     QMap<QString, qint64> byKind;      // rate-limit | capacity | server-busy
+    QMap<QString, qint64> byCause;     // throttleCauseName of each observed throttle
     qint64 notRetryable = 0;           // throttles the service says retrying soon will not help
     // Throttles per identity (the event's identity, "none" when unknown) and error code, for the
     // Throttles view's identity x errorCode table.
@@ -150,6 +210,9 @@ struct ScopeSeries
     std::vector<qint64> predictedThrottleT; // when the model says the service would reject
     // [start, end) intervals in which a Retry-After / blocked-until told the client to wait.
     std::vector<std::pair<qint64, qint64>> retryAfterIntervals;
+    // State corrections from the service's answers (ScopeSummary::correctionLog), at most
+    // maxSeriesPoints: the Bucket chart's markers.
+    std::vector<StateCorrection> corrections;
 };
 
 // Throttles per time bin, split by error code: the stacked bar chart of the Throttles view.
@@ -157,6 +220,7 @@ struct ThrottleBin
 {
     qint64 startMs = 0;
     QMap<QString, qint64> byErrorCode;
+    QMap<QString, qint64> byCause; // the same throttles by throttleCauseName
 };
 
 // What one bucket key (ScopeSummary::key) sent in one second: the Overview's "429s per second
@@ -165,8 +229,8 @@ struct KeyActivityBin
 {
     qint64 startMs = 0;
     qint32 requests = 0;
-    qint32 background = 0;  // requests on the background lane
-    qint32 laneTagged = 0;  // requests that name a lane at all (background or foreground)
+    qint32 background = 0; // requests on the background lane
+    qint32 laneTagged = 0; // requests that name a lane at all (background or foreground)
     qint32 throttles = 0;
     QMap<QString, qint32> byErrorCode; // throttles by code ("none" without one); empty if none
 };
@@ -175,6 +239,17 @@ struct KeyActivity
 {
     QString key;
     std::vector<KeyActivityBin> bins; // ascending startMs, 1 s each, gaps = nothing sent
+};
+
+// Why one event was throttled (observed) or would have been (predicted): the Events page's
+// Cause column and filter. Kept for throttled events only, at most kMaxEventCauses.
+struct EventCause
+{
+    qint64 tsMs = 0;
+    QString identity;
+    ThrottleCause cause = ThrottleCause::None;
+    QString limit; // the limit it was pinned on; empty for retry-after, capacity, unexplained
+    bool observed = false; // the service throttled it (else only the model predicted it)
 };
 
 // Everything the dashboard shows, as one immutable value handed from the worker to the GUI
@@ -190,6 +265,9 @@ struct DashboardSnapshot
     // Per key, the last kActivityRetentionMs of data before report.lastMs.
     std::vector<KeyActivity> keyActivity;
     static constexpr qint64 kActivityRetentionMs = 5 * 60 * 1000;
+    // In time order; shared between snapshots while no throttle is added (null: none).
+    std::shared_ptr<const std::vector<EventCause>> eventCauses;
+    static constexpr size_t kMaxEventCauses = 100'000;
 };
 
 } // namespace ts

@@ -36,7 +36,29 @@ QString duration(double seconds)
     return QString::number(seconds / 3600.0, 'f', 1) + u" h";
 }
 
+QString causeCounts(const QMap<QString, qint64> &counts)
+{
+    const QLocale c = QLocale::c();
+    QStringList parts;
+    for (auto it = counts.cbegin(); it != counts.cend(); ++it)
+        parts << it.key() + u' ' + c.toString(it.value());
+    return parts.join(u", "_qs);
+}
+
 } // namespace
+
+QString StateCorrection::describe() const
+{
+    const QLocale c = QLocale::c();
+    const QString said = reason == u"429" || (capacity > 0 && saidUsage >= capacity)
+                             ? u"full"_qs
+                             : c.toString(saidUsage, 'g', 6) + u" used"_qs;
+    const double room = capacity - modelUsage;
+    const QString model = room >= 0 ? u"the model had room for "_qs + c.toString(room, 'g', 6)
+                                    : u"the model counted "_qs + c.toString(modelUsage, 'g', 6);
+    return u"at "_qs + formatIsoMs(atMs) + u" the service said "_qs + said + u" ("_qs + reason +
+           u"); "_qs + model;
+}
 
 QByteArray reportToJson(const ReportData &report)
 {
@@ -128,18 +150,34 @@ QByteArray reportToJson(const ReportData &report)
         json.numberMember(u"acceptedPeakUsage", scope.acceptedPeakUsage);
         json.stringMember(u"algorithm", scope.algorithm);
         json.numberMember(u"capacity", scope.capacity);
+        if (scope.corrections > 0) {
+            json.key(u"correctionLog");
+            json.beginArray();
+            for (const StateCorrection &correction : scope.correctionLog) {
+                json.beginObject();
+                json.stringMember(u"at", formatIsoMs(correction.atMs));
+                json.numberMember(u"modelUsage", correction.modelUsage);
+                json.stringMember(u"reason", correction.reason);
+                json.numberMember(u"saidUsage", correction.saidUsage);
+                json.endObject();
+            }
+            json.endArray();
+        }
+        json.integerMember(u"corrections", scope.corrections);
         if (scope.effectiveLimit)
             json.numberMember(u"effectiveLimit", *scope.effectiveLimit);
         json.stringMember(u"key", scope.key);
         json.stringMember(u"limit", scope.limit);
         if (scope.nextSafeSendMs)
             json.stringMember(u"nextSafeSend", formatIsoMs(*scope.nextSafeSendMs));
+        writeCounts(json, u"observedByCause", scope.observedByCause);
         if (scope.observedLimitPercentage)
             json.numberMember(u"observedLimitPercentage", *scope.observedLimitPercentage);
         json.integerMember(u"observedThrottled", scope.observedThrottled);
         json.numberMember(u"peakFill", scope.peakFill);
         json.numberMember(u"peakUsage", scope.peakUsage);
         json.stringMember(u"policy", scope.policy);
+        writeCounts(json, u"predictedByCause", scope.predictedByCause);
         json.integerMember(u"predictedThrottled", scope.predictedThrottled);
         json.integerMember(u"requests", scope.requests);
         json.stringMember(u"service", scope.service);
@@ -151,6 +189,7 @@ QByteArray reportToJson(const ReportData &report)
 
     json.key(u"throttles");
     json.beginObject();
+    writeCounts(json, u"byCause", report.throttles.byCause);
     writeCounts(json, u"byErrorCode", report.throttles.byErrorCode);
     writeCounts(json, u"byKind", report.throttles.byKind);
     writeCounts(json, u"byScope", report.throttles.byScope);
@@ -226,6 +265,8 @@ QString reportToText(const ReportData &report)
                 scopes << it.key() + u": "_qs + c.toString(it.value());
             line(u"  by throttle scope: "_qs + scopes.join(u", "_qs));
         }
+        if (!report.throttles.byCause.isEmpty())
+            line(u"  by cause: "_qs + causeCounts(report.throttles.byCause));
     }
     line();
 
@@ -257,6 +298,15 @@ QString reportToText(const ReportData &report)
                 line(u"      the model predicts "_qs + c.toString(scope.predictedThrottled) +
                      u" rejections; the service actually throttled "_qs +
                      c.toString(scope.observedThrottled));
+            if (!scope.observedByCause.isEmpty())
+                line(u"      throttles by cause: "_qs + causeCounts(scope.observedByCause));
+            if (scope.corrections > 0) {
+                line(u"      corrected from the service's answers "_qs +
+                     c.toString(scope.corrections) +
+                     (scope.corrections == 1 ? u" time"_qs : u" times"_qs) +
+                     u" (state the log does not show), first: "_qs +
+                     scope.correctionLog.value(0).describe());
+            }
             if (scope.effectiveLimit && scope.capacity > 0) {
                 const double effective = *scope.effectiveLimit;
                 const QString documented = c.toString(scope.capacity, 'g', 6);

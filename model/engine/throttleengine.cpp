@@ -30,6 +30,15 @@ constexpr size_t kMaxRetryIntervals = 5000;
 // Near-limit saturation that comes back within this long (or one window, when longer) is the
 // same episode: one alert.
 constexpr qint64 kNearLimitEpisodeGapMs = 60'000;
+// A limit-percentage / remaining header corrects the bucket when it is further than this
+// fraction of the capacity from the replay's usage (headers round; a few requests in flight
+// between the service's count and the log's order are no news).
+constexpr double kCorrectionTolerance = 0.2;
+// An unexpected 429 on a window the log may not show whole is taken as state from before the
+// log only while the replay's usage is below this fraction of the capacity; above it the limit
+// is likelier lower than documented (the report's "far below the limit" line uses the same
+// half).
+constexpr double kHiddenStateBelowFill = 0.5;
 
 // Conditions a policy can memoise per event (bits of a quint64).
 constexpr int kMaxMemoConditions = 64;
@@ -556,6 +565,7 @@ struct SeriesMarks
     BoundedInstants observedThrottles;
     BoundedInstants predictedThrottles;
     std::vector<std::pair<qint64, qint64>> retryAfter;
+    std::vector<StateCorrection> corrections; // at most maxSeriesPoints
 };
 
 // Laid out by temperature: every event of the bucket reads and writes the first three cache
@@ -589,6 +599,12 @@ struct alignas(64) Bucket
     std::optional<double> observedPctMax;
     qint64 retryUntil = kNoTime;
     int nearLimitAlert = -1; // index in Impl::alerts of the running episode's alert
+    // Throttles by cause (ThrottleCause as index): observed ones attributed here, predicted.
+    std::array<qint64, kThrottleCauseCount> observedByCause{};
+    std::array<qint64, kThrottleCauseCount> predictedByCause{};
+    // The service's corrections of this bucket: all counted, the first kept for the report.
+    qint64 corrections = 0;
+    std::vector<StateCorrection> correctionLog;
     SeriesMarks marks;
     QString key; // the key entry's parts joined with '+'
     QString service;
@@ -656,9 +672,19 @@ struct ThrottleEngine::Impl
 
     ThrottleSummary throttles;
     qint64 throttleBinMs = 1000;
-    std::map<qint64, QMap<QString, qint64>> throttleBins;
+    struct BinCounts
+    {
+        QMap<QString, qint64> byErrorCode;
+        QMap<QString, qint64> byCause;
+    };
+    std::map<qint64, BinCounts> throttleBins;
     QList<Alert> alerts;
     std::vector<ActivityLog> activities; // per key entry that saw traffic (plot data only)
+    // Throttled events' causes (plot data only), and the copy the last snapshot got: reused
+    // while nothing was added, so a quiet feed does not copy it ten times a second.
+    std::vector<EventCause> eventCauses;
+    bool eventCausesSorted = true;
+    mutable std::shared_ptr<const std::vector<EventCause>> publishedCauses;
 
     // Text for fields that are numbers in the event (status), so matchers can read them.
     QString scratch;
@@ -749,6 +775,9 @@ struct ThrottleEngine::Impl
         throttleBins.clear();
         alerts.clear();
         activities.clear();
+        eventCauses.clear();
+        eventCausesSorted = true;
+        publishedCauses.reset();
     }
 
     // The route of the event's service (-1 when the table is full and the service is new).
@@ -967,22 +996,28 @@ struct ThrottleEngine::Impl
         ++throttles.byIdentityAndErrorCode[event.identity.isEmpty() ? QStringLiteral("none")
                                                                     : event.identity][code];
 
-        if (!options.recordPlotData)
-            return code;
-        const qint64 bin = limiter::floorDiv(event.tsMs, throttleBinMs) * throttleBinMs;
-        ++throttleBins[bin][code];
+        return code;
+    }
+
+    // The throttle in the bar chart's bin, by error code and by cause.
+    void recordThrottleBin(qint64 tsMs, const QString &code, ThrottleCause cause)
+    {
+        const qint64 bin = limiter::floorDiv(tsMs, throttleBinMs) * throttleBinMs;
+        BinCounts &counts = throttleBins[bin];
+        ++counts.byErrorCode[code];
+        ++counts.byCause[throttleCauseName(cause)];
         if (throttleBins.size() > size_t(options.maxSeriesPoints)) {
             throttleBinMs *= 2;
-            std::map<qint64, QMap<QString, qint64>> merged;
-            for (const auto &[start, counts] : throttleBins) {
-                QMap<QString, qint64> &target =
-                    merged[limiter::floorDiv(start, throttleBinMs) * throttleBinMs];
-                for (auto it = counts.cbegin(); it != counts.cend(); ++it)
-                    target[it.key()] += it.value();
+            std::map<qint64, BinCounts> merged;
+            for (const auto &[start, from] : throttleBins) {
+                BinCounts &target = merged[limiter::floorDiv(start, throttleBinMs) * throttleBinMs];
+                for (auto it = from.byErrorCode.cbegin(); it != from.byErrorCode.cend(); ++it)
+                    target.byErrorCode[it.key()] += it.value();
+                for (auto it = from.byCause.cbegin(); it != from.byCause.cend(); ++it)
+                    target.byCause[it.key()] += it.value();
             }
             throttleBins = std::move(merged);
         }
-        return code;
     }
 
     void raiseNearLimit(Bucket &bucket, const CompiledLimit &limit, qint64 t, double usage,
@@ -1031,10 +1066,11 @@ struct ThrottleEngine::Impl
                         const QString &code)
     {
         const RequestEvent &event = *ctx.event;
-        const bool background = !event.lane.isEmpty() &&
-                                event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
-        const bool tagged = background || (!event.lane.isEmpty() &&
-                                           event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0);
+        const bool background =
+            !event.lane.isEmpty() && event.lane.compare(u"background", Qt::CaseInsensitive) == 0;
+        const bool tagged =
+            background ||
+            (!event.lane.isEmpty() && event.lane.compare(u"foreground", Qt::CaseInsensitive) == 0);
         for (size_t k = 0; k < policy.keys.size() && k < size_t(kMaxKeySignatures); ++k) {
             const int entryIndex = ctx.keyEntries[k];
             if (entryIndex < 0)
@@ -1060,21 +1096,144 @@ struct ThrottleEngine::Impl
     {
         std::optional<double> limitPercentage;
         std::optional<qint64> retryAtMs;
-        QString errorCode; // "none" without one
+        QString errorCode;     // "none" without one
+        bool capacity = false; // the service said its capacity, not the caller's rate
+        // x-ms-throttle-scope: whether it names an app-wide scope (nullopt: no header)
+        std::optional<bool> applicationWide;
     };
+
+    static ThrottleAdvice adviceFrom(const throttle::ThrottleSignals &sig, QString code)
+    {
+        ThrottleAdvice advice{sig.limitPercentage, sig.retryAtMs, std::move(code),
+                              sig.kind == throttle::ThrottleKind::Capacity, std::nullopt};
+        if (sig.scope && !sig.scope->scope.isEmpty())
+            advice.applicationWide = sig.scope->isApplicationWide();
+        return advice;
+    }
 
     // Counts a throttle answer and returns its advice. Out of line: the signal set is a large
     // object that only the ~1 % of throttled events need on the stack.
     [[gnu::noinline]] ThrottleAdvice noteThrottle(const RequestEvent &event,
                                                   const throttle::ThrottleSignals *given)
     {
-        if (given) {
-            QString code = recordThrottle(event, *given);
-            return {given->limitPercentage, given->retryAtMs, std::move(code)};
-        }
+        if (given)
+            return adviceFrom(*given, recordThrottle(event, *given));
         const throttle::ThrottleSignals extracted = throttle::extract(event);
-        QString code = recordThrottle(event, extracted);
-        return {extracted.limitPercentage, extracted.retryAtMs, std::move(code)};
+        return adviceFrom(extracted, recordThrottle(event, extracted));
+    }
+
+    // A point of the usage series at an instant without an event (plot data only).
+    void recordIdle(Bucket &bucket, const CompiledLimit &limit, qint64 at)
+    {
+        const double usage = bucket.state.countedUsageAt(limit.params, at);
+        const double accepted = bucket.state.usageAt(limit.params, at);
+        const double cap = limit.params.capacity;
+        const qint64 room = bucket.state.roomAt(limit.params, at);
+        bucket.series.record(at, usage, accepted, cap > 0 ? usage / cap : 0, room > at ? room : 0,
+                             size_t(options.maxSeriesPoints));
+    }
+
+    // Limit or Concurrency: what the exhaustion of this charge's limit is called.
+    [[nodiscard]] ThrottleCause limitCause(const Charge &charge) const
+    {
+        const Bucket &bucket = buckets[size_t(charge.bucket)];
+        return limits[size_t(bucket.limit)].spec.algorithm == Algorithm::Concurrency
+                   ? ThrottleCause::Concurrency
+                   : ThrottleCause::Limit;
+    }
+
+    // Sent while a Retry-After / blocked-until of one of its buckets still ran.
+    [[nodiscard]] bool blockedByRetryAfter(const std::array<Charge, kMaxLimits> &charges,
+                                           int count) const
+    {
+        for (int i = 0; i < count; ++i) {
+            const Bucket &bucket = buckets[size_t(charges[size_t(i)].bucket)];
+            if (bucket.retryUntil != kNoTime && bucket.retryUntil > bucket.lastT)
+                return true;
+        }
+        return false;
+    }
+
+    // The one charge an unexpected throttle can be pinned on: the only modelled limit of the
+    // event, or the only one of the granularity (app-wide or not) the throttle-scope header
+    // names. -1 when it cannot be told.
+    [[nodiscard]] int attributableCharge(const std::array<Charge, kMaxLimits> &charges, int count,
+                                         std::optional<bool> applicationWide) const
+    {
+        int only = -1;
+        int modelled = 0;
+        int named = -1;
+        int namedCount = 0;
+        for (int i = 0; i < count; ++i) {
+            const CompiledLimit &limit =
+                limits[size_t(buckets[size_t(charges[size_t(i)].bucket)].limit)];
+            if (limit.spec.algorithm == Algorithm::Observed)
+                continue;
+            ++modelled;
+            only = i;
+            if (applicationWide && limit.keyedByAppOnly == *applicationWide) {
+                ++namedCount;
+                named = i;
+            }
+        }
+        if (modelled == 1)
+            return only;
+        return namedCount == 1 ? named : -1;
+    }
+
+    // The service refused what the replay thought fit: when the log may not show this
+    // bucket's whole state (a drained start would have refused too), set it to full.
+    bool correctFor429(const Charge &charge)
+    {
+        Bucket &bucket = buckets[size_t(charge.bucket)];
+        const CompiledLimit &limit = limits[size_t(bucket.limit)];
+        if (!options.correctFromService || !limiter::State::correctable(limit.params))
+            return false;
+        // A bucket refused after the log showed it take most of its documented capacity tells
+        // of a lower limit (the effective limit learns it), not of state the log did not show.
+        // (Windows only: a token or leaky bucket under steady traffic sits near its limit
+        // whatever it started with, so its usage says nothing of that.)
+        const Algorithm algorithm = limit.spec.algorithm;
+        const bool window = algorithm == Algorithm::FixedWindow ||
+                            algorithm == Algorithm::Credits ||
+                            algorithm == Algorithm::SlidingWindow;
+        const bool hidden = bucket.state.hiddenRefuses(limit.params, bucket.lastT, charge.cost) &&
+                            (!window || bucket.state.countedUsageAt(limit.params, bucket.lastT) <
+                                            kHiddenStateBelowFill * limit.params.capacity);
+        if (!hidden && !bucket.state.estimated)
+            return false;
+        // What the answer says: full. For a token bucket that means "less than the cost": the
+        // drained start when that is what the log allows (a limiter that starts empty), else,
+        // on a bucket already corrected, the middle of what a refusal leaves possible.
+        double said = limit.params.capacity;
+        if (algorithm == Algorithm::TokenBucket && !hidden) {
+            said = limit.params.capacity - charge.cost / 2;
+        } else if (algorithm == Algorithm::TokenBucket && bucket.state.hiddenMicro > 0) {
+            said = limit.params.capacity -
+                   std::min(double(bucket.state.hiddenMicro) / 1e6, charge.cost / 2);
+        }
+        correct(bucket, limit, bucket.lastT, said, QStringLiteral("429"));
+        bucket.state.estimated = true;
+        return true;
+    }
+
+    // Sets the bucket's usage to what the service said and records it.
+    void correct(Bucket &bucket, const CompiledLimit &limit, qint64 t, double said,
+                 const QString &reason)
+    {
+        StateCorrection correction;
+        correction.atMs = t;
+        correction.saidUsage = said;
+        correction.modelUsage = bucket.state.countedUsageAt(limit.params, t);
+        correction.capacity = limit.params.capacity;
+        correction.reason = reason;
+        bucket.state.setUsage(limit.params, t, said);
+        ++bucket.corrections;
+        if (bucket.correctionLog.size() < size_t(ScopeSummary::kMaxCorrectionLog))
+            bucket.correctionLog.push_back(correction);
+        if (options.recordPlotData &&
+            bucket.marks.corrections.size() < size_t(options.maxSeriesPoints))
+            bucket.marks.corrections.push_back(correction);
     }
 
     Verdict process(const RequestEvent &event, const throttle::ThrottleSignals *given)
@@ -1098,13 +1257,21 @@ struct ThrottleEngine::Impl
         std::optional<double> observedPct;
         std::optional<qint64> retryAt;
         QString throttleCode;
+        bool capacityThrottle = false;
+        std::optional<bool> scopeApplicationWide;
+        // What a remaining-quota header says is used, as a fraction of its limit.
+        std::optional<double> remainingFill;
         if (throttled) {
             ThrottleAdvice advice = noteThrottle(event, given);
             observedPct = advice.limitPercentage;
             retryAt = advice.retryAtMs;
             throttleCode = std::move(advice.errorCode);
+            capacityThrottle = advice.capacity;
+            scopeApplicationWide = advice.applicationWide;
         } else if (given) {
             observedPct = given->limitPercentage;
+            if (given->rateLimit.remaining && given->rateLimit.limit && *given->rateLimit.limit > 0)
+                remainingFill = 1.0 - *given->rateLimit.remaining / *given->rateLimit.limit;
         } else if (!event.headers.isEmpty()) {
             const QString value = event.headers.value(u"x-ms-throttle-limit-percentage");
             if (!value.isEmpty())
@@ -1158,16 +1325,26 @@ struct ThrottleEngine::Impl
             // before t's bin" is idleBin + resolution <= t.)
             const qint64 idleBin = options.recordPlotData ? bucket.series.nextBinStart() : kNoTime;
             if (idleBin != kNoTime && t - idleBin >= bucket.series.resolutionMs) {
-                const double idleUsage = bucket.state.countedUsageAt(limit.params, idleBin);
-                const double idleAccepted = bucket.state.usageAt(limit.params, idleBin);
-                const double cap = limit.params.capacity;
-                const qint64 idleRoom = bucket.state.roomAt(limit.params, idleBin);
-                bucket.series.record(idleBin, idleUsage, idleAccepted,
-                                     cap > 0 ? idleUsage / cap : 0,
-                                     idleRoom > idleBin ? idleRoom : 0,
-                                     size_t(options.maxSeriesPoints));
+                recordIdle(bucket, limit, idleBin);
+                // And where the usage came to rest (a window ended, the bucket refilled) when
+                // that was in a later bin than t's: without it the chart, replayed at an
+                // instant of the gap, would show the usage of before the gap.
+                const qint64 rest = bucket.state.settlesAt(limit.params);
+                const qint64 res = bucket.series.resolutionMs;
+                const qint64 restBin =
+                    rest == kNoTime ? kNoTime : limiter::floorDiv(rest, res) * res;
+                if (rest != kNoTime && restBin > idleBin && restBin + res <= t)
+                    recordIdle(bucket, limit, rest);
             }
             bucket.state.advance(limit.params, t);
+            if (bucket.lastT == kNoTime) {
+                // The bucket's first event: the log shows nothing from before it.
+                if (limit.spec.initialFill > 0)
+                    bucket.state.setUsage(limit.params, t,
+                                          limit.spec.initialFill * limit.params.capacity);
+                else if (options.correctFromService)
+                    bucket.state.startHidden(limit.params, t);
+            }
             bucket.lastT = t;
             const double cost = costFor(policy, limit, ctx);
             const bool room = bucket.state.hasRoom(limit.params, t, cost);
@@ -1189,6 +1366,75 @@ struct ThrottleEngine::Impl
                 policy.coCharged[size_t(std::countr_zero(rest))] |= mask;
         }
 
+        // The service accepted what a bucket corrected from a 429 had no room for: the 429 said
+        // less than the replay took from it (a token bucket that refused may have had most of
+        // a token). Give it just the room the answer proves, and go on from there.
+        if (anyExhausted && !throttled && event.status > 0 && event.status < 400 &&
+            options.correctFromService) {
+            for (int i = 0; i < count; ++i) {
+                const Charge c = charges[size_t(i)];
+                Bucket &bucket = buckets[size_t(c.bucket)];
+                if (c.hadRoom || !bucket.state.estimated)
+                    continue;
+                const CompiledLimit &limit = limits[size_t(bucket.limit)];
+                correct(bucket, limit, bucket.lastT, std::max(0.0, limit.params.capacity - c.cost),
+                        QStringLiteral("accepted"));
+                bucket.state.estimated = true;
+                // The answer is the evidence: the corrected bucket had room for it.
+                charges[size_t(i)].hadRoom = true;
+            }
+            anyExhausted = false;
+            for (int i = 0; i < count; ++i)
+                anyExhausted = anyExhausted || !charges[size_t(i)].hadRoom;
+            verdict.predictedThrottled = anyExhausted;
+        }
+
+        // Why the service throttled, and which of the event's limits that was.
+        ThrottleCause cause = ThrottleCause::None;
+        int causeCharge = -1;     // the charge whose limit is the cause
+        int correctedCharge = -1; // the charge whose bucket this 429 corrected
+        if (throttled) {
+            if (capacityThrottle) {
+                cause = ThrottleCause::Capacity;
+            } else if (anyExhausted) {
+                for (int i = 0; i < count && causeCharge < 0; ++i)
+                    causeCharge = charges[size_t(i)].hadRoom ? -1 : i;
+                cause = limitCause(charges[size_t(causeCharge)]);
+            } else if (blockedByRetryAfter(charges, count)) {
+                cause = ThrottleCause::RetryAfter;
+            } else {
+                causeCharge = attributableCharge(charges, count, scopeApplicationWide);
+                cause = causeCharge < 0 ? ThrottleCause::Unexplained
+                                        : limitCause(charges[size_t(causeCharge)]);
+                if (causeCharge >= 0 && correctFor429(charges[size_t(causeCharge)]))
+                    correctedCharge = causeCharge;
+            }
+            ++throttles.byCause[throttleCauseName(cause)];
+            if (options.recordPlotData)
+                recordThrottleBin(event.tsMs, throttleCode, cause);
+            verdict.cause = cause;
+        } else if (anyExhausted) {
+            for (int i = 0; i < count && causeCharge < 0; ++i)
+                causeCharge = charges[size_t(i)].hadRoom ? -1 : i;
+            verdict.cause = limitCause(charges[size_t(causeCharge)]);
+        }
+        if (causeCharge >= 0)
+            verdict.causeLimit =
+                &limits[size_t(buckets[size_t(charges[size_t(causeCharge)].bucket)].limit)]
+                     .spec.name;
+        if (options.recordPlotData && verdict.cause != ThrottleCause::None &&
+            eventCauses.size() < DashboardSnapshot::kMaxEventCauses) {
+            eventCausesSorted =
+                eventCausesSorted && (eventCauses.empty() || eventCauses.back().tsMs <= t0);
+            EventCause &record = eventCauses.emplace_back();
+            record.tsMs = t0;
+            record.identity = event.identity;
+            record.cause = verdict.cause;
+            if (verdict.causeLimit)
+                record.limit = *verdict.causeLimit;
+            record.observed = throttled;
+        }
+
         // The service's answer decides whether the request consumed quota; the model's own
         // verdict decides only when the log has no answer (status 0).
         const bool rejected = event.status == 0 ? anyExhausted : throttled;
@@ -1197,7 +1443,7 @@ struct ThrottleEngine::Impl
 
         double maxFill = 0;        // accepted: what softens the breakers (Verdict::fill)
         double maxCountedFill = 0; // as the limiter counts it: the reconstructed percentage
-        std::array<double, kMaxLimits> usageBefore; // only [0, count) is used
+        std::array<double, kMaxLimits> usageBefore;   // only [0, count) is used
         std::array<double, kMaxLimits> usageAfter;    // as the limiter counts it
         std::array<double, kMaxLimits> acceptedAfter; // accepted charges only
         for (int i = 0; i < count; ++i) {
@@ -1230,18 +1476,33 @@ struct ThrottleEngine::Impl
             ++bucket.requests;
             if (!c.hadRoom) {
                 ++bucket.predicted;
+                ++bucket.predictedByCause[size_t(limitCause(c))];
                 if (options.recordPlotData)
                     bucket.marks.predictedThrottles.push(t, size_t(options.maxSeriesPoints));
             }
             // Attribute an observed throttle to the limits the model finds exhausted; when it
-            // finds none, the log cannot say which limit tripped, so every limit of the event
-            // shows it.
-            const bool attributed = throttled && (!anyExhausted || !c.hadRoom);
+            // finds none, to the one limit it can be pinned on (the only one that applies, or
+            // the one the throttle-scope header names), else the log cannot say which limit
+            // tripped, so every limit of the event shows it.
+            const bool attributed =
+                throttled && (anyExhausted ? !c.hadRoom
+                                           : causeCharge < 0 || i == causeCharge ||
+                                                 limit.spec.algorithm == Algorithm::Observed);
             if (attributed) {
                 ++bucket.observed;
+                // This scope's view: its own limit when it was exhausted (or is the one the
+                // 429 was pinned on), else the event's cause.
+                const bool ownLimit =
+                    (!c.hadRoom || i == causeCharge) && cause != ThrottleCause::Capacity;
+                const ThrottleCause scopeCause = ownLimit ? limitCause(c) : cause;
+                ++bucket.observedByCause[size_t(scopeCause)];
                 if (options.recordPlotData)
                     bucket.marks.observedThrottles.push(t, size_t(options.maxSeriesPoints));
-                if (!bucket.inObservedEpisode && limit.spec.algorithm != Algorithm::Observed) {
+                // The effective limit is learned only from 429s this limit caused, and not
+                // from one that corrected state the log did not show (its usage then says
+                // nothing about the limit).
+                if (!bucket.inObservedEpisode && limit.spec.algorithm != Algorithm::Observed &&
+                    ownLimit && i != correctedCharge) {
                     const double before = usageBefore[size_t(i)];
                     bucket.effectiveLimit = std::max(bucket.effectiveLimit.value_or(0), before);
                 }
@@ -1267,6 +1528,22 @@ struct ThrottleEngine::Impl
                 bucket.observedPctMax = std::max(bucket.observedPctMax.value_or(0), *observedPct);
                 if (options.recordPlotData)
                     bucket.marks.observedPct.push(t, *observedPct, size_t(options.maxSeriesPoints));
+            }
+            // A limit-percentage or remaining-quota header far from the replay's fill, while
+            // the log may not show the bucket's whole state: take the service's word.
+            if ((observedPct || remainingFill) && bucket.state.hiddenActive && !throttled &&
+                count == 1) {
+                const double said =
+                    (observedPct ? *observedPct : *remainingFill) * limit.params.capacity;
+                const double counted = bucket.state.countedUsageAt(limit.params, t);
+                if (limiter::State::correctable(limit.params) &&
+                    std::abs(said - counted) > kCorrectionTolerance * limit.params.capacity) {
+                    correct(bucket, limit, t, said,
+                            observedPct ? QStringLiteral("limit-percentage")
+                                        : QStringLiteral("remaining"));
+                    usageAfter[size_t(i)] = bucket.state.countedUsageAt(limit.params, t);
+                    acceptedAfter[size_t(i)] = bucket.state.usageAt(limit.params, t);
+                }
             }
 
             // Phase learning moves no charge. The bucket's usage is the limiter's count; the
@@ -1375,6 +1652,16 @@ struct ThrottleEngine::Impl
             s.observedThrottled = bucket.observed;
             s.effectiveLimit = bucket.effectiveLimit;
             s.observedLimitPercentage = bucket.observedPctMax;
+            for (int c = 0; c < kThrottleCauseCount; ++c) {
+                const QString name = throttleCauseName(ThrottleCause(c));
+                if (bucket.observedByCause[size_t(c)] > 0)
+                    s.observedByCause.insert(name, bucket.observedByCause[size_t(c)]);
+                if (bucket.predictedByCause[size_t(c)] > 0)
+                    s.predictedByCause.insert(name, bucket.predictedByCause[size_t(c)]);
+            }
+            s.corrections = bucket.corrections;
+            s.correctionLog =
+                QList<StateCorrection>(bucket.correctionLog.begin(), bucket.correctionLog.end());
             const qint64 evalAt = std::max(at, bucket.lastT);
             s.currentUsage = bucket.state.countedUsageAt(limit.params, evalAt);
             s.currentFill = s.capacity > 0 ? s.currentUsage / s.capacity : 0;
@@ -1408,14 +1695,35 @@ struct ThrottleEngine::Impl
         ScopeSeries out;
         if (index < 0 || index >= int(buckets.size()))
             return out;
-        const Series &s = buckets[size_t(index)].series;
-        const SeriesMarks &marks = buckets[size_t(index)].marks;
+        const Bucket &bucket = buckets[size_t(index)];
+        const Series &s = bucket.series;
+        const SeriesMarks &marks = bucket.marks;
         std::vector<Series::Point> points = s.points;
         if (s.currentBin != kNoTime)
             Series::append(points,
                            {s.currentBin, s.currentUsage, s.currentAccepted, s.currentPct,
                             s.currentBlockedUntil},
                            s.resolutionMs);
+        // The idle tail up to the end of the data, as the next event would record it: the
+        // bucket's usage fell back after its last event (a window ended, the bucket refilled)
+        // while other keys went on, and the chart must show that as the report does.
+        const qint64 next = s.nextBinStart();
+        if (options.recordPlotData && lastMs && next != kNoTime && next <= *lastMs) {
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            auto idlePoint = [&](qint64 at) {
+                const double usage = bucket.state.countedUsageAt(limit.params, at);
+                const double cap = limit.params.capacity;
+                const qint64 room = bucket.state.roomAt(limit.params, at);
+                Series::append(points,
+                               {at, usage, bucket.state.usageAt(limit.params, at),
+                                cap > 0 ? usage / cap : 0, room > at ? room : 0},
+                               s.resolutionMs);
+            };
+            idlePoint(next);
+            const qint64 rest = bucket.state.settlesAt(limit.params);
+            if (rest != kNoTime && rest >= next + s.resolutionMs && rest <= *lastMs)
+                idlePoint(rest);
+        }
         out.usageT.reserve(points.size());
         out.usage.reserve(points.size());
         out.acceptedUsage.reserve(points.size());
@@ -1435,6 +1743,7 @@ struct ThrottleEngine::Impl
         out.observedThrottleT = marks.observedThrottles.items();
         out.predictedThrottleT = marks.predictedThrottles.items();
         out.retryAfterIntervals = marks.retryAfter;
+        out.corrections = marks.corrections;
         return out;
     }
 };
@@ -1540,7 +1849,7 @@ std::vector<ThrottleBin> ThrottleEngine::throttleBins() const
     std::vector<ThrottleBin> bins;
     bins.reserve(d->throttleBins.size());
     for (const auto &[start, counts] : d->throttleBins)
-        bins.push_back({start, counts});
+        bins.push_back({start, counts.byErrorCode, counts.byCause});
     return bins;
 }
 
@@ -1569,13 +1878,23 @@ void ThrottleEngine::fillSnapshot(DashboardSnapshot *snapshot, std::optional<qin
         snapshot->series.push_back(series(i));
     snapshot->throttleBins = throttleBins();
     snapshot->binMs = d->throttleBinMs;
+    if (!d->publishedCauses || d->publishedCauses->size() != d->eventCauses.size()) {
+        auto causes = std::make_shared<std::vector<EventCause>>(d->eventCauses);
+        if (!d->eventCausesSorted)
+            std::stable_sort(
+                causes->begin(), causes->end(),
+                [](const EventCause &a, const EventCause &b) { return a.tsMs < b.tsMs; });
+        d->publishedCauses = std::move(causes);
+    }
+    snapshot->eventCauses = d->eventCauses.empty() ? nullptr : d->publishedCauses;
     snapshot->keyActivity.clear();
     if (d->lastMs) {
         // Only what is recent at the end of the data; a key silent for longer shows nothing.
         const qint64 since = *d->lastMs - DashboardSnapshot::kActivityRetentionMs;
         for (const ActivityLog &log : d->activities) {
-            auto first = std::find_if(log.bins.begin(), log.bins.end(),
-                                      [since](const KeyActivityBin &bin) { return bin.startMs > since; });
+            auto first =
+                std::find_if(log.bins.begin(), log.bins.end(),
+                             [since](const KeyActivityBin &bin) { return bin.startMs > since; });
             if (first == log.bins.end())
                 continue;
             KeyActivity &activity = snapshot->keyActivity.emplace_back();

@@ -52,6 +52,11 @@ public:
         // off and saves the per-event bookkeeping; series(), throttleBins() and snapshots then
         // come back empty.
         bool recordPlotData = true;
+        // Whether the service's answers correct state the log does not show (a 429 the replay
+        // did not expect while the bucket may have been drained before the log began, or a
+        // limit-percentage / remaining header far from its fill). Off: the replay assumes an
+        // idle start throughout (what the engine did before corrections; kept for comparison).
+        bool correctFromService = true;
     };
 
     explicit ThrottleEngine(PolicySet policies = PolicySet::builtin());
@@ -82,6 +87,11 @@ public:
         // reference count would be bumped by the engine's thread and dropped by the
         // detectors', on one cache line shared by every event of the group.
         const QString *category = nullptr;
+        // Why it was throttled: the observed throttle's cause, else the predicted one's (None:
+        // neither); the limit it was pinned on (null when none: retry-after, capacity,
+        // unexplained). Points at the compiled policy, as category does.
+        ThrottleCause cause = ThrottleCause::None;
+        const QString *causeLimit = nullptr;
     };
 
     Verdict add(const RequestEvent &event);

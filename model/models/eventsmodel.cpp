@@ -171,6 +171,33 @@ bool EventsModel::startBackgroundFetch()
     return true;
 }
 
+void EventsModel::setEventCauses(std::shared_ptr<const std::vector<EventCause>> causes)
+{
+    if (causes == m_causes)
+        return;
+    m_causes = std::move(causes);
+    if (!m_rows.isEmpty())
+        Q_EMIT dataChanged(index(0, CauseColumn), index(rowCount() - 1, CauseColumn));
+}
+
+const EventCause *EventsModel::causeOf(const RequestEvent &event) const
+{
+    if (!m_causes)
+        return nullptr;
+    const auto [first, last] = std::equal_range(
+        m_causes->begin(), m_causes->end(), event.tsMs, [](const auto &a, const auto &b) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(a)>, qint64>)
+                return a < b.tsMs;
+            else
+                return a.tsMs < b;
+        });
+    for (auto it = first; it != last; ++it) {
+        if (it->identity == event.identity)
+            return &*it;
+    }
+    return nullptr;
+}
+
 int EventsModel::rowCount(const QModelIndex &parent) const
 {
     return parent.isValid() ? 0 : static_cast<int>(m_rows.size());
@@ -191,6 +218,10 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
         return row.rowId;
     if (role == TimeMsRole)
         return event.tsMs;
+    if (role == CauseRole) {
+        const EventCause *cause = causeOf(event);
+        return cause ? throttleCauseName(cause->cause) : QStringLiteral("none");
+    }
     if (role == Qt::TextAlignmentRole) {
         switch (index.column()) {
         case StatusColumn:
@@ -233,6 +264,17 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
             return QString();
         return event.line > 0 ? QString(event.source + u':' + QString::number(event.line))
                               : event.source;
+    case CauseColumn: {
+        const EventCause *cause = causeOf(event);
+        if (!cause)
+            return QString();
+        QString text = throttleCauseName(cause->cause);
+        if (!cause->limit.isEmpty())
+            text += QStringLiteral(" (%1)").arg(cause->limit);
+        if (!cause->observed)
+            text = tr("predicted: %1").arg(text);
+        return text;
+    }
     default:
         return {};
     }
@@ -267,6 +309,8 @@ QVariant EventsModel::headerData(int section, Qt::Orientation orientation, int r
         return tr("Service");
     case SourceColumn:
         return tr("Source");
+    case CauseColumn:
+        return tr("Cause");
     default:
         return {};
     }

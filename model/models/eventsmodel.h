@@ -5,6 +5,8 @@
 
 #include "eventpagesource.h"
 
+#include "engine/reportdata.h"
+
 #include <QAbstractTableModel>
 
 #include <memory>
@@ -22,6 +24,7 @@ public:
         UrlColumn,
         StatusColumn,
         ErrorCodeColumn,
+        CauseColumn, // why it was throttled (from the latest snapshot; empty when it was not)
         RetryAfterColumn,
         LaneColumn,
         AttemptColumn,
@@ -30,7 +33,11 @@ public:
         SourceColumn,
         ColumnCount
     };
-    enum Role { RowIdRole = Qt::UserRole + 1, TimeMsRole };
+    enum Role {
+        RowIdRole = Qt::UserRole + 1,
+        TimeMsRole,
+        CauseRole, // throttleCauseName of the event's cause ("none" when not throttled)
+    };
 
     static constexpr int kPageSize = 256;
     static constexpr int kMaxLoadedRows = 100'000;
@@ -54,6 +61,10 @@ public:
     [[nodiscard]] bool isFetching() const { return m_fetchInFlight; }
     [[nodiscard]] bool reachedLoadLimit() const;
     [[nodiscard]] const RequestEvent &eventAt(int row) const { return m_rows.at(row).event; }
+    // The causes the engine found (DashboardSnapshot::eventCauses): the Cause column.
+    void setEventCauses(std::shared_ptr<const std::vector<EventCause>> causes);
+    // The cause of an event (None when the engine saw no throttle at its instant and identity).
+    [[nodiscard]] const EventCause *causeOf(const RequestEvent &event) const;
 
     [[nodiscard]] int rowCount(const QModelIndex &parent = {}) const override;
     [[nodiscard]] int columnCount(const QModelIndex &parent = {}) const override;
@@ -75,6 +86,7 @@ private:
     void appendPage(QList<EventRow> page);
 
     std::shared_ptr<EventPageSource> m_source;
+    std::shared_ptr<const std::vector<EventCause>> m_causes;
     EventQuery m_query;
     QList<EventRow> m_rows;
     bool m_exhausted = true;

@@ -187,14 +187,22 @@ const QStringList kPolicyKeys{QStringLiteral("name"),   QStringLiteral("descript
                               QStringLiteral("match"),  QStringLiteral("categories"),
                               QStringLiteral("limits"), QStringLiteral("chargeThrottled"),
                               QStringLiteral("breaker")};
-const QStringList kLimitKeys{QStringLiteral("name"),           QStringLiteral("key"),
-                             QStringLiteral("match"),          QStringLiteral("algorithm"),
-                             QStringLiteral("capacity"),       QStringLiteral("windowSeconds"),
-                             QStringLiteral("align"),          QStringLiteral("refillPerSecond"),
-                             QStringLiteral("ratePerSecond"),  QStringLiteral("rate"),
-                             QStringLiteral("burst"),          QStringLiteral("nodelay"),
-                             QStringLiteral("cost"),           QStringLiteral("defaultCost"),
-                             QStringLiteral("chargeThrottled")};
+const QStringList kLimitKeys{QStringLiteral("name"),
+                             QStringLiteral("key"),
+                             QStringLiteral("match"),
+                             QStringLiteral("algorithm"),
+                             QStringLiteral("capacity"),
+                             QStringLiteral("windowSeconds"),
+                             QStringLiteral("align"),
+                             QStringLiteral("refillPerSecond"),
+                             QStringLiteral("ratePerSecond"),
+                             QStringLiteral("rate"),
+                             QStringLiteral("burst"),
+                             QStringLiteral("nodelay"),
+                             QStringLiteral("cost"),
+                             QStringLiteral("defaultCost"),
+                             QStringLiteral("chargeThrottled"),
+                             QStringLiteral("initialFill")};
 
 QJsonObject extraKeys(const QJsonObject &object, const QStringList &known)
 {
@@ -433,6 +441,7 @@ std::optional<Policy> Policy::fromJson(const QJsonObject &object, QString *error
             !reader.readNumber(json, u"burst", limitWhere, &limit.burst) ||
             !reader.readBool(json, u"nodelay", limitWhere, &limit.nodelay) ||
             !reader.readNumber(json, u"defaultCost", limitWhere, &limit.defaultCost) ||
+            !reader.readNumber(json, u"initialFill", limitWhere, &limit.initialFill) ||
             !reader.readBool(json, u"chargeThrottled", limitWhere, &charge, &chargePresent)) {
             return std::nullopt;
         }
@@ -564,6 +573,10 @@ bool Policy::validate(QString *error) const
         }
         if (limit.defaultCost < 0)
             return reader.fail(limitWhere, QStringLiteral("'defaultCost' must not be negative"));
+        if (!(limit.initialFill >= 0 && limit.initialFill <= 1))
+            return reader.fail(limitWhere, QStringLiteral("'initialFill' must be between 0 and 1 "
+                                                          "(got %1)")
+                                               .arg(limit.initialFill));
         auto positive = [&](double value, QStringView key) {
             if (value > 0)
                 return true;
@@ -722,6 +735,8 @@ QJsonObject Policy::toJson() const
             json.insert(u"defaultCost", limit.defaultCost);
         if (limit.chargeThrottled)
             json.insert(u"chargeThrottled", *limit.chargeThrottled);
+        if (limit.initialFill != defaults.initialFill)
+            json.insert(u"initialFill", limit.initialFill);
         limitArray.append(json);
     }
     object.insert(u"limits", limitArray);

@@ -103,6 +103,10 @@ struct PolicyLimit
     // Whether a throttled request consumes quota; unset = the policy's value (leaky-bucket: false,
     // as nginx never updates a zone for a rejected request).
     std::optional<bool> chargeThrottled;
+    // The fraction of the capacity already used when a bucket is first seen (0 = idle, the
+    // default; 1 = drained: a token bucket that starts with no tokens, a log that starts while
+    // the caller is already throttled). The log cannot show state from before its first line.
+    double initialFill = 0;
     QJsonObject extra; // keys this version does not know, kept for the round trip
 
     // Capacity in the unit of usage, for fill = usage / capacity (leaky-bucket: the burst).

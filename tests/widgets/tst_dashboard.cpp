@@ -697,6 +697,127 @@ private Q_SLOTS:
         dashboard.showPage(QStringLiteral("throttles"));
         QCOMPARE(dashboard.throttlesPage()->bars().size(), 2);
     }
+
+    // Issue 19.2: the bars can stack by cause (the same throttles, another breakdown).
+    void throttleBarsByCause()
+    {
+        Shown shown;
+        auto snap = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        snap->generation += 1;
+        snap->throttleBins[0].byCause = {{QStringLiteral("limit"), 4},
+                                         {QStringLiteral("retry-after"), 1},
+                                         {QStringLiteral("capacity"), 1}};
+        snap->throttleBins[1].byCause = {{QStringLiteral("limit"), 3}};
+        snap->report.throttles.byCause = {{QStringLiteral("limit"), 7},
+                                          {QStringLiteral("retry-after"), 1},
+                                          {QStringLiteral("capacity"), 1}};
+        shown.dashboard.applySnapshot(snap);
+        shown.dashboard.flushPendingSnapshot();
+        shown.dashboard.showPage(QStringLiteral("throttles"));
+        widgets::ThrottlesPage *page = shown.dashboard.throttlesPage();
+        QCOMPARE(page->stackBy(), widgets::ThrottlesPage::StackBy::ErrorCode);
+        page->setStackBy(widgets::ThrottlesPage::StackBy::Cause);
+        QCOMPARE(page->barCodes(),
+                 QStringList({QStringLiteral("limit"), QStringLiteral("capacity"),
+                              QStringLiteral("retry-after")}));
+        const QList<QCPBars *> bars = page->bars();
+        QCOMPARE(bars.size(), 3);
+        QCOMPARE(bars.at(0)->name(), QStringLiteral("limit (7)"));
+        QCOMPARE(bars.at(0)->data()->size(), 2);
+        QCOMPARE(bars.at(0)->data()->at(0)->value, 4.0);
+        QCOMPARE(bars.at(1)->barBelow(), bars.at(0));
+        QVERIFY2(page->splitText().contains(QStringLiteral("by cause: capacity 1, limit 7")),
+                 qPrintable(page->splitText()));
+        page->setStackBy(widgets::ThrottlesPage::StackBy::ErrorCode);
+        QCOMPARE(page->barCodes(), QStringList({QStringLiteral("RequestBlocked"),
+                                                QStringLiteral("CapacityLimitExceeded")}));
+    }
+
+    // Issue 19.2: the Events page shows each event's cause and filters by it.
+    void eventsCauseColumnAndFilter()
+    {
+        Shown shown;
+        std::vector<RequestEvent> events;
+        for (int i = 0; i < 10; ++i) {
+            RequestEvent event;
+            event.tsMs = fixture::at(i);
+            event.identity = QStringLiteral("alice");
+            event.status = i >= 6 ? 429 : 200;
+            events.push_back(event);
+        }
+        widgets::EventsPage *page = shown.dashboard.eventsPage();
+        page->setEventSource(std::make_shared<models::MemoryEventSource>(std::move(events)));
+        shown.dashboard.showPage(QStringLiteral("events"));
+        QAbstractItemModelTester tester(page->model(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto causes = std::make_shared<std::vector<EventCause>>();
+        auto add = [&](int second, ThrottleCause cause, const QString &limit, bool observed) {
+            EventCause &c = causes->emplace_back();
+            c.tsMs = fixture::at(second);
+            c.identity = QStringLiteral("alice");
+            c.cause = cause;
+            c.limit = limit;
+            c.observed = observed;
+        };
+        add(5, ThrottleCause::Limit, QStringLiteral("platform"), false);
+        add(6, ThrottleCause::Limit, QStringLiteral("platform"), true);
+        add(7, ThrottleCause::Limit, QStringLiteral("platform"), true);
+        add(8, ThrottleCause::RetryAfter, {}, true);
+        add(9, ThrottleCause::Unexplained, {}, true);
+        page->setEventCauses(causes);
+        models::EventsModel *model = page->model();
+        QCOMPARE(model->rowCount(), 10);
+        QCOMPARE(model->index(0, models::EventsModel::CauseColumn).data().toString(), QString());
+        QCOMPARE(model->index(5, models::EventsModel::CauseColumn).data().toString(),
+                 QStringLiteral("predicted: limit (platform)"));
+        QCOMPARE(model->index(6, models::EventsModel::CauseColumn).data().toString(),
+                 QStringLiteral("limit (platform)"));
+        QCOMPARE(model->index(8, models::EventsModel::CauseColumn).data().toString(),
+                 QStringLiteral("retry-after"));
+        QCOMPARE(model->headerData(models::EventsModel::CauseColumn, Qt::Horizontal, Qt::DisplayRole)
+                     .toString(),
+                 QStringLiteral("Cause"));
+        page->setCauseFilter(QStringLiteral("limit"));
+        QCOMPARE(page->causeFilter(), QStringLiteral("limit"));
+        QCOMPARE(page->shownRowCount(), 3);
+        QVERIFY(page->view()->isRowHidden(0));
+        QVERIFY(!page->view()->isRowHidden(6));
+        QVERIFY2(page->statusText().contains(QStringLiteral("cause limit: 3 of the loaded rows")),
+                 qPrintable(page->statusText()));
+        page->setCauseFilter(QStringLiteral("unexplained"));
+        QCOMPARE(page->shownRowCount(), 1);
+        page->setCauseFilter({});
+        QCOMPARE(page->shownRowCount(), 10);
+    }
+
+    // Issue 19.1: the service's corrections are drawn on the Bucket chart and named above it.
+    void bucketCorrectionMarkers()
+    {
+        Shown shown;
+        auto snap = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        snap->generation += 1;
+        StateCorrection correction;
+        correction.atMs = fixture::at(30);
+        correction.saidUsage = 200;
+        correction.modelUsage = 193;
+        correction.capacity = 200;
+        correction.reason = QStringLiteral("429");
+        snap->series[0].corrections = {correction};
+        snap->report.scopes[0].corrections = 1;
+        snap->report.scopes[0].correctionLog = {correction};
+        shown.dashboard.applySnapshot(snap);
+        shown.dashboard.flushPendingSnapshot();
+        shown.dashboard.showBucket(0);
+        widgets::BucketPage *page = shown.dashboard.bucketPage();
+        QCOMPARE(keysOf(page->correctionGraph()), QVector<double>({sec(30)}));
+        QCOMPARE(valuesOf(page->correctionGraph()), QVector<double>({200}));
+        QVERIFY2(page->limitsText().contains(
+                     QStringLiteral("the service said full (429); the model had room for 7")),
+                 qPrintable(page->limitsText()));
+        // A bucket never corrected has no markers.
+        shown.dashboard.showBucket(4);
+        QCOMPARE(page->correctionGraph()->dataCount(), 0);
+    }
 };
 
 QTEST_MAIN(TestDashboard)

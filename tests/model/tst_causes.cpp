@@ -1,0 +1,166 @@
+// Why each 429 (issue 19.2) and effective limits from the right 429s only (19.3): one scenario
+// file per cause (tests/data/causes, built from the seed documents), replayed against the
+// built-in policies. Checks the report-wide counts by cause, the scope's own counts, the
+// effective limit (learned only from 429s whose cause is that limit), the corrections, the
+// JSON and text reports, and each event's cause (the Events page's column).
+
+#include "engine/reportformat.h"
+#include "engine/throttleengine.h"
+#include "ingest/sourcereader.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTest>
+
+using namespace ts;
+
+namespace {
+
+class Collect : public IngestSink
+{
+public:
+    void onEvent(RequestEvent &&event) override { events.push_back(std::move(event)); }
+    void onMalformed(MalformedRecord &&) override { ++malformed; }
+    std::vector<RequestEvent> events;
+    int malformed = 0;
+};
+
+QString counts(const QMap<QString, qint64> &map)
+{
+    QStringList parts;
+    for (auto it = map.cbegin(); it != map.cend(); ++it)
+        parts << it.key() + u':' + QString::number(it.value());
+    return parts.join(u' ');
+}
+
+} // namespace
+
+class TestCauses : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void causeOfEachThrottle_data();
+    void causeOfEachThrottle();
+};
+
+void TestCauses::causeOfEachThrottle_data()
+{
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("limit");           // the scope checked
+    QTest::addColumn<QString>("byCause");         // report-wide, "cause:count ..."
+    QTest::addColumn<QString>("observedByCause"); // that scope's
+    QTest::addColumn<qint64>("predicted");
+    QTest::addColumn<qint64>("corrections");
+    QTest::addColumn<double>("effective"); // -1: none learned
+
+    QTest::newRow("limit") << u"cause-limit.ndjson"_qs << u"platform"_qs << u"limit:20"_qs
+                           << u"limit:20"_qs << qint64(20) << qint64(0) << 200.0;
+    // The penalty's 429s come while the new window has room: not the limit's, and the
+    // effective limit stays what the one real exhaustion taught (200), not 0.
+    QTest::newRow("retry-after") << u"cause-retry-after.ndjson"_qs << u"platform"_qs
+                                 << u"limit:1 retry-after:3"_qs << u"limit:1 retry-after:3"_qs
+                                 << qint64(1) << qint64(0) << 200.0;
+    // Capacity throttling teaches nothing about the rate limit ("usage 0 of 200" before).
+    QTest::newRow("capacity") << u"cause-capacity.ndjson"_qs << u"platform"_qs << u"capacity:5"_qs
+                              << u"capacity:5"_qs << qint64(0) << qint64(0) << -1.0;
+    QTest::newRow("concurrency") << u"cause-concurrency.ndjson"_qs << u"onenote-concurrent"_qs
+                                 << u"concurrency:1"_qs << u"concurrency:1"_qs << qint64(1)
+                                 << qint64(0) << 5.0;
+    // Three OneNote limits, none exhausted: nothing to pin it on, and no limit learns from it
+    // (the per-hour limit showed "effective 10 (3 %)" before).
+    QTest::newRow("unexplained") << u"cause-unexplained.ndjson"_qs << u"onenote-per-hour"_qs
+                                 << u"unexplained:1"_qs << u"unexplained:1"_qs << qint64(0)
+                                 << qint64(0) << -1.0;
+    // The log starts while the minute's quota is used up: the first 429 corrects the bucket
+    // (and teaches no effective limit), the next 9 are predicted.
+    QTest::newRow("mid-saturation")
+        << u"cause-mid-saturation.ndjson"_qs << u"platform"_qs << u"limit:10"_qs << u"limit:10"_qs
+        << qint64(9) << qint64(1) << -1.0;
+}
+
+void TestCauses::causeOfEachThrottle()
+{
+    QFETCH(QString, file);
+    QFETCH(QString, limit);
+    QFETCH(QString, byCause);
+    QFETCH(QString, observedByCause);
+    QFETCH(qint64, predicted);
+    QFETCH(qint64, corrections);
+    QFETCH(double, effective);
+
+    Collect sink;
+    const SourceOutcome outcome =
+        readSource(QStringLiteral(TS_TEST_DATA_DIR "/causes/") + file, sink);
+    QVERIFY2(outcome.readable(), qPrintable(outcome.result.fatalError));
+    QCOMPARE(sink.malformed, 0);
+
+    ThrottleEngine engine;
+    QList<ThrottleCause> eventCauses;
+    for (const RequestEvent &event : sink.events) {
+        const ThrottleEngine::Verdict verdict = engine.add(event);
+        if (verdict.observedThrottled) {
+            QVERIFY(verdict.cause != ThrottleCause::None);
+            eventCauses.append(verdict.cause);
+        }
+    }
+    DashboardSnapshot snapshot;
+    engine.fillSnapshot(&snapshot);
+    const ReportData &report = snapshot.report;
+    QCOMPARE(counts(report.throttles.byCause), byCause);
+    QCOMPARE(qint64(eventCauses.size()), report.throttles.total);
+
+    const ScopeSummary *scope = nullptr;
+    for (const ScopeSummary &s : report.scopes) {
+        if (s.limit == limit)
+            scope = &s;
+    }
+    QVERIFY(scope);
+    QCOMPARE(counts(scope->observedByCause), observedByCause);
+    QCOMPARE(scope->predictedThrottled, predicted);
+    QCOMPARE(scope->predictedByCause.value(limit == u"onenote-concurrent" ? u"concurrency"_qs
+                                                                          : u"limit"_qs),
+             predicted);
+    QCOMPARE(scope->corrections, corrections);
+    QCOMPARE(qint64(scope->correctionLog.size()), corrections);
+    QCOMPARE(scope->effectiveLimit.value_or(-1.0), effective);
+
+    // The Events page's causes: one per throttled or predicted event, in time order.
+    QVERIFY(snapshot.eventCauses);
+    qint64 observedCauses = 0;
+    for (const EventCause &cause : *snapshot.eventCauses)
+        observedCauses += cause.observed ? 1 : 0;
+    QCOMPARE(observedCauses, report.throttles.total);
+    // The bar chart's bins by cause add up to the same counts.
+    QMap<QString, qint64> binned;
+    for (const ThrottleBin &bin : snapshot.throttleBins) {
+        for (auto it = bin.byCause.cbegin(); it != bin.byCause.cend(); ++it)
+            binned[it.key()] += it.value();
+    }
+    QCOMPARE(counts(binned), byCause);
+
+    // The reports say the same.
+    const QJsonObject json = QJsonDocument::fromJson(reportToJson(report)).object();
+    const QJsonObject jsonCauses = json.value(u"throttles").toObject().value(u"byCause").toObject();
+    QMap<QString, qint64> fromJson;
+    for (auto it = jsonCauses.begin(); it != jsonCauses.end(); ++it)
+        fromJson[it.key()] = it.value().toInteger();
+    QCOMPARE(counts(fromJson), byCause);
+    for (const QJsonValue &value : json.value(u"scopes").toArray()) {
+        const QJsonObject s = value.toObject();
+        if (s.value(u"limit").toString() != limit)
+            continue;
+        QCOMPARE(s.value(u"corrections").toInteger(), corrections);
+        QCOMPARE(s.contains(u"correctionLog"), corrections > 0);
+        QCOMPARE(s.value(u"observedByCause").toObject().size(), scope->observedByCause.size());
+    }
+    const QString text = reportToText(report);
+    QVERIFY2(text.contains(u"by cause: "_qs), qPrintable(text));
+    if (corrections > 0)
+        QVERIFY2(text.contains(u"the service said full (429); the model had room for"_qs),
+                 qPrintable(text));
+}
+
+QTEST_GUILESS_MAIN(TestCauses)
+#include "tst_causes.moc"
