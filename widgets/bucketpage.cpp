@@ -411,9 +411,12 @@ void BucketPage::rebuildGraphs()
         limits += tr(" (by cause: %1)").arg(causes.join(QStringLiteral(", ")));
     }
     if (scope.corrections > 0)
-        limits += tr(" · corrected %n time(s) by the service, first %1", nullptr,
-                     int(std::min<qint64>(scope.corrections, 1'000'000'000)))
-                      .arg(scope.correctionLog.value(0).describe());
+        // Spelled out: no translation is loaded, so tr()'s %n plural would show "time(s)".
+        limits +=
+            (scope.corrections == 1
+                 ? tr(" · corrected once by the service: %1")
+                 : tr(" · corrected %1 times by the service, first %2").arg(scope.corrections))
+                .arg(scope.correctionLog.value(0).describe());
     m_limits->setText(limits);
     updateSafeSend();
     applyTimeRange();
