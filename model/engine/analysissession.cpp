@@ -622,7 +622,10 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
     // as a single open of them reads them; the scratch workspace has them already.
     QHash<QString, bool> seen;
     QList<std::pair<QStringList, SourceOptions>> groups;
-    for (const auto &[path, options] : std::as_const(m_openedFiles)) {
+    for (const auto &opened : std::as_const(m_openedFiles)) {
+        // Named, not a structured binding: clang 14 (the fuzz build) cannot capture those.
+        const QString &path = opened.first;
+        const SourceOptions &options = opened.second;
         if (seen.contains(path))
             continue;
         seen.insert(path, true);
