@@ -6,6 +6,7 @@
 
 #include "engine/reportformat.h"
 #include "engine/throttleengine.h"
+#include "importertestutil.h"
 #include "ingest/sourcereader.h"
 
 #include <QJsonArray>
@@ -16,15 +17,6 @@
 using namespace ts;
 
 namespace {
-
-class Collect : public IngestSink
-{
-public:
-    void onEvent(RequestEvent &&event) override { events.push_back(std::move(event)); }
-    void onMalformed(MalformedRecord &&) override { ++malformed; }
-    std::vector<RequestEvent> events;
-    int malformed = 0;
-};
 
 QString counts(const QMap<QString, qint64> &map)
 {
@@ -90,11 +82,11 @@ void TestCauses::causeOfEachThrottle()
     QFETCH(qint64, corrections);
     QFETCH(double, effective);
 
-    Collect sink;
+    testutil::CollectingSink sink;
     const SourceOutcome outcome =
         readSource(QStringLiteral(TS_TEST_DATA_DIR "/causes/") + file, sink);
     QVERIFY2(outcome.readable(), qPrintable(outcome.result.fatalError));
-    QCOMPARE(sink.malformed, 0);
+    QCOMPARE(sink.malformed.size(), size_t(0));
 
     ThrottleEngine engine;
     QList<ThrottleCause> eventCauses;

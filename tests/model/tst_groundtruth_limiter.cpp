@@ -8,6 +8,7 @@
 // corrections off (the engine before) are printed beside them.
 
 #include "engine/throttleengine.h"
+#include "importertestutil.h"
 #include "ingest/sourcereader.h"
 #include "policy/policy.h"
 
@@ -19,15 +20,6 @@
 using namespace ts;
 
 namespace {
-
-class Collect : public IngestSink
-{
-public:
-    void onEvent(RequestEvent &&event) override { events.push_back(std::move(event)); }
-    void onMalformed(MalformedRecord &&) override { ++malformed; }
-    std::vector<RequestEvent> events;
-    int malformed = 0;
-};
 
 // The library's bucket: 10 tokens, 2 per second; a refused request takes no token.
 Policy tokenPolicy(double initialFill)
@@ -97,11 +89,11 @@ void TestGroundTruthLimiter::predictedWithinTenPercent()
     QFETCH(QString, file);
     QFETCH(double, initialFill);
     QFETCH(bool, exact);
-    Collect sink;
+    testutil::CollectingSink sink;
     const SourceOutcome outcome =
         readSource(QStringLiteral(TS_TEST_DATA_DIR "/groundtruth/") + file, sink);
     QVERIFY2(outcome.readable(), qPrintable(outcome.result.fatalError));
-    QCOMPARE(sink.malformed, 0);
+    QCOMPARE(sink.malformed.size(), size_t(0));
     QVERIFY(sink.events.size() > 800);
 
     const QMap<QString, PerClient> before = replay(sink.events, 0, false);
