@@ -1450,9 +1450,12 @@ struct ThrottleEngine::Impl
             const Charge &c = charges[size_t(i)];
             Bucket &bucket = buckets[size_t(c.bucket)];
             const CompiledLimit &limit = limits[size_t(bucket.limit)];
-            // The usage before the charge teaches the effective limit of an observed throttle.
+            // The usage before the charge teaches the effective limit of an observed throttle:
+            // the usage as the limiter counts it (throttled charges included where the service
+            // charges them), the same usage that decides. The accepted usage alone made a limit
+            // that a storm of counted 429s exhausted look lower than documented.
             if (throttled)
-                usageBefore[size_t(i)] = bucket.state.usageAt(limit.params, bucket.lastT);
+                usageBefore[size_t(i)] = bucket.state.countedUsageAt(limit.params, bucket.lastT);
             if (!rejected || limit.chargeThrottled)
                 bucket.state.charge(limit.params, bucket.lastT, c.cost, !rejected, endMs);
             const double usage = bucket.state.usageAt(limit.params, bucket.lastT);
