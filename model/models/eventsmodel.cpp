@@ -240,10 +240,27 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
     case TimeColumn:
         return formatDisplayTime(event.tsMs);
     case IdentityColumn:
+        // A note or a breaker transition usually names no identity: a blank cell, not the
+        // "unknown" of a request whose identity the log did not give.
+        if (event.type != EventType::Request && event.identity.isEmpty())
+            return QString();
         return role == Qt::ToolTipRole ? nameTooltip(event.identity) : shortName(event.identity);
     case MethodColumn:
+        // Log rows that are not requests say what they are where the method would be.
+        switch (event.type) {
+        case EventType::Annotation:
+            return tr("note");
+        case EventType::Breaker:
+            return tr("breaker");
+        case EventType::Request:
+            break;
+        }
         return event.method;
     case UrlColumn:
+        if (event.type == EventType::Annotation)
+            return event.text;
+        if (event.type == EventType::Breaker)
+            return tr("%1 \u2192 %2").arg(event.breakerScope, event.breakerState);
         return event.url;
     case StatusColumn:
         return event.status == 0 ? QString() : QString::number(event.status);

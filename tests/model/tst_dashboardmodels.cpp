@@ -376,6 +376,33 @@ private Q_SLOTS:
                  formatIsoMs(fixture::at(999)));
     }
 
+    // Notes and breaker transitions in a log are rows too: they say what they are, and a note
+    // without an identity is not shown as a request from "unknown".
+    void eventsNotesAndBreakerRows()
+    {
+        std::vector<RequestEvent> events = makeEvents(2);
+        events[0].type = EventType::Annotation;
+        events[0].identity.clear();
+        events[0].method.clear();
+        events[0].url.clear();
+        events[0].text = QStringLiteral("migration started");
+        events[1].type = EventType::Breaker;
+        events[1].identity.clear();
+        events[1].breakerScope = QStringLiteral("graph");
+        events[1].breakerState = QStringLiteral("open");
+        EventsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setSource(std::make_shared<MemoryEventSource>(std::move(events)));
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.index(0, EventsModel::MethodColumn).data().toString(), u"note"_qs);
+        QCOMPARE(model.index(0, EventsModel::UrlColumn).data().toString(), u"migration started"_qs);
+        QCOMPARE(model.index(0, EventsModel::IdentityColumn).data().toString(), QString());
+        QCOMPARE(model.index(1, EventsModel::MethodColumn).data().toString(), u"breaker"_qs);
+        QCOMPARE(model.index(1, EventsModel::UrlColumn).data().toString(),
+                 QStringLiteral("graph \u2192 open"));
+    }
+
     void eventsFilter_data()
     {
         QTest::addColumn<QString>("identity");
