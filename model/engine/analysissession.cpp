@@ -22,6 +22,7 @@
 #include <QElapsedTimer>
 #include <QThread>
 #include <QTimer>
+#include <QUuid>
 
 #include <algorithm>
 
@@ -124,17 +125,31 @@ void AnalysisSession::recordLiveBatch(const QList<RequestEvent> &events)
     WriteBatch batch;
     for (const RequestEvent &event : events) {
         const QString source = event.source.isEmpty() ? QStringLiteral("live") : event.source;
-        auto it = m_scratchSources.constFind(source);
-        if (it == m_scratchSources.cend())
-            it = m_scratchSources.insert(source, m_scratch->addSource(source, QStringLiteral("live"), 0, 0, {}));
-        if (batch.sourceId != *it && !batch.events.isEmpty()) {
+        // A followed file's lines join the file's own source (Save As imports the file itself).
+        const qint64 sourceId = addLiveScratchSource(source);
+        if (sourceId <= 0)
+            continue; // the Events page misses them; the analysis has them
+        if (batch.sourceId != sourceId && !batch.events.isEmpty()) {
             m_scratchWriter->submit(std::move(batch));
             batch = WriteBatch{};
         }
-        batch.sourceId = *it;
+        batch.sourceId = sourceId;
         batch.events.append(event);
     }
-    m_scratchWriter->submit(std::move(batch));
+    if (!batch.events.isEmpty())
+        m_scratchWriter->submit(std::move(batch));
+}
+
+qint64 AnalysisSession::addLiveScratchSource(const QString &name)
+{
+    auto it = m_scratchSources.constFind(name);
+    if (it != m_scratchSources.cend())
+        return *it;
+    const qint64 id = m_scratch->addSource(name, QStringLiteral("live"), 0, 0,
+                                           "live:" + name.toUtf8());
+    if (id > 0)
+        m_scratchSources.insert(name, id);
+    return id;
 }
 
 void AnalysisSession::ensureTimer()
@@ -571,6 +586,74 @@ QString AnalysisSession::copyPolledSources(Workspace &target, WorkspaceWriter &w
     return problems;
 }
 
+QString AnalysisSession::copyLiveSources(Workspace &target, WorkspaceWriter &writer)
+{
+    if (!m_scratch || !m_scratchWriter)
+        return {};
+    // Everything received so far is committed to the scratch workspace before it is copied.
+    m_scratchWriter->flush();
+    QList<SourceRecord> live;
+    for (const SourceRecord &source : m_scratch->sources()) {
+        if (source.fingerprint.startsWith("live:"))
+            live.append(source);
+    }
+    if (live.isEmpty())
+        return {};
+    if (m_liveSessionId.isEmpty())
+        m_liveSessionId = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+    WorkspaceReader reader;
+    if (!reader.open(m_scratchPath))
+        return m_scratchPath + QStringLiteral(": ") + reader.errorString() + u'\n';
+    const QList<SourceRecord> stored = target.sources();
+    QString problems;
+    for (const SourceRecord &source : std::as_const(live)) {
+        // This session saved to this workspace before: its copy is replaced by the whole feed.
+        const QByteArray identity = source.fingerprint + '@' + m_liveSessionId;
+        qint64 targetId = 0;
+        for (const SourceRecord &existing : stored) {
+            if (existing.fingerprint == identity)
+                targetId = existing.id;
+        }
+        if (targetId > 0 && !target.discardSourceData(targetId)) {
+            problems += target.errorString() + u'\n';
+            continue;
+        }
+        if (targetId == 0)
+            targetId = target.addSource(source.path, source.format, QDateTime::currentMSecsSinceEpoch(), 0, identity);
+        if (targetId == 0) {
+            problems += target.errorString() + u'\n';
+            continue;
+        }
+        EventFilter filter;
+        filter.sourceId = source.id;
+        bool submitted = reader.forEachEventInTimeOrder(
+            8192,
+            [&](const QList<RequestEvent> &chunk) {
+                WriteBatch batch;
+                batch.sourceId = targetId;
+                batch.events = chunk;
+                return writer.submit(std::move(batch));
+            },
+            filter);
+        qint64 afterRowId = 0;
+        while (submitted) {
+            const QList<StoredMalformed> page = reader.malformed(source.id, afterRowId, 1000);
+            if (page.isEmpty())
+                break;
+            WriteBatch batch;
+            batch.sourceId = targetId;
+            for (const StoredMalformed &record : page)
+                batch.malformed.append(record.record);
+            afterRowId = page.constLast().rowId;
+            submitted = writer.submit(std::move(batch));
+        }
+        if (!submitted)
+            problems += source.path + QStringLiteral(": ") + reader.errorString()
+                        + writer.errorString() + u'\n';
+    }
+    return problems;
+}
+
 void AnalysisSession::announceStoredPollSources(const QString &path)
 {
     Workspace workspace;
@@ -750,6 +833,8 @@ void AnalysisSession::saveWorkspace(const QString &path)
     }
     // Polled stores' rows go with their cursors: the saved session resumes polling after them.
     problems += copyPolledSources(workspace, writer);
+    // What only the scratch workspace holds: the demo's and the listener's events.
+    problems += copyLiveSources(workspace, writer);
     const bool ok = writer.finish() && problems.isEmpty();
     if (ok)
         adoptSavedWorkspace(workspace, path);
@@ -812,10 +897,7 @@ void AnalysisSession::startLiveFeed(const QString &feed, const QString &format)
 
 qint64 AnalysisSession::scratchSourceId(const QString &source)
 {
-    auto it = m_scratchSources.constFind(source);
-    if (it == m_scratchSources.cend())
-        it = m_scratchSources.insert(source, m_scratch->addSource(source, QStringLiteral("live"), 0, 0, {}));
-    return *it;
+    return addLiveScratchSource(source);
 }
 
 void AnalysisSession::ingestAcknowledged(const QString &feed, const QList<RequestEvent> &events,
@@ -973,6 +1055,7 @@ void AnalysisSession::newSession()
     m_scratchPath.clear();
     m_scratchSources.clear();
     m_scratchPollSources.clear();
+    m_liveSessionId.clear(); // a new session's feeds are new sources where it is saved
     closeSessionWriter();
     m_scratchFailed = false;
     m_openedWorkspaces.clear();

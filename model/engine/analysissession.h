@@ -160,7 +160,12 @@ private:
     // Opens the scratch workspace on first use; false when it cannot be (the session goes on
     // without an Events page).
     bool ensureScratchWorkspace();
+    // Live events (demo, followed lines, listener feeds) into the scratch workspace: a followed
+    // file's lines join the file's source; anything else goes to a live source of its own.
     void recordLiveBatch(const QList<RequestEvent> &events);
+    // The scratch source of a live feed `name` (path = name, fingerprint "live:NAME"), made on
+    // first use: Save As finds what only the scratch workspace holds by that fingerprint.
+    qint64 addLiveScratchSource(const QString &name);
     // Keeps reading what other processes commit to the workspace opened last.
     void followWorkspace(std::unique_ptr<WorkspaceFollower> follower);
     void pollWorkspace();
@@ -184,6 +189,10 @@ private:
                                        const QByteArray &cursorState);
     void closeSessionWriter();
     QString copyPolledSources(Workspace &target, WorkspaceWriter &writer);
+    // Save As: the live sources' events and malformed records (demo, listener feeds), which no
+    // file on disk holds, copied from the scratch workspace. Saving again to the same workspace
+    // replaces this session's copy instead of adding a second one.
+    QString copyLiveSources(Workspace &target, WorkspaceWriter &writer);
     void announceStoredPollSources(const QString &path);
 
     PolicySet m_policies;
@@ -211,6 +220,9 @@ private:
     QHash<QString, qint64> m_scratchSources;
     bool m_scratchFailed = false;
     qint64 m_scratchFiles = 0; // files copied into it so far (their sources' fingerprints)
+    // Names this session's live sources in the workspaces it is saved as ("live:NAME@ID"), so
+    // that saving again replaces them; a new one per session (newSession).
+    QByteArray m_liveSessionId;
     // The workspace opened last, followed for commits of other processes, and its poll timer.
     std::unique_ptr<WorkspaceFollower> m_workspaceFollower;
     QTimer *m_workspaceTimer = nullptr;

@@ -18,6 +18,7 @@
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QTest>
 
 using namespace ts;
@@ -581,6 +582,66 @@ private Q_SLOTS:
 
         QVERIFY(!WorkspaceEventSource::open(dir.filePath(QStringLiteral("missing.db")), &error));
         QVERIFY(!error.isEmpty());
+    }
+
+    // Another connection commits rows while the model's page or count is on its way from a
+    // worker, read before that commit: the refresh asked meanwhile is not dropped, it runs when
+    // the page or count arrives, and the new rows and the new count show.
+    void workspaceTailWhileBusy_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::newRow("count on its way") << QString();
+        QTest::newRow("search page on its way") << QStringLiteral("items/");
+    }
+    void workspaceTailWhileBusy()
+    {
+        QFETCH(QString, text);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("ws.db"));
+        qint64 sourceId = 0;
+        {
+            Workspace workspace;
+            QVERIFY2(workspace.open(path), qPrintable(workspace.errorString()));
+            sourceId = workspace.addSource(QStringLiteral("t.ndjson"), QStringLiteral("ndjson"), 0,
+                                           0, "t");
+            QVERIFY(sourceId > 0);
+        }
+        auto commit = [&](int count) {
+            WorkspaceWriter writer; // a connection of its own, as another process has
+            QVERIFY2(writer.start(path), qPrintable(writer.errorString()));
+            WriteBatch batch;
+            batch.sourceId = sourceId;
+            for (const RequestEvent &event : makeEvents(count))
+                batch.events.append(event);
+            QVERIFY(writer.submit(std::move(batch)));
+            QVERIFY2(writer.finish(), qPrintable(writer.errorString()));
+        };
+        commit(100);
+        QString error;
+        auto source = WorkspaceEventSource::open(path, &error);
+        QVERIFY2(source, qPrintable(error));
+        EventsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        EventQuery query;
+        query.text = text;
+        model.setQuery(query);
+        model.setSource(source);
+        QVERIFY(model.isCounting() || model.isFetching());
+        // The worker has read the workspace; its answer waits in this thread's event queue.
+        QThreadPool::globalInstance()->waitForDone();
+        commit(50);
+        model.refreshTail(); // while the answer read before that commit is still on its way
+        QSignalSpy counted(&model, &EventsModel::matchingCountChanged);
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        while (model.rowCount() < 150 && inserted.wait(5000)) {
+        }
+        QCOMPARE(model.rowCount(), 150);
+        if (text.isEmpty()) {
+            while (model.matchingCount() != 150 && counted.wait(5000)) {
+            }
+            QCOMPARE(model.matchingCount(), qint64(150));
+        }
     }
 
     void eventsTimeWindow()
