@@ -103,6 +103,7 @@ bool AnalysisSession::ensureScratchWorkspace()
     writerOptions.continueAfterFailedTransaction = true;
     writerOptions.maxQueuedRecords = kScratchQueuedRecords;
     writerOptions.cacheKiB = kScratchCacheKiB;
+    writerOptions.throwaway = true; // removed when the session ends: nothing to make durable
     writerOptions.onSettled = [this](const std::deque<WriteBatch> &batches, const QString &error) {
         onScratchSettled(batches, error);
     };
