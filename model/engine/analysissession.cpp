@@ -377,6 +377,27 @@ void AnalysisSession::ingestFollowed(const QString &source, const QList<RequestE
 {
     Q_ASSERT(QThread::currentThread() == thread());
     ensureTimer();
+    // The Events page gets every line the follower read; a policy re-read may have counted the
+    // first of them already (setPolicies): those are not counted again.
+    recordLiveBatch(events);
+    qsizetype skipEvents = 0;
+    qsizetype skipMalformed = 0;
+    if (auto covered = m_followedCovered.find(source); covered != m_followedCovered.end()) {
+        skipEvents = qsizetype(qMin<qint64>(covered->events, events.size()));
+        skipMalformed = qsizetype(qMin<qint64>(covered->malformed, malformed.size()));
+        covered->events -= skipEvents;
+        covered->malformed -= skipMalformed;
+        if (covered->events == 0 && covered->malformed == 0)
+            m_followedCovered.erase(covered);
+    }
+    const QList<RequestEvent> fresh = events.mid(skipEvents);
+    const QList<MalformedRecord> freshMalformed = malformed.mid(skipMalformed);
+    countFollowed(source, fresh, freshMalformed);
+}
+
+void AnalysisSession::countFollowed(const QString &source, const QList<RequestEvent> &events,
+                                    const QList<MalformedRecord> &malformed)
+{
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     IngestSourceStatus &status = sourceStatus(source);
     status.live = true;
@@ -404,7 +425,6 @@ void AnalysisSession::ingestFollowed(const QString &source, const QList<RequestE
         m_analysis->onMalformed(MalformedRecord(record));
     }
     m_dirty = true;
-    recordLiveBatch(events);
 }
 
 void AnalysisSession::finishLiveSource(const QString &source)
@@ -721,8 +741,27 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
         else
             group->first.append(path);
     }
+    // What each file had given the session so far (its first read, then what its follower
+    // handed over), less what an earlier re-read took ahead of the follower: where the
+    // follower stands. The re-read reads to the file's end; anything past that point the
+    // follower will deliver again.
+    QHash<QString, CoveredByReread> delivered;
+    for (const auto &opened : std::as_const(m_openedFiles)) {
+        const IngestSourceStatus &status = sourceStatus(opened.first);
+        const CoveredByReread pending = m_followedCovered.value(opened.first);
+        delivered.insert(opened.first, CoveredByReread{status.events - pending.events,
+                                                       status.errors - pending.malformed});
+    }
     for (const auto &[paths, options] : std::as_const(groups))
         readFiles(paths, options, false);
+    m_followedCovered.clear();
+    for (auto it = delivered.cbegin(); it != delivered.cend(); ++it) {
+        const IngestSourceStatus &status = sourceStatus(it.key());
+        const CoveredByReread ahead{qMax<qint64>(0, status.events - it->events),
+                                    qMax<qint64>(0, status.errors - it->malformed)};
+        if (ahead.events > 0 || ahead.malformed > 0)
+            m_followedCovered.insert(it.key(), ahead);
+    }
     for (const QString &workspace : std::as_const(m_openedWorkspaces))
         replayWorkspaceEvents(workspace);
     m_dirty = true;
@@ -857,6 +896,7 @@ void AnalysisSession::reset()
     Q_ASSERT(QThread::currentThread() == thread());
     m_analysis = std::make_unique<Analysis>(m_policies);
     m_openedFiles.clear();
+    m_followedCovered.clear();
     m_workspaceFollower.reset();
     if (m_workspaceTimer)
         m_workspaceTimer->stop();

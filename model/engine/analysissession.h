@@ -163,6 +163,9 @@ private:
     // Live events (demo, followed lines, listener feeds) into the scratch workspace: a followed
     // file's lines join the file's source; anything else goes to a live source of its own.
     void recordLiveBatch(const QList<RequestEvent> &events);
+    // ingestFollowed's counting, for what no policy re-read counted yet.
+    void countFollowed(const QString &source, const QList<RequestEvent> &events,
+                       const QList<MalformedRecord> &malformed);
     // The scratch source of a live feed `name` (path = name, fingerprint "live:NAME"), made on
     // first use: Save As finds what only the scratch workspace holds by that fingerprint.
     qint64 addLiveScratchSource(const QString &name);
@@ -203,6 +206,15 @@ private:
     std::atomic<bool> m_cancel{false};
     // Files read so far with their options, so a policy change can replay them.
     QList<QPair<QString, SourceOptions>> m_openedFiles;
+    // A policy change reads the followed files again up to their end, which may be past what
+    // their follower has handed over yet: per file, the events and malformed records the
+    // follower will still deliver that the re-read counted already (ingestFollowed skips them).
+    struct CoveredByReread
+    {
+        qint64 events = 0;
+        qint64 malformed = 0;
+    };
+    QHash<QString, CoveredByReread> m_followedCovered;
     IngestStatus m_ingest;
     QHash<QString, qsizetype> m_sourceIndex;
     // Live sources' recent arrivals, for a rate: events counted since the window start.
