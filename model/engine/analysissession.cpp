@@ -624,54 +624,84 @@ QString AnalysisSession::copyLiveSources(Workspace &target, WorkspaceWriter &wri
     WorkspaceReader reader;
     if (!reader.open(m_scratchPath))
         return m_scratchPath + QStringLiteral(": ") + reader.errorString() + u'\n';
-    const QList<SourceRecord> stored = target.sources();
     QString problems;
     for (const SourceRecord &source : std::as_const(live)) {
         // This session saved to this workspace before: its copy is replaced by the whole feed.
-        const QByteArray identity = source.fingerprint + '@' + m_liveSessionId;
-        qint64 targetId = 0;
-        for (const SourceRecord &existing : stored) {
-            if (existing.fingerprint == identity)
-                targetId = existing.id;
-        }
-        if (targetId > 0 && !target.discardSourceData(targetId)) {
-            problems += target.errorString() + u'\n';
-            continue;
-        }
-        if (targetId == 0)
-            targetId = target.addSource(source.path, source.format, QDateTime::currentMSecsSinceEpoch(), 0, identity);
-        if (targetId == 0) {
-            problems += target.errorString() + u'\n';
-            continue;
-        }
-        EventFilter filter;
-        filter.sourceId = source.id;
-        bool submitted = reader.forEachEventInTimeOrder(
-            8192,
-            [&](const QList<RequestEvent> &chunk) {
-                WriteBatch batch;
-                batch.sourceId = targetId;
-                batch.events = chunk;
-                return writer.submit(std::move(batch));
-            },
-            filter);
-        qint64 afterRowId = 0;
-        while (submitted) {
-            const QList<StoredMalformed> page = reader.malformed(source.id, afterRowId, 1000);
-            if (page.isEmpty())
-                break;
-            WriteBatch batch;
-            batch.sourceId = targetId;
-            for (const StoredMalformed &record : page)
-                batch.malformed.append(record.record);
-            afterRowId = page.constLast().rowId;
-            submitted = writer.submit(std::move(batch));
-        }
-        if (!submitted)
-            problems += source.path + QStringLiteral(": ") + reader.errorString()
-                        + writer.errorString() + u'\n';
+        problems += copySourceRows(reader, source, target, writer,
+                                   source.fingerprint + '@' + m_liveSessionId);
     }
     return problems;
+}
+
+QString AnalysisSession::copyOpenedWorkspaces(Workspace &target, const QString &targetPath,
+                                              WorkspaceWriter &writer)
+{
+    QString problems;
+    const QString targetFile = QFileInfo(targetPath).canonicalFilePath();
+    for (const QString &opened : std::as_const(m_openedWorkspaces)) {
+        const QString openedFile = QFileInfo(opened).canonicalFilePath();
+        if (openedFile.isEmpty() || openedFile == targetFile)
+            continue; // saved onto itself: its rows are there already
+        WorkspaceReader reader;
+        if (!reader.open(opened)) {
+            problems += opened + QStringLiteral(": ") + reader.errorString() + u'\n';
+            continue;
+        }
+        const QList<SourceRecord> sources = reader.sources();
+        for (const SourceRecord &source : sources) {
+            // Named by where it came from: saving again (from this session or another that
+            // opened the same workspace) replaces the copy with what the workspace holds now.
+            const QByteArray identity = "workspace:" + QFile::encodeName(openedFile) + '#'
+                                        + QByteArray::number(source.id);
+            problems += copySourceRows(reader, source, target, writer, identity);
+        }
+    }
+    return problems;
+}
+
+QString AnalysisSession::copySourceRows(WorkspaceReader &reader, const SourceRecord &source,
+                                        Workspace &target, WorkspaceWriter &writer,
+                                        const QByteArray &identity)
+{
+    qint64 targetId = 0;
+    for (const SourceRecord &existing : target.sources()) {
+        if (existing.fingerprint == identity)
+            targetId = existing.id;
+    }
+    if (targetId > 0 && !target.discardSourceData(targetId))
+        return target.errorString() + u'\n';
+    if (targetId == 0)
+        targetId = target.addSource(source.path, source.format,
+                                    QDateTime::currentMSecsSinceEpoch(), 0, identity);
+    if (targetId == 0)
+        return target.errorString() + u'\n';
+    EventFilter filter;
+    filter.sourceId = source.id;
+    bool submitted = reader.forEachEventInTimeOrder(
+        8192,
+        [&](const QList<RequestEvent> &chunk) {
+            WriteBatch batch;
+            batch.sourceId = targetId;
+            batch.events = chunk;
+            return writer.submit(std::move(batch));
+        },
+        filter);
+    qint64 afterRowId = 0;
+    while (submitted) {
+        const QList<StoredMalformed> page = reader.malformed(source.id, afterRowId, 1000);
+        if (page.isEmpty())
+            break;
+        WriteBatch batch;
+        batch.sourceId = targetId;
+        for (const StoredMalformed &record : page)
+            batch.malformed.append(record.record);
+        afterRowId = page.constLast().rowId;
+        submitted = writer.submit(std::move(batch));
+    }
+    if (!submitted)
+        return source.path + QStringLiteral(": ") + reader.errorString() + writer.errorString()
+               + u'\n';
+    return {};
 }
 
 void AnalysisSession::announceStoredPollSources(const QString &path)
@@ -874,6 +904,8 @@ void AnalysisSession::saveWorkspace(const QString &path)
     problems += copyPolledSources(workspace, writer);
     // What only the scratch workspace holds: the demo's and the listener's events.
     problems += copyLiveSources(workspace, writer);
+    // The workspaces opened in the session (with what other processes committed to them).
+    problems += copyOpenedWorkspaces(workspace, path, writer);
     const bool ok = writer.finish() && problems.isEmpty();
     if (ok)
         adoptSavedWorkspace(workspace, path);

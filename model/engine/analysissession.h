@@ -32,6 +32,7 @@ class Workspace;
 class WorkspaceFollower;
 class WorkspaceReader;
 class WorkspaceWriter;
+struct SourceRecord;
 struct WriteBatch;
 
 // A polled store's source stored in a workspace, with what a poller needs to resume it.
@@ -196,6 +197,15 @@ private:
     // file on disk holds, copied from the scratch workspace. Saving again to the same workspace
     // replaces this session's copy instead of adding a second one.
     QString copyLiveSources(Workspace &target, WorkspaceWriter &writer);
+    // Save As: the events and malformed records of the workspaces opened in the session (not
+    // the one saved onto), each source under "workspace:PATH#ID" so that saving again
+    // replaces it. Polled sources come as rows, without their cursor.
+    QString copyOpenedWorkspaces(Workspace &target, const QString &targetPath,
+                                 WorkspaceWriter &writer);
+    // One source's rows from `reader` into `target` under `identity`, replacing what an earlier
+    // copy under that identity stored; "" or what went wrong.
+    QString copySourceRows(WorkspaceReader &reader, const SourceRecord &source, Workspace &target,
+                           WorkspaceWriter &writer, const QByteArray &identity);
     void announceStoredPollSources(const QString &path);
 
     PolicySet m_policies;

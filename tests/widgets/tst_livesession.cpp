@@ -10,7 +10,10 @@
 #include "dashboardlistener.h"
 #include "engine/analysissession.h"
 #include "engine/scratchworkspace.h"
+#include "ingest/sourcereader.h"
+#include "store/importjob.h"
 #include "store/workspace.h"
+#include "store/workspacewriter.h"
 #include "ingestpage.h"
 #include "listendialog.h"
 #include "mainwindow.h"
@@ -200,6 +203,7 @@ private Q_SLOTS:
     void timeWindowIsRememberedPerWorkspace();
     void saveAsKeepsLiveEvents_data();
     void saveAsKeepsLiveEvents();
+    void saveAsKeepsOpenedWorkspace();
 
     void listenRefusals_data()
     {
@@ -621,6 +625,57 @@ void TestLiveSession::saveAsKeepsLiveEvents()
     QCOMPARE(reopened.malformed, session.malformed);
     QCOMPARE(reopened.byStatus, session.byStatus);
     QCOMPARE(reopened.throttles.total, session.throttles.total);
+}
+
+// File > Save As from a session that opened a workspace: the saved workspace holds that
+// workspace's events too (and what was read besides), once however often it is saved.
+void TestLiveSession::saveAsKeepsOpenedWorkspace()
+{
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    const QString b = writeLog(dir, u"b.ndjson"_qs, 5);
+    const QString opened = dir.filePath(u"opened.tsws"_qs);
+    {
+        ts::Workspace workspace;
+        ts::WorkspaceWriter writer;
+        QVERIFY(workspace.open(opened) && writer.start(opened));
+        QFile probe(a);
+        QVERIFY(probe.open(QIODevice::ReadOnly));
+        QString error;
+        const std::unique_ptr<ts::LogReader> reader = ts::readerFor(probe, a, {}, &error);
+        probe.close();
+        QVERIFY2(reader, qPrintable(error));
+        QVERIFY(ts::importFile(workspace, writer, a, *reader).ok());
+        QVERIFY(writer.finish());
+    }
+    const QString saved = dir.filePath(u"saved.tsws"_qs);
+    ts::ReportData session;
+    {
+        ts::app::DashboardController controller({});
+        controller.start();
+        MainWindow *window = controller.window();
+        Q_EMIT window->openWorkspaceRequested(opened);
+        QTRY_COMPARE(shownEvents(window), 7);
+        Q_EMIT window->openFilesRequested({b});
+        QTRY_COMPARE(shownEvents(window), 12);
+        session = window->dashboard()->snapshot()->report;
+        QSignalSpy finished(controller.session(), &ts::AnalysisSession::operationFinished);
+        for (int save = 1; save <= 2; ++save) {
+            Q_EMIT window->saveWorkspaceRequested(saved);
+            QTRY_COMPARE(finished.count(), save);
+            QVERIFY2(finished.last().at(0).toBool(), qPrintable(finished.last().at(1).toString()));
+        }
+    }
+    ts::app::DashboardController controller({});
+    controller.start();
+    MainWindow *window = controller.window();
+    Q_EMIT window->openWorkspaceRequested(saved);
+    QTRY_COMPARE(shownEvents(window), 12);
+    const ts::ReportData &reopened = window->dashboard()->snapshot()->report;
+    QCOMPARE(reopened.byStatus, session.byStatus);
+    QCOMPARE(reopened.throttles.total, session.throttles.total);
+    QTest::qWait(300); // nothing more arrives: each event is in it once
+    QCOMPARE(shownEvents(window), 12);
 }
 
 QTEST_MAIN(TestLiveSession)
