@@ -794,8 +794,43 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
     }
     for (const QString &workspace : std::as_const(m_openedWorkspaces))
         replayWorkspaceEvents(workspace);
+    replayLiveSources();
     m_dirty = true;
     publishIfDirty();
+}
+
+void AnalysisSession::replayLiveSources()
+{
+    if (!m_scratch || !m_scratchWriter)
+        return;
+    // Everything submitted is committed first (onScratchSettled has run for it): the listener's
+    // batches committed so far are counted by this replay, and not again when their commit
+    // reaches this thread (the generation moves on).
+    m_scratchWriter->flush();
+    ++m_liveReplays;
+    WorkspaceReader reader;
+    if (!reader.open(m_scratchPath))
+        return;
+    qint64 malformed = 0;
+    // Feed after feed, as opened workspaces are replayed; a file's followed lines are not
+    // among them (the files were read again).
+    for (const SourceRecord &source : m_scratch->sources()) {
+        if (!source.fingerprint.startsWith("live:") && !source.fingerprint.startsWith("poll:"))
+            continue;
+        EventFilter filter;
+        filter.sourceId = source.id;
+        reader.forEachEventInTimeOrder(
+            8192,
+            [&](const QList<RequestEvent> &chunk) {
+                for (const RequestEvent &event : chunk)
+                    m_analysis->add(event);
+                return !m_cancel.load();
+            },
+            filter);
+        malformed += reader.countMalformed(source.id);
+    }
+    m_analysis->countMalformed(malformed);
+    m_ingest.malformedTotal += malformed;
 }
 
 void AnalysisSession::openWorkspace(const QString &path)
@@ -1046,16 +1081,20 @@ void AnalysisSession::onScratchSettled(const std::deque<WriteBatch> &batches, co
         // client does after its 200 (another POST, the operator stopping the listener) reaches
         // the session after this batch.
         QMetaObject::invokeMethod(this, [this, feed = waiting.feed, events = batch.events,
-                                         malformed = batch.malformed, epoch = waiting.epoch] {
-            if (epoch == m_sessionEpoch.load()) // else it belongs to a session since closed
-                applyStoredBatch(feed, events, malformed);
+                                         malformed = batch.malformed, epoch = waiting.epoch,
+                                         replay = m_liveReplays.load()] {
+            if (epoch != m_sessionEpoch.load())
+                return; // it belongs to a session since closed
+            // A policy change since replayed it from the scratch workspace into the new
+            // analysis: only the feed's row still has to count it.
+            applyStoredBatch(feed, events, malformed, replay == m_liveReplays.load());
         });
         waiting.settled(StoreOutcome::Stored, {});
     }
 }
 
 void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
-                                       const QList<MalformedRecord> &malformed)
+                                       const QList<MalformedRecord> &malformed, bool analyse)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     ensureTimer();
@@ -1075,6 +1114,9 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
     }
     if (!malformed.isEmpty())
         status.lastError = malformed.constLast().reason;
+    m_dirty = true;
+    if (!analyse)
+        return;
     for (const RequestEvent &event : events)
         m_analysis->add(event);
     for (MalformedRecord record : malformed) {
@@ -1084,7 +1126,6 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
         m_ingest.malformed.append(record);
         m_analysis->onMalformed(std::move(record));
     }
-    m_dirty = true;
 }
 
 void AnalysisSession::setFeedRejections(const QString &feed, qint64 rejectedRequests,

@@ -176,8 +176,13 @@ private:
     // Acknowledged feeds: the scratch writer's onSettled (writer thread), and what follows a
     // commit on the session's thread.
     void onScratchSettled(const std::deque<WriteBatch> &batches, const QString &error);
+    // analyse = false: the events are in the analysis already (a policy change replayed them);
+    // only the feed's row counts them.
     void applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
-                          const QList<MalformedRecord> &malformed);
+                          const QList<MalformedRecord> &malformed, bool analyse);
+    // setPolicies: the live feeds' and polled stores' events, which no file holds, from the
+    // scratch workspace into the new analysis.
+    void replayLiveSources();
     qint64 scratchSourceId(const QString &source);
     // Session hygiene: the session's own workspace (opened or saved) and what it remembers.
     void rememberPolicy(const QString &nameFileOrJson);
@@ -270,6 +275,9 @@ private:
     // Bumped by newSession(): batches acknowledged for an older session are not counted.
     // Read on the writer's thread (onScratchSettled), hence atomic.
     std::atomic<quint64> m_sessionEpoch{0};
+    // Bumped by replayLiveSources(): listener batches committed before it were replayed and are
+    // not analysed again. Read on the writer's thread (onScratchSettled), hence atomic.
+    std::atomic<quint64> m_liveReplays{0};
     quint64 m_scratchCount = 0;        // scratch workspaces made, for unique names
     QStringList m_openedWorkspaces;    // replayed again under new policies
     QString m_sessionWorkspace;        // opened or saved: where settings are written

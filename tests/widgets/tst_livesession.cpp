@@ -548,9 +548,13 @@ void TestLiveSession::saveAsKeepsLiveEvents_data()
 {
     QTest::addColumn<bool>("listen");
     QTest::addColumn<bool>("demo");
-    QTest::newRow("log and listener") << true << false;
-    QTest::newRow("log and demo") << false << true;
-    QTest::newRow("log, listener and demo") << true << true;
+    QTest::addColumn<bool>("changePolicy");
+    QTest::newRow("log and listener") << true << false << false;
+    QTest::newRow("log and demo") << false << true << false;
+    QTest::newRow("log, listener and demo") << true << true << false;
+    // The policy change analyses everything again, the live feeds included: the session
+    // still shows what Save As writes.
+    QTest::newRow("log, listener and demo, policy changed") << true << true << true;
 }
 
 // File > Save As keeps what only the session received (File > Listen…, the demo), not only
@@ -559,6 +563,7 @@ void TestLiveSession::saveAsKeepsLiveEvents()
 {
     QFETCH(bool, listen);
     QFETCH(bool, demo);
+    QFETCH(bool, changePolicy);
     QTemporaryDir dir;
     const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
     const QString saved = dir.filePath(u"live.tsws"_qs);
@@ -603,6 +608,14 @@ void TestLiveSession::saveAsKeepsLiveEvents()
             expected += 25;
         }
         QTRY_COMPARE(shownEvents(window), expected);
+        const qint64 malformed = window->dashboard()->snapshot()->report.malformed;
+        if (changePolicy) {
+            Q_EMIT window->policyChangeRequested(u"fabric"_qs);
+            QCOMPARE(policySource(controller.session()), u"fabric"_qs); // the re-run is over
+            QTest::qWait(300); // its snapshots reach the window
+            QTRY_COMPARE(shownEvents(window), expected);
+            QCOMPARE(window->dashboard()->snapshot()->report.malformed, malformed);
+        }
         session = window->dashboard()->snapshot()->report;
         QSignalSpy finished(controller.session(), &ts::AnalysisSession::operationFinished);
         Q_EMIT window->saveWorkspaceRequested(saved);
