@@ -145,8 +145,8 @@ qint64 AnalysisSession::addLiveScratchSource(const QString &name)
     auto it = m_scratchSources.constFind(name);
     if (it != m_scratchSources.cend())
         return *it;
-    const qint64 id = m_scratch->addSource(name, QStringLiteral("live"), 0, 0,
-                                           "live:" + name.toUtf8());
+    const qint64 id =
+        m_scratch->addSource(name, QStringLiteral("live"), 0, 0, "live:" + name.toUtf8());
     if (id > 0)
         m_scratchSources.insert(name, id);
     return id;
@@ -651,8 +651,8 @@ QString AnalysisSession::copyOpenedWorkspaces(Workspace &target, const QString &
         for (const SourceRecord &source : sources) {
             // Named by where it came from: saving again (from this session or another that
             // opened the same workspace) replaces the copy with what the workspace holds now.
-            const QByteArray identity = "workspace:" + QFile::encodeName(openedFile) + '#'
-                                        + QByteArray::number(source.id);
+            const QByteArray identity =
+                "workspace:" + QFile::encodeName(openedFile) + '#' + QByteArray::number(source.id);
             problems += copySourceRows(reader, source, target, writer, identity);
         }
     }
@@ -671,8 +671,8 @@ QString AnalysisSession::copySourceRows(WorkspaceReader &reader, const SourceRec
     if (targetId > 0 && !target.discardSourceData(targetId))
         return target.errorString() + u'\n';
     if (targetId == 0)
-        targetId = target.addSource(source.path, source.format,
-                                    QDateTime::currentMSecsSinceEpoch(), 0, identity);
+        targetId = target.addSource(source.path, source.format, QDateTime::currentMSecsSinceEpoch(),
+                                    0, identity);
     if (targetId == 0)
         return target.errorString() + u'\n';
     EventFilter filter;
@@ -699,8 +699,8 @@ QString AnalysisSession::copySourceRows(WorkspaceReader &reader, const SourceRec
         submitted = writer.submit(std::move(batch));
     }
     if (!submitted)
-        return source.path + QStringLiteral(": ") + reader.errorString() + writer.errorString()
-               + u'\n';
+        return source.path + QStringLiteral(": ") + reader.errorString() + writer.errorString() +
+               u'\n';
     return {};
 }
 

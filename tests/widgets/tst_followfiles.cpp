@@ -58,7 +58,8 @@ qint64 windowEvents(MainWindow *window)
 // Waits until the session's thread has handled everything queued to it so far.
 void syncWithSession(ts::app::DashboardController &controller)
 {
-    QMetaObject::invokeMethod(controller.session(), [] {}, Qt::BlockingQueuedConnection);
+    QMetaObject::invokeMethod(
+        controller.session(), [] {}, Qt::BlockingQueuedConnection);
 }
 
 // The file's events on the Ingest page.

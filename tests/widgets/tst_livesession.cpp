@@ -11,14 +11,14 @@
 #include "engine/analysissession.h"
 #include "engine/scratchworkspace.h"
 #include "ingest/sourcereader.h"
-#include "store/importjob.h"
-#include "store/workspace.h"
-#include "store/workspacewriter.h"
 #include "ingestpage.h"
 #include "listendialog.h"
 #include "mainwindow.h"
 #include "models/ingestmodels.h"
 #include "models/timerange.h"
+#include "store/importjob.h"
+#include "store/workspace.h"
+#include "store/workspacewriter.h"
 #include "testhttp.h"
 
 #include <QAbstractItemModelTester>
@@ -586,7 +586,8 @@ void TestLiveSession::saveAsKeepsLiveEvents()
                 body += requestLine(i, i % 4 == 0 ? 429 : 200) + '\n';
             QCOMPARE(statusOf(ts::testhttp::post(port, "/ingest", body)), 200);
             // One event and one malformed record stored, the request refused (400).
-            QCOMPARE(statusOf(ts::testhttp::post(port, "/ingest", requestLine(99) + "\n{oops\n")), 400);
+            QCOMPARE(statusOf(ts::testhttp::post(port, "/ingest", requestLine(99) + "\n{oops\n")),
+                     400);
             expected += 41;
         }
         if (demo) {
