@@ -147,8 +147,8 @@ qint64 AnalysisSession::addLiveScratchSource(const QString &name)
     auto it = m_scratchSources.constFind(name);
     if (it != m_scratchSources.cend())
         return *it;
-    const qint64 id = m_scratch->addSource(name, QStringLiteral("live"), 0, 0,
-                                           "live:" + name.toUtf8());
+    const qint64 id =
+        m_scratch->addSource(name, QStringLiteral("live"), 0, 0, "live:" + name.toUtf8());
     if (id > 0)
         m_scratchSources.insert(name, id);
     return id;
@@ -435,6 +435,27 @@ void AnalysisSession::ingestFollowed(const QString &source, const QList<RequestE
 {
     Q_ASSERT(QThread::currentThread() == thread());
     ensureTimer();
+    // The Events page gets every line the follower read; a policy re-read may have counted the
+    // first of them already (setPolicies): those are not counted again.
+    recordLiveBatch(events);
+    qsizetype skipEvents = 0;
+    qsizetype skipMalformed = 0;
+    if (auto covered = m_followedCovered.find(source); covered != m_followedCovered.end()) {
+        skipEvents = qsizetype(qMin<qint64>(covered->events, events.size()));
+        skipMalformed = qsizetype(qMin<qint64>(covered->malformed, malformed.size()));
+        covered->events -= skipEvents;
+        covered->malformed -= skipMalformed;
+        if (covered->events == 0 && covered->malformed == 0)
+            m_followedCovered.erase(covered);
+    }
+    const QList<RequestEvent> fresh = events.mid(skipEvents);
+    const QList<MalformedRecord> freshMalformed = malformed.mid(skipMalformed);
+    countFollowed(source, fresh, freshMalformed);
+}
+
+void AnalysisSession::countFollowed(const QString &source, const QList<RequestEvent> &events,
+                                    const QList<MalformedRecord> &malformed)
+{
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     IngestSourceStatus &status = sourceStatus(source);
     status.live = true;
@@ -462,7 +483,6 @@ void AnalysisSession::ingestFollowed(const QString &source, const QList<RequestE
         m_analysis->onMalformed(MalformedRecord(record));
     }
     m_dirty = true;
-    recordLiveBatch(events);
 }
 
 void AnalysisSession::finishLiveSource(const QString &source)
@@ -662,54 +682,84 @@ QString AnalysisSession::copyLiveSources(Workspace &target, WorkspaceWriter &wri
     WorkspaceReader reader;
     if (!reader.open(m_scratchPath))
         return m_scratchPath + QStringLiteral(": ") + reader.errorString() + u'\n';
-    const QList<SourceRecord> stored = target.sources();
     QString problems;
     for (const SourceRecord &source : std::as_const(live)) {
         // This session saved to this workspace before: its copy is replaced by the whole feed.
-        const QByteArray identity = source.fingerprint + '@' + m_liveSessionId;
-        qint64 targetId = 0;
-        for (const SourceRecord &existing : stored) {
-            if (existing.fingerprint == identity)
-                targetId = existing.id;
-        }
-        if (targetId > 0 && !target.discardSourceData(targetId)) {
-            problems += target.errorString() + u'\n';
-            continue;
-        }
-        if (targetId == 0)
-            targetId = target.addSource(source.path, source.format, QDateTime::currentMSecsSinceEpoch(), 0, identity);
-        if (targetId == 0) {
-            problems += target.errorString() + u'\n';
-            continue;
-        }
-        EventFilter filter;
-        filter.sourceId = source.id;
-        bool submitted = reader.forEachEventInTimeOrder(
-            8192,
-            [&](const QList<RequestEvent> &chunk) {
-                WriteBatch batch;
-                batch.sourceId = targetId;
-                batch.events = chunk;
-                return writer.submit(std::move(batch));
-            },
-            filter);
-        qint64 afterRowId = 0;
-        while (submitted) {
-            const QList<StoredMalformed> page = reader.malformed(source.id, afterRowId, 1000);
-            if (page.isEmpty())
-                break;
-            WriteBatch batch;
-            batch.sourceId = targetId;
-            for (const StoredMalformed &record : page)
-                batch.malformed.append(record.record);
-            afterRowId = page.constLast().rowId;
-            submitted = writer.submit(std::move(batch));
-        }
-        if (!submitted)
-            problems += source.path + QStringLiteral(": ") + reader.errorString()
-                        + writer.errorString() + u'\n';
+        problems += copySourceRows(reader, source, target, writer,
+                                   source.fingerprint + '@' + m_liveSessionId);
     }
     return problems;
+}
+
+QString AnalysisSession::copyOpenedWorkspaces(Workspace &target, const QString &targetPath,
+                                              WorkspaceWriter &writer)
+{
+    QString problems;
+    const QString targetFile = QFileInfo(targetPath).canonicalFilePath();
+    for (const QString &opened : std::as_const(m_openedWorkspaces)) {
+        const QString openedFile = QFileInfo(opened).canonicalFilePath();
+        if (openedFile.isEmpty() || openedFile == targetFile)
+            continue; // saved onto itself: its rows are there already
+        WorkspaceReader reader;
+        if (!reader.open(opened)) {
+            problems += opened + QStringLiteral(": ") + reader.errorString() + u'\n';
+            continue;
+        }
+        const QList<SourceRecord> sources = reader.sources();
+        for (const SourceRecord &source : sources) {
+            // Named by where it came from: saving again (from this session or another that
+            // opened the same workspace) replaces the copy with what the workspace holds now.
+            const QByteArray identity =
+                "workspace:" + QFile::encodeName(openedFile) + '#' + QByteArray::number(source.id);
+            problems += copySourceRows(reader, source, target, writer, identity);
+        }
+    }
+    return problems;
+}
+
+QString AnalysisSession::copySourceRows(WorkspaceReader &reader, const SourceRecord &source,
+                                        Workspace &target, WorkspaceWriter &writer,
+                                        const QByteArray &identity)
+{
+    qint64 targetId = 0;
+    for (const SourceRecord &existing : target.sources()) {
+        if (existing.fingerprint == identity)
+            targetId = existing.id;
+    }
+    if (targetId > 0 && !target.discardSourceData(targetId))
+        return target.errorString() + u'\n';
+    if (targetId == 0)
+        targetId = target.addSource(source.path, source.format, QDateTime::currentMSecsSinceEpoch(),
+                                    0, identity);
+    if (targetId == 0)
+        return target.errorString() + u'\n';
+    EventFilter filter;
+    filter.sourceId = source.id;
+    bool submitted = reader.forEachEventInTimeOrder(
+        8192,
+        [&](const QList<RequestEvent> &chunk) {
+            WriteBatch batch;
+            batch.sourceId = targetId;
+            batch.events = chunk;
+            return writer.submit(std::move(batch));
+        },
+        filter);
+    qint64 afterRowId = 0;
+    while (submitted) {
+        const QList<StoredMalformed> page = reader.malformed(source.id, afterRowId, 1000);
+        if (page.isEmpty())
+            break;
+        WriteBatch batch;
+        batch.sourceId = targetId;
+        for (const StoredMalformed &record : page)
+            batch.malformed.append(record.record);
+        afterRowId = page.constLast().rowId;
+        submitted = writer.submit(std::move(batch));
+    }
+    if (!submitted)
+        return source.path + QStringLiteral(": ") + reader.errorString() + writer.errorString() +
+               u'\n';
+    return {};
 }
 
 void AnalysisSession::announceStoredPollSources(const QString &path)
@@ -779,12 +829,66 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
         else
             group->first.append(path);
     }
+    // What each file had given the session so far (its first read, then what its follower
+    // handed over), less what an earlier re-read took ahead of the follower: where the
+    // follower stands. The re-read reads to the file's end; anything past that point the
+    // follower will deliver again.
+    QHash<QString, CoveredByReread> delivered;
+    for (const auto &opened : std::as_const(m_openedFiles)) {
+        const IngestSourceStatus &status = sourceStatus(opened.first);
+        const CoveredByReread pending = m_followedCovered.value(opened.first);
+        delivered.insert(opened.first, CoveredByReread{status.events - pending.events,
+                                                       status.errors - pending.malformed});
+    }
     for (const auto &[paths, options] : std::as_const(groups))
         readFiles(paths, options, false);
+    m_followedCovered.clear();
+    for (auto it = delivered.cbegin(); it != delivered.cend(); ++it) {
+        const IngestSourceStatus &status = sourceStatus(it.key());
+        const CoveredByReread ahead{qMax<qint64>(0, status.events - it->events),
+                                    qMax<qint64>(0, status.errors - it->malformed)};
+        if (ahead.events > 0 || ahead.malformed > 0)
+            m_followedCovered.insert(it.key(), ahead);
+    }
     for (const QString &workspace : std::as_const(m_openedWorkspaces))
         replayWorkspaceEvents(workspace);
+    replayLiveSources();
     m_dirty = true;
     publishIfDirty();
+}
+
+void AnalysisSession::replayLiveSources()
+{
+    if (!m_scratch || !m_scratchWriter)
+        return;
+    // Everything submitted is committed first (onScratchSettled has run for it): the listener's
+    // batches committed so far are counted by this replay, and not again when their commit
+    // reaches this thread (the generation moves on).
+    m_scratchWriter->flush();
+    ++m_liveReplays;
+    WorkspaceReader reader;
+    if (!reader.open(m_scratchPath))
+        return;
+    qint64 malformed = 0;
+    // Feed after feed, as opened workspaces are replayed; a file's followed lines are not
+    // among them (the files were read again).
+    for (const SourceRecord &source : m_scratch->sources()) {
+        if (!source.fingerprint.startsWith("live:") && !source.fingerprint.startsWith("poll:"))
+            continue;
+        EventFilter filter;
+        filter.sourceId = source.id;
+        reader.forEachEventInTimeOrder(
+            8192,
+            [&](const QList<RequestEvent> &chunk) {
+                for (const RequestEvent &event : chunk)
+                    m_analysis->add(event);
+                return !m_cancel.load();
+            },
+            filter);
+        malformed += reader.countMalformed(source.id);
+    }
+    m_analysis->countMalformed(malformed);
+    m_ingest.malformedTotal += malformed;
 }
 
 void AnalysisSession::openWorkspace(const QString &path)
@@ -893,6 +997,8 @@ void AnalysisSession::saveWorkspace(const QString &path)
     problems += copyPolledSources(workspace, writer);
     // What only the scratch workspace holds: the demo's and the listener's events.
     problems += copyLiveSources(workspace, writer);
+    // The workspaces opened in the session (with what other processes committed to them).
+    problems += copyOpenedWorkspaces(workspace, path, writer);
     const bool ok = writer.finish() && problems.isEmpty();
     if (ok)
         adoptSavedWorkspace(workspace, path);
@@ -915,6 +1021,7 @@ void AnalysisSession::reset()
     Q_ASSERT(QThread::currentThread() == thread());
     m_analysis = std::make_unique<Analysis>(m_policies);
     m_openedFiles.clear();
+    m_followedCovered.clear();
     m_workspaceFollower.reset();
     if (m_workspaceTimer)
         m_workspaceTimer->stop();
@@ -1032,16 +1139,20 @@ void AnalysisSession::onScratchSettled(const std::deque<WriteBatch> &batches, co
         // client does after its 200 (another POST, the operator stopping the listener) reaches
         // the session after this batch.
         QMetaObject::invokeMethod(this, [this, feed = waiting.feed, events = batch.events,
-                                         malformed = batch.malformed, epoch = waiting.epoch] {
-            if (epoch == m_sessionEpoch.load()) // else it belongs to a session since closed
-                applyStoredBatch(feed, events, malformed);
+                                         malformed = batch.malformed, epoch = waiting.epoch,
+                                         replay = m_liveReplays.load()] {
+            if (epoch != m_sessionEpoch.load())
+                return; // it belongs to a session since closed
+            // A policy change since replayed it from the scratch workspace into the new
+            // analysis: only the feed's row still has to count it.
+            applyStoredBatch(feed, events, malformed, replay == m_liveReplays.load());
         });
         waiting.settled(StoreOutcome::Stored, {});
     }
 }
 
 void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
-                                       const QList<MalformedRecord> &malformed)
+                                       const QList<MalformedRecord> &malformed, bool analyse)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     ensureTimer();
@@ -1061,6 +1172,9 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
     }
     if (!malformed.isEmpty())
         status.lastError = malformed.constLast().reason;
+    m_dirty = true;
+    if (!analyse)
+        return;
     for (const RequestEvent &event : events)
         m_analysis->add(event);
     for (MalformedRecord record : malformed) {
@@ -1070,7 +1184,6 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
         m_ingest.malformed.append(record);
         m_analysis->onMalformed(std::move(record));
     }
-    m_dirty = true;
 }
 
 void AnalysisSession::setFeedRejections(const QString &feed, qint64 rejectedRequests,

@@ -10,12 +10,15 @@
 #include "dashboardlistener.h"
 #include "engine/analysissession.h"
 #include "engine/scratchworkspace.h"
-#include "store/workspace.h"
+#include "ingest/sourcereader.h"
 #include "ingestpage.h"
 #include "listendialog.h"
 #include "mainwindow.h"
 #include "models/ingestmodels.h"
 #include "models/timerange.h"
+#include "store/importjob.h"
+#include "store/workspace.h"
+#include "store/workspacewriter.h"
 #include "testhttp.h"
 
 #include <QAbstractItemModelTester>
@@ -200,6 +203,7 @@ private Q_SLOTS:
     void timeWindowIsRememberedPerWorkspace();
     void saveAsKeepsLiveEvents_data();
     void saveAsKeepsLiveEvents();
+    void saveAsKeepsOpenedWorkspace();
 
     void listenRefusals_data()
     {
@@ -544,9 +548,13 @@ void TestLiveSession::saveAsKeepsLiveEvents_data()
 {
     QTest::addColumn<bool>("listen");
     QTest::addColumn<bool>("demo");
-    QTest::newRow("log and listener") << true << false;
-    QTest::newRow("log and demo") << false << true;
-    QTest::newRow("log, listener and demo") << true << true;
+    QTest::addColumn<bool>("changePolicy");
+    QTest::newRow("log and listener") << true << false << false;
+    QTest::newRow("log and demo") << false << true << false;
+    QTest::newRow("log, listener and demo") << true << true << false;
+    // The policy change analyses everything again, the live feeds included: the session
+    // still shows what Save As writes.
+    QTest::newRow("log, listener and demo, policy changed") << true << true << true;
 }
 
 // File > Save As keeps what only the session received (File > Listen…, the demo), not only
@@ -555,6 +563,7 @@ void TestLiveSession::saveAsKeepsLiveEvents()
 {
     QFETCH(bool, listen);
     QFETCH(bool, demo);
+    QFETCH(bool, changePolicy);
     QTemporaryDir dir;
     const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
     const QString saved = dir.filePath(u"live.tsws"_qs);
@@ -577,7 +586,8 @@ void TestLiveSession::saveAsKeepsLiveEvents()
                 body += requestLine(i, i % 4 == 0 ? 429 : 200) + '\n';
             QCOMPARE(statusOf(ts::testhttp::post(port, "/ingest", body)), 200);
             // One event and one malformed record stored, the request refused (400).
-            QCOMPARE(statusOf(ts::testhttp::post(port, "/ingest", requestLine(99) + "\n{oops\n")), 400);
+            QCOMPARE(statusOf(ts::testhttp::post(port, "/ingest", requestLine(99) + "\n{oops\n")),
+                     400);
             expected += 41;
         }
         if (demo) {
@@ -599,6 +609,14 @@ void TestLiveSession::saveAsKeepsLiveEvents()
             expected += 25;
         }
         QTRY_COMPARE(shownEvents(window), expected);
+        const qint64 malformed = window->dashboard()->snapshot()->report.malformed;
+        if (changePolicy) {
+            Q_EMIT window->policyChangeRequested(u"fabric"_qs);
+            QCOMPARE(policySource(controller.session()), u"fabric"_qs); // the re-run is over
+            QTest::qWait(300); // its snapshots reach the window
+            QTRY_COMPARE(shownEvents(window), expected);
+            QCOMPARE(window->dashboard()->snapshot()->report.malformed, malformed);
+        }
         session = window->dashboard()->snapshot()->report;
         QSignalSpy finished(controller.session(), &ts::AnalysisSession::operationFinished);
         Q_EMIT window->saveWorkspaceRequested(saved);
@@ -621,6 +639,57 @@ void TestLiveSession::saveAsKeepsLiveEvents()
     QCOMPARE(reopened.malformed, session.malformed);
     QCOMPARE(reopened.byStatus, session.byStatus);
     QCOMPARE(reopened.throttles.total, session.throttles.total);
+}
+
+// File > Save As from a session that opened a workspace: the saved workspace holds that
+// workspace's events too (and what was read besides), once however often it is saved.
+void TestLiveSession::saveAsKeepsOpenedWorkspace()
+{
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    const QString b = writeLog(dir, u"b.ndjson"_qs, 5);
+    const QString opened = dir.filePath(u"opened.tsws"_qs);
+    {
+        ts::Workspace workspace;
+        ts::WorkspaceWriter writer;
+        QVERIFY(workspace.open(opened) && writer.start(opened));
+        QFile probe(a);
+        QVERIFY(probe.open(QIODevice::ReadOnly));
+        QString error;
+        const std::unique_ptr<ts::LogReader> reader = ts::readerFor(probe, a, {}, &error);
+        probe.close();
+        QVERIFY2(reader, qPrintable(error));
+        QVERIFY(ts::importFile(workspace, writer, a, *reader).ok());
+        QVERIFY(writer.finish());
+    }
+    const QString saved = dir.filePath(u"saved.tsws"_qs);
+    ts::ReportData session;
+    {
+        ts::app::DashboardController controller({});
+        controller.start();
+        MainWindow *window = controller.window();
+        Q_EMIT window->openWorkspaceRequested(opened);
+        QTRY_COMPARE(shownEvents(window), 7);
+        Q_EMIT window->openFilesRequested({b});
+        QTRY_COMPARE(shownEvents(window), 12);
+        session = window->dashboard()->snapshot()->report;
+        QSignalSpy finished(controller.session(), &ts::AnalysisSession::operationFinished);
+        for (int save = 1; save <= 2; ++save) {
+            Q_EMIT window->saveWorkspaceRequested(saved);
+            QTRY_COMPARE(finished.count(), save);
+            QVERIFY2(finished.last().at(0).toBool(), qPrintable(finished.last().at(1).toString()));
+        }
+    }
+    ts::app::DashboardController controller({});
+    controller.start();
+    MainWindow *window = controller.window();
+    Q_EMIT window->openWorkspaceRequested(saved);
+    QTRY_COMPARE(shownEvents(window), 12);
+    const ts::ReportData &reopened = window->dashboard()->snapshot()->report;
+    QCOMPARE(reopened.byStatus, session.byStatus);
+    QCOMPARE(reopened.throttles.total, session.throttles.total);
+    QTest::qWait(300); // nothing more arrives: each event is in it once
+    QCOMPARE(shownEvents(window), 12);
 }
 
 QTEST_MAIN(TestLiveSession)

@@ -6,9 +6,9 @@
 #include "eventspage.h"
 #include "fakestore.h"
 #include "ingest/sourcereader.h"
-#include "poll/pollcursor.h"
 #include "mainwindow.h"
 #include "models/eventsmodel.h"
+#include "poll/pollcursor.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacewriter.h"
@@ -17,14 +17,14 @@
 #include <QDeadlineTimer>
 #include <QMutex>
 #include <QScopeGuard>
-#include <QWaitCondition>
 #include <QSignalSpy>
 #include <QSqlQuery>
 #include <QStandardPaths>
 #include <QStatusBar>
-#include <QUrlQuery>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUrlQuery>
+#include <QWaitCondition>
 
 namespace {
 
