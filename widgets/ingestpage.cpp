@@ -113,8 +113,12 @@ void IngestPage::tick()
             events += source.events;
         rate += models::feedRateNow(source, now);
     }
-    QString text = tr("%1 sources, %2 events, %3 events/s")
-                       .arg(m_status.sources.size())
+    // Singular spelled out: tr()'s %n plural needs a loaded translation to say "1 source".
+    const QString sources = m_status.sources.size() == 1
+                                ? tr("1 source")
+                                : tr("%1 sources").arg(m_status.sources.size());
+    QString text = tr("%1, %2 events, %3 events/s")
+                       .arg(sources)
                        .arg(events)
                        .arg(QString::number(rate, 'f', 1));
     if (!silent.isEmpty())
