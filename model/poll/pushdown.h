@@ -41,9 +41,11 @@ namespace ts::poll {
 
 // One weighted event per row of `rows` (rows of a second together, in answer order within it,
 // seconds in the rows' order), marked masked (the grouping fields come from the store's columns
-// and are masked here like any reader's), handed on about `chunk` at a time (whole seconds).
+// and are masked here like any reader's), handed on about `chunk` at a time (whole seconds):
+// a few thousand events (~600 bytes each) keep the analysis' queued batches small, where the
+// 65,536 of the replay of single charges held ~40 MB per batch.
 void chargesFromAggregates(const QList<AggregateRow> &rows, const QString &sourceName,
                            const std::function<void(std::vector<RequestEvent> &&)> &deliver,
-                           qsizetype chunk = 65536);
+                           qsizetype chunk = 4096);
 
 } // namespace ts::poll
