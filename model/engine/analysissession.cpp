@@ -10,6 +10,7 @@
 #include "store/workspacewriter.h"
 
 #include "ingest/formatdetect.h"
+#include "ingest/redaction.h"
 #include "ingest/timemerge.h"
 
 #include <QFile>
@@ -22,6 +23,7 @@
 #include <QElapsedTimer>
 #include <QThread>
 #include <QTimer>
+#include <QUuid>
 
 #include <algorithm>
 
@@ -102,6 +104,7 @@ bool AnalysisSession::ensureScratchWorkspace()
     writerOptions.continueAfterFailedTransaction = true;
     writerOptions.maxQueuedRecords = kScratchQueuedRecords;
     writerOptions.cacheKiB = kScratchCacheKiB;
+    writerOptions.throwaway = true; // removed when the session ends: nothing to make durable
     writerOptions.onSettled = [this](const std::deque<WriteBatch> &batches, const QString &error) {
         onScratchSettled(batches, error);
     };
@@ -124,17 +127,31 @@ void AnalysisSession::recordLiveBatch(const QList<RequestEvent> &events)
     WriteBatch batch;
     for (const RequestEvent &event : events) {
         const QString source = event.source.isEmpty() ? QStringLiteral("live") : event.source;
-        auto it = m_scratchSources.constFind(source);
-        if (it == m_scratchSources.cend())
-            it = m_scratchSources.insert(source, m_scratch->addSource(source, QStringLiteral("live"), 0, 0, {}));
-        if (batch.sourceId != *it && !batch.events.isEmpty()) {
+        // A followed file's lines join the file's own source (Save As imports the file itself).
+        const qint64 sourceId = addLiveScratchSource(source);
+        if (sourceId <= 0)
+            continue; // the Events page misses them; the analysis has them
+        if (batch.sourceId != sourceId && !batch.events.isEmpty()) {
             m_scratchWriter->submit(std::move(batch));
             batch = WriteBatch{};
         }
-        batch.sourceId = *it;
+        batch.sourceId = sourceId;
         batch.events.append(event);
     }
-    m_scratchWriter->submit(std::move(batch));
+    if (!batch.events.isEmpty())
+        m_scratchWriter->submit(std::move(batch));
+}
+
+qint64 AnalysisSession::addLiveScratchSource(const QString &name)
+{
+    auto it = m_scratchSources.constFind(name);
+    if (it != m_scratchSources.cend())
+        return *it;
+    const qint64 id =
+        m_scratch->addSource(name, QStringLiteral("live"), 0, 0, "live:" + name.toUtf8());
+    if (id > 0)
+        m_scratchSources.insert(name, id);
+    return id;
 }
 
 void AnalysisSession::ensureTimer()
@@ -199,13 +216,16 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
             : m_session(session), m_files(std::move(files)), m_writer(writer)
         {
         }
+        // The events reach the scratch workspace another way (ScratchTee): this copies only
+        // the malformed records.
+        void shareEvents() { m_eventsShared = true; }
         void inputEvents(int input, const std::vector<RequestEvent> &events) override
         {
             File &file = m_files[input];
             IngestSourceStatus &status = m_session.sourceStatus(file.path);
             status.events += qint64(events.size());
             status.lastEventTsMs = events.back().tsMs;
-            if (m_writer && file.batch.sourceId > 0) {
+            if (m_writer && file.batch.sourceId > 0 && !m_eventsShared) {
                 file.batch.events.append(QList<RequestEvent>(events.cbegin(), events.cend()));
                 if (file.batch.recordCount() >= kScratchBatchRecords)
                     flush(file);
@@ -261,6 +281,55 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
         AnalysisSession &m_session;
         QList<File> m_files;
         WorkspaceWriter *m_writer;
+        bool m_eventsShared = false;
+    };
+
+    // One file: the merge hands on the reader's chunks as they are, in the file's order, so
+    // the analysis and the scratch writer can read the very same vectors, masked once here.
+    // Copying each event for the writer cost ~15 % of the dashboard's CPU (a million events'
+    // strings referenced and released again, fresh pages for the copies). Several files are
+    // merged event by event and their sources interleave: FileObserver copies them per file.
+    class ScratchTee final : public IngestSink
+    {
+    public:
+        ScratchTee(Analysis &analysis, WorkspaceWriter *writer, qint64 sourceId)
+            : m_analysis(analysis), m_writer(writer), m_sourceId(sourceId)
+        {
+        }
+        void onEvent(RequestEvent &&event) override
+        {
+            std::vector<RequestEvent> one;
+            one.push_back(std::move(event));
+            onEvents(std::move(one));
+        }
+        void onEvents(std::vector<RequestEvent> &&events) override
+        {
+            if (events.empty())
+                return;
+            if (!m_writer) {
+                m_analysis.onEvents(std::move(events));
+                return;
+            }
+            for (RequestEvent &event : events)
+                redact::ensureMasked(event);
+            auto shared = std::make_shared<const std::vector<RequestEvent>>(std::move(events));
+            WriteBatch batch;
+            batch.sourceId = m_sourceId;
+            batch.sharedEvents.push_back(shared);
+            m_analysis.onSharedEvents(std::move(shared));
+            // After the hand-over: the analysis works while this waits for the writer.
+            if (!m_writer->submit(std::move(batch)))
+                m_writer = nullptr; // the Events page misses the rest; the analysis goes on
+        }
+        void onMalformed(MalformedRecord &&record) override
+        {
+            m_analysis.onMalformed(std::move(record));
+        }
+
+    private:
+        Analysis &m_analysis;
+        WorkspaceWriter *m_writer;
+        const qint64 m_sourceId;
     };
 
     QList<FileObserver::File> files;
@@ -287,7 +356,11 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
         file.batch.sourceId = qMax<qint64>(0, scratchSource);
         files.append(std::move(file));
     }
+    const qint64 sharedSource = files.size() == 1 ? files.front().batch.sourceId : 0;
     FileObserver observer(*this, std::move(files), m_scratchWriter.get());
+    ScratchTee tee(*m_analysis, sharedSource > 0 ? m_scratchWriter.get() : nullptr, sharedSource);
+    if (sharedSource > 0 && m_scratchWriter)
+        observer.shareEvents();
     MergeOptions merge;
     merge.cancel = &m_cancel;
     // The files may still be written to: a last line without its newline is left for the
@@ -312,7 +385,7 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
             sincePublish.restart();
         }
     };
-    const MergeResult merged = readSourcesMerged(paths, *m_analysis, options, merge, &observer);
+    const MergeResult merged = readSourcesMerged(paths, tee, options, merge, &observer);
     if (merged.cancelled) {
         // The files a cancel stopped before their end: their reading is over all the same.
         for (const QString &path : paths)
@@ -362,6 +435,27 @@ void AnalysisSession::ingestFollowed(const QString &source, const QList<RequestE
 {
     Q_ASSERT(QThread::currentThread() == thread());
     ensureTimer();
+    // The Events page gets every line the follower read; a policy re-read may have counted the
+    // first of them already (setPolicies): those are not counted again.
+    recordLiveBatch(events);
+    qsizetype skipEvents = 0;
+    qsizetype skipMalformed = 0;
+    if (auto covered = m_followedCovered.find(source); covered != m_followedCovered.end()) {
+        skipEvents = qsizetype(qMin<qint64>(covered->events, events.size()));
+        skipMalformed = qsizetype(qMin<qint64>(covered->malformed, malformed.size()));
+        covered->events -= skipEvents;
+        covered->malformed -= skipMalformed;
+        if (covered->events == 0 && covered->malformed == 0)
+            m_followedCovered.erase(covered);
+    }
+    const QList<RequestEvent> fresh = events.mid(skipEvents);
+    const QList<MalformedRecord> freshMalformed = malformed.mid(skipMalformed);
+    countFollowed(source, fresh, freshMalformed);
+}
+
+void AnalysisSession::countFollowed(const QString &source, const QList<RequestEvent> &events,
+                                    const QList<MalformedRecord> &malformed)
+{
     const qint64 now = QDateTime::currentMSecsSinceEpoch();
     IngestSourceStatus &status = sourceStatus(source);
     status.live = true;
@@ -389,7 +483,6 @@ void AnalysisSession::ingestFollowed(const QString &source, const QList<RequestE
         m_analysis->onMalformed(MalformedRecord(record));
     }
     m_dirty = true;
-    recordLiveBatch(events);
 }
 
 void AnalysisSession::finishLiveSource(const QString &source)
@@ -571,6 +664,104 @@ QString AnalysisSession::copyPolledSources(Workspace &target, WorkspaceWriter &w
     return problems;
 }
 
+QString AnalysisSession::copyLiveSources(Workspace &target, WorkspaceWriter &writer)
+{
+    if (!m_scratch || !m_scratchWriter)
+        return {};
+    // Everything received so far is committed to the scratch workspace before it is copied.
+    m_scratchWriter->flush();
+    QList<SourceRecord> live;
+    for (const SourceRecord &source : m_scratch->sources()) {
+        if (source.fingerprint.startsWith("live:"))
+            live.append(source);
+    }
+    if (live.isEmpty())
+        return {};
+    if (m_liveSessionId.isEmpty())
+        m_liveSessionId = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+    WorkspaceReader reader;
+    if (!reader.open(m_scratchPath))
+        return m_scratchPath + QStringLiteral(": ") + reader.errorString() + u'\n';
+    QString problems;
+    for (const SourceRecord &source : std::as_const(live)) {
+        // This session saved to this workspace before: its copy is replaced by the whole feed.
+        problems += copySourceRows(reader, source, target, writer,
+                                   source.fingerprint + '@' + m_liveSessionId);
+    }
+    return problems;
+}
+
+QString AnalysisSession::copyOpenedWorkspaces(Workspace &target, const QString &targetPath,
+                                              WorkspaceWriter &writer)
+{
+    QString problems;
+    const QString targetFile = QFileInfo(targetPath).canonicalFilePath();
+    for (const QString &opened : std::as_const(m_openedWorkspaces)) {
+        const QString openedFile = QFileInfo(opened).canonicalFilePath();
+        if (openedFile.isEmpty() || openedFile == targetFile)
+            continue; // saved onto itself: its rows are there already
+        WorkspaceReader reader;
+        if (!reader.open(opened)) {
+            problems += opened + QStringLiteral(": ") + reader.errorString() + u'\n';
+            continue;
+        }
+        const QList<SourceRecord> sources = reader.sources();
+        for (const SourceRecord &source : sources) {
+            // Named by where it came from: saving again (from this session or another that
+            // opened the same workspace) replaces the copy with what the workspace holds now.
+            const QByteArray identity =
+                "workspace:" + QFile::encodeName(openedFile) + '#' + QByteArray::number(source.id);
+            problems += copySourceRows(reader, source, target, writer, identity);
+        }
+    }
+    return problems;
+}
+
+QString AnalysisSession::copySourceRows(WorkspaceReader &reader, const SourceRecord &source,
+                                        Workspace &target, WorkspaceWriter &writer,
+                                        const QByteArray &identity)
+{
+    qint64 targetId = 0;
+    for (const SourceRecord &existing : target.sources()) {
+        if (existing.fingerprint == identity)
+            targetId = existing.id;
+    }
+    if (targetId > 0 && !target.discardSourceData(targetId))
+        return target.errorString() + u'\n';
+    if (targetId == 0)
+        targetId = target.addSource(source.path, source.format, QDateTime::currentMSecsSinceEpoch(),
+                                    0, identity);
+    if (targetId == 0)
+        return target.errorString() + u'\n';
+    EventFilter filter;
+    filter.sourceId = source.id;
+    bool submitted = reader.forEachEventInTimeOrder(
+        8192,
+        [&](const QList<RequestEvent> &chunk) {
+            WriteBatch batch;
+            batch.sourceId = targetId;
+            batch.events = chunk;
+            return writer.submit(std::move(batch));
+        },
+        filter);
+    qint64 afterRowId = 0;
+    while (submitted) {
+        const QList<StoredMalformed> page = reader.malformed(source.id, afterRowId, 1000);
+        if (page.isEmpty())
+            break;
+        WriteBatch batch;
+        batch.sourceId = targetId;
+        for (const StoredMalformed &record : page)
+            batch.malformed.append(record.record);
+        afterRowId = page.constLast().rowId;
+        submitted = writer.submit(std::move(batch));
+    }
+    if (!submitted)
+        return source.path + QStringLiteral(": ") + reader.errorString() + writer.errorString() +
+               u'\n';
+    return {};
+}
+
 void AnalysisSession::announceStoredPollSources(const QString &path)
 {
     Workspace workspace;
@@ -638,12 +829,66 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
         else
             group->first.append(path);
     }
+    // What each file had given the session so far (its first read, then what its follower
+    // handed over), less what an earlier re-read took ahead of the follower: where the
+    // follower stands. The re-read reads to the file's end; anything past that point the
+    // follower will deliver again.
+    QHash<QString, CoveredByReread> delivered;
+    for (const auto &opened : std::as_const(m_openedFiles)) {
+        const IngestSourceStatus &status = sourceStatus(opened.first);
+        const CoveredByReread pending = m_followedCovered.value(opened.first);
+        delivered.insert(opened.first, CoveredByReread{status.events - pending.events,
+                                                       status.errors - pending.malformed});
+    }
     for (const auto &[paths, options] : std::as_const(groups))
         readFiles(paths, options, false);
+    m_followedCovered.clear();
+    for (auto it = delivered.cbegin(); it != delivered.cend(); ++it) {
+        const IngestSourceStatus &status = sourceStatus(it.key());
+        const CoveredByReread ahead{qMax<qint64>(0, status.events - it->events),
+                                    qMax<qint64>(0, status.errors - it->malformed)};
+        if (ahead.events > 0 || ahead.malformed > 0)
+            m_followedCovered.insert(it.key(), ahead);
+    }
     for (const QString &workspace : std::as_const(m_openedWorkspaces))
         replayWorkspaceEvents(workspace);
+    replayLiveSources();
     m_dirty = true;
     publishIfDirty();
+}
+
+void AnalysisSession::replayLiveSources()
+{
+    if (!m_scratch || !m_scratchWriter)
+        return;
+    // Everything submitted is committed first (onScratchSettled has run for it): the listener's
+    // batches committed so far are counted by this replay, and not again when their commit
+    // reaches this thread (the generation moves on).
+    m_scratchWriter->flush();
+    ++m_liveReplays;
+    WorkspaceReader reader;
+    if (!reader.open(m_scratchPath))
+        return;
+    qint64 malformed = 0;
+    // Feed after feed, as opened workspaces are replayed; a file's followed lines are not
+    // among them (the files were read again).
+    for (const SourceRecord &source : m_scratch->sources()) {
+        if (!source.fingerprint.startsWith("live:") && !source.fingerprint.startsWith("poll:"))
+            continue;
+        EventFilter filter;
+        filter.sourceId = source.id;
+        reader.forEachEventInTimeOrder(
+            8192,
+            [&](const QList<RequestEvent> &chunk) {
+                for (const RequestEvent &event : chunk)
+                    m_analysis->add(event);
+                return !m_cancel.load();
+            },
+            filter);
+        malformed += reader.countMalformed(source.id);
+    }
+    m_analysis->countMalformed(malformed);
+    m_ingest.malformedTotal += malformed;
 }
 
 void AnalysisSession::openWorkspace(const QString &path)
@@ -750,6 +995,10 @@ void AnalysisSession::saveWorkspace(const QString &path)
     }
     // Polled stores' rows go with their cursors: the saved session resumes polling after them.
     problems += copyPolledSources(workspace, writer);
+    // What only the scratch workspace holds: the demo's and the listener's events.
+    problems += copyLiveSources(workspace, writer);
+    // The workspaces opened in the session (with what other processes committed to them).
+    problems += copyOpenedWorkspaces(workspace, path, writer);
     const bool ok = writer.finish() && problems.isEmpty();
     if (ok)
         adoptSavedWorkspace(workspace, path);
@@ -772,6 +1021,7 @@ void AnalysisSession::reset()
     Q_ASSERT(QThread::currentThread() == thread());
     m_analysis = std::make_unique<Analysis>(m_policies);
     m_openedFiles.clear();
+    m_followedCovered.clear();
     m_workspaceFollower.reset();
     if (m_workspaceTimer)
         m_workspaceTimer->stop();
@@ -812,10 +1062,7 @@ void AnalysisSession::startLiveFeed(const QString &feed, const QString &format)
 
 qint64 AnalysisSession::scratchSourceId(const QString &source)
 {
-    auto it = m_scratchSources.constFind(source);
-    if (it == m_scratchSources.cend())
-        it = m_scratchSources.insert(source, m_scratch->addSource(source, QStringLiteral("live"), 0, 0, {}));
-    return *it;
+    return addLiveScratchSource(source);
 }
 
 void AnalysisSession::ingestAcknowledged(const QString &feed, const QList<RequestEvent> &events,
@@ -892,16 +1139,20 @@ void AnalysisSession::onScratchSettled(const std::deque<WriteBatch> &batches, co
         // client does after its 200 (another POST, the operator stopping the listener) reaches
         // the session after this batch.
         QMetaObject::invokeMethod(this, [this, feed = waiting.feed, events = batch.events,
-                                         malformed = batch.malformed, epoch = waiting.epoch] {
-            if (epoch == m_sessionEpoch.load()) // else it belongs to a session since closed
-                applyStoredBatch(feed, events, malformed);
+                                         malformed = batch.malformed, epoch = waiting.epoch,
+                                         replay = m_liveReplays.load()] {
+            if (epoch != m_sessionEpoch.load())
+                return; // it belongs to a session since closed
+            // A policy change since replayed it from the scratch workspace into the new
+            // analysis: only the feed's row still has to count it.
+            applyStoredBatch(feed, events, malformed, replay == m_liveReplays.load());
         });
         waiting.settled(StoreOutcome::Stored, {});
     }
 }
 
 void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
-                                       const QList<MalformedRecord> &malformed)
+                                       const QList<MalformedRecord> &malformed, bool analyse)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     ensureTimer();
@@ -921,6 +1172,9 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
     }
     if (!malformed.isEmpty())
         status.lastError = malformed.constLast().reason;
+    m_dirty = true;
+    if (!analyse)
+        return;
     for (const RequestEvent &event : events)
         m_analysis->add(event);
     for (MalformedRecord record : malformed) {
@@ -930,7 +1184,6 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
         m_ingest.malformed.append(record);
         m_analysis->onMalformed(std::move(record));
     }
-    m_dirty = true;
 }
 
 void AnalysisSession::setFeedRejections(const QString &feed, qint64 rejectedRequests,
@@ -973,6 +1226,7 @@ void AnalysisSession::newSession()
     m_scratchPath.clear();
     m_scratchSources.clear();
     m_scratchPollSources.clear();
+    m_liveSessionId.clear(); // a new session's feeds are new sources where it is saved
     closeSessionWriter();
     m_scratchFailed = false;
     m_openedWorkspaces.clear();

@@ -32,6 +32,7 @@ class Workspace;
 class WorkspaceFollower;
 class WorkspaceReader;
 class WorkspaceWriter;
+struct SourceRecord;
 struct WriteBatch;
 
 // A polled store's source stored in a workspace, with what a poller needs to resume it.
@@ -160,15 +161,28 @@ private:
     // Opens the scratch workspace on first use; false when it cannot be (the session goes on
     // without an Events page).
     bool ensureScratchWorkspace();
+    // Live events (demo, followed lines, listener feeds) into the scratch workspace: a followed
+    // file's lines join the file's source; anything else goes to a live source of its own.
     void recordLiveBatch(const QList<RequestEvent> &events);
+    // ingestFollowed's counting, for what no policy re-read counted yet.
+    void countFollowed(const QString &source, const QList<RequestEvent> &events,
+                       const QList<MalformedRecord> &malformed);
+    // The scratch source of a live feed `name` (path = name, fingerprint "live:NAME"), made on
+    // first use: Save As finds what only the scratch workspace holds by that fingerprint.
+    qint64 addLiveScratchSource(const QString &name);
     // Keeps reading what other processes commit to the workspace opened last.
     void followWorkspace(std::unique_ptr<WorkspaceFollower> follower);
     void pollWorkspace();
     // Acknowledged feeds: the scratch writer's onSettled (writer thread), and what follows a
     // commit on the session's thread.
     void onScratchSettled(const std::deque<WriteBatch> &batches, const QString &error);
+    // analyse = false: the events are in the analysis already (a policy change replayed them);
+    // only the feed's row counts them.
     void applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
-                          const QList<MalformedRecord> &malformed);
+                          const QList<MalformedRecord> &malformed, bool analyse);
+    // setPolicies: the live feeds' and polled stores' events, which no file holds, from the
+    // scratch workspace into the new analysis.
+    void replayLiveSources();
     qint64 scratchSourceId(const QString &source);
     // Session hygiene: the session's own workspace (opened or saved) and what it remembers.
     void rememberPolicy(const QString &nameFileOrJson);
@@ -184,6 +198,19 @@ private:
                                        const QByteArray &cursorState);
     void closeSessionWriter();
     QString copyPolledSources(Workspace &target, WorkspaceWriter &writer);
+    // Save As: the live sources' events and malformed records (demo, listener feeds), which no
+    // file on disk holds, copied from the scratch workspace. Saving again to the same workspace
+    // replaces this session's copy instead of adding a second one.
+    QString copyLiveSources(Workspace &target, WorkspaceWriter &writer);
+    // Save As: the events and malformed records of the workspaces opened in the session (not
+    // the one saved onto), each source under "workspace:PATH#ID" so that saving again
+    // replaces it. Polled sources come as rows, without their cursor.
+    QString copyOpenedWorkspaces(Workspace &target, const QString &targetPath,
+                                 WorkspaceWriter &writer);
+    // One source's rows from `reader` into `target` under `identity`, replacing what an earlier
+    // copy under that identity stored; "" or what went wrong.
+    QString copySourceRows(WorkspaceReader &reader, const SourceRecord &source, Workspace &target,
+                           WorkspaceWriter &writer, const QByteArray &identity);
     void announceStoredPollSources(const QString &path);
 
     PolicySet m_policies;
@@ -194,6 +221,15 @@ private:
     std::atomic<bool> m_cancel{false};
     // Files read so far with their options, so a policy change can replay them.
     QList<QPair<QString, SourceOptions>> m_openedFiles;
+    // A policy change reads the followed files again up to their end, which may be past what
+    // their follower has handed over yet: per file, the events and malformed records the
+    // follower will still deliver that the re-read counted already (ingestFollowed skips them).
+    struct CoveredByReread
+    {
+        qint64 events = 0;
+        qint64 malformed = 0;
+    };
+    QHash<QString, CoveredByReread> m_followedCovered;
     IngestStatus m_ingest;
     QHash<QString, qsizetype> m_sourceIndex;
     // Live sources' recent arrivals, for a rate: events counted since the window start.
@@ -211,6 +247,9 @@ private:
     QHash<QString, qint64> m_scratchSources;
     bool m_scratchFailed = false;
     qint64 m_scratchFiles = 0; // files copied into it so far (their sources' fingerprints)
+    // Names this session's live sources in the workspaces it is saved as ("live:NAME@ID"), so
+    // that saving again replaces them; a new one per session (newSession).
+    QByteArray m_liveSessionId;
     // The workspace opened last, followed for commits of other processes, and its poll timer.
     std::unique_ptr<WorkspaceFollower> m_workspaceFollower;
     QTimer *m_workspaceTimer = nullptr;
@@ -236,6 +275,9 @@ private:
     // Bumped by newSession(): batches acknowledged for an older session are not counted.
     // Read on the writer's thread (onScratchSettled), hence atomic.
     std::atomic<quint64> m_sessionEpoch{0};
+    // Bumped by replayLiveSources(): listener batches committed before it were replayed and are
+    // not analysed again. Read on the writer's thread (onScratchSettled), hence atomic.
+    std::atomic<quint64> m_liveReplays{0};
     quint64 m_scratchCount = 0;        // scratch workspaces made, for unique names
     QStringList m_openedWorkspaces;    // replayed again under new policies
     QString m_sessionWorkspace;        // opened or saved: where settings are written

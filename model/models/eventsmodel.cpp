@@ -9,6 +9,8 @@
 #include <QScopedValueRollback>
 #include <QThreadPool>
 
+#include <utility>
+
 namespace ts::models {
 
 namespace {
@@ -57,8 +59,11 @@ void EventsModel::reload()
         m_exhausted = !m_source;
         endResetModel();
     }
-    // A page still being fetched for the previous query is dropped when it arrives.
+    // A page still being fetched for the previous query is dropped when it arrives; the new
+    // query's first page and count see everything committed so far.
     ++m_pageGeneration;
+    m_rowsRefreshPending = false;
+    m_recountPending = false;
     if (m_fetchInFlight) {
         m_fetchInFlight = false;
         Q_EMIT fetchingChanged(false);
@@ -87,6 +92,8 @@ void EventsModel::startCount(bool keepShownCount)
                 m_matching = count;
                 m_counting = false;
                 Q_EMIT matchingCountChanged(count);
+                if (std::exchange(m_recountPending, false))
+                    startCount(/*keepShownCount=*/true); // the source grew while it counted
             },
             this);
     } else {
@@ -101,14 +108,28 @@ void EventsModel::refreshTail()
 {
     if (!m_source || m_inChange)
         return;
+    refreshRows();
+    // One count at a time: a live feed asks every second, a count of a large workspace may
+    // take longer than that. The one running may have counted before the new rows: one more
+    // follows it.
+    if (m_counting)
+        m_recountPending = true;
+    else
+        startCount(/*keepShownCount=*/true);
+}
+
+void EventsModel::refreshRows()
+{
+    if (m_fetchInFlight) {
+        // Its page may have been read before the new rows were committed, and it marks the
+        // result exhausted when it comes back short: look again once it is here.
+        m_rowsRefreshPending = true;
+        return;
+    }
     if (m_exhausted && m_rows.size() < kMaxLoadedRows) {
         m_exhausted = false;
         fetchMore({});
     }
-    // One count at a time: a live feed asks every second, a count of a large workspace may
-    // take longer than that.
-    if (!m_counting)
-        startCount(/*keepShownCount=*/true);
 }
 
 bool EventsModel::reachedLoadLimit() const
@@ -166,6 +187,8 @@ bool EventsModel::startBackgroundFetch()
             m_fetchInFlight = false;
             appendPage(std::move(page));
             Q_EMIT fetchingChanged(false);
+            if (std::exchange(m_rowsRefreshPending, false))
+                refreshRows();
         },
         this);
     return true;
@@ -240,10 +263,27 @@ QVariant EventsModel::data(const QModelIndex &index, int role) const
     case TimeColumn:
         return formatDisplayTime(event.tsMs);
     case IdentityColumn:
+        // A note or a breaker transition usually names no identity: a blank cell, not the
+        // "unknown" of a request whose identity the log did not give.
+        if (event.type != EventType::Request && event.identity.isEmpty())
+            return QString();
         return role == Qt::ToolTipRole ? nameTooltip(event.identity) : shortName(event.identity);
     case MethodColumn:
+        // Log rows that are not requests say what they are where the method would be.
+        switch (event.type) {
+        case EventType::Annotation:
+            return tr("note");
+        case EventType::Breaker:
+            return tr("breaker");
+        case EventType::Request:
+            break;
+        }
         return event.method;
     case UrlColumn:
+        if (event.type == EventType::Annotation)
+            return event.text;
+        if (event.type == EventType::Breaker)
+            return tr("%1 \u2192 %2").arg(event.breakerScope, event.breakerState);
         return event.url;
     case StatusColumn:
         return event.status == 0 ? QString() : QString::number(event.status);

@@ -50,7 +50,8 @@ public:
     [[nodiscard]] const EventQuery &query() const { return m_query; }
     // The source has grown (a live feed, an import in progress): rows after the last loaded one
     // are appended if the whole result was loaded, and the matching count is refreshed. Rows
-    // already shown stay where they are.
+    // already shown stay where they are. Asked while a page or the count is on its way (it may
+    // have been read before the new rows were committed), the refresh runs once it arrives.
     void refreshTail();
     // Matching events in the source (-1 unknown or still counting), counted when the query
     // changes; matchingCountChanged() tells when a background count arrives.
@@ -84,6 +85,8 @@ private:
     // Starts a background page fetch when the source offers one; false when it does not.
     bool startBackgroundFetch();
     void appendPage(QList<EventRow> page);
+    // refreshTail's half for the rows: the tail after the last loaded row, once none is on its way.
+    void refreshRows();
 
     std::shared_ptr<EventPageSource> m_source;
     std::shared_ptr<const std::vector<EventCause>> m_causes;
@@ -96,6 +99,10 @@ private:
     bool m_fetchInFlight = false;  // a background page fetch for m_pageGeneration is running
     quint64 m_pageGeneration = 0;  // a page fetched for an older query or source is dropped
     quint64 m_queryGeneration = 0; // a background count for an older query is dropped
+    // refreshTail() came while a background page (rows) or count was on its way: it runs again
+    // when that arrives, else rows committed after the worker read would never show.
+    bool m_rowsRefreshPending = false;
+    bool m_recountPending = false;
 };
 
 // The text of the detail pane: request line, status, headers (secrets masked) and body.

@@ -195,7 +195,10 @@ qint64 Workspace::addSource(const QString &path, const QString &format, qint64 m
     query.addBindValue(format);
     query.addBindValue(mtimeMs);
     query.addBindValue(headLength);
-    query.addBindValue(QString::fromLatin1(fingerprint));
+    // fingerprint is NOT NULL, and an empty QByteArray binds as NULL: a live source without an
+    // identity of its own is stored with an empty one instead of not at all.
+    query.addBindValue(fingerprint.isEmpty() ? QStringLiteral("")
+                                             : QString::fromLatin1(fingerprint));
     query.addBindValue(store::nowMs());
     if (!query.exec()) {
         fail(QStringLiteral("add source"), query.lastError().text());

@@ -416,6 +416,13 @@ void WorkspaceWriter::run()
         opened = store::execSql(db, QStringLiteral("PRAGMA cache_size=-%1").arg(m_options.cacheKiB),
                                 &error);
     }
+    if (opened && m_options.throwaway) {
+        opened = store::execSql(db, QStringLiteral("PRAGMA synchronous=OFF"), &error) &&
+                 store::execSql(db,
+                                QStringLiteral("PRAGMA wal_autocheckpoint=%1")
+                                    .arg(Options::kThrowawayCheckpointPages),
+                                &error);
+    }
     if (opened) {
         statements.emplace();
         if (!statements->prepare(db, &error)) {
@@ -439,10 +446,12 @@ void WorkspaceWriter::run()
     }
 
     std::optional<Checkpointer> checkpointer;
-    checkpointer.emplace(m_path);
-    if (!checkpointer->start() ||
-        !store::execSql(db, QStringLiteral("PRAGMA wal_autocheckpoint=0"), &error)) {
-        checkpointer.reset();
+    if (!m_options.throwaway) {
+        checkpointer.emplace(m_path);
+        if (!checkpointer->start() ||
+            !store::execSql(db, QStringLiteral("PRAGMA wal_autocheckpoint=0"), &error)) {
+            checkpointer.reset();
+        }
     }
 
     std::deque<WriteBatch> drained;

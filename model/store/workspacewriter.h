@@ -136,6 +136,14 @@ public:
         // imports into large workspaces). A session's scratch workspace only appends, and
         // its process holds the analysis and the views too: a smaller cache keeps it lean.
         int cacheKiB = 0;
+        // A workspace nobody keeps (the dashboard's scratch file, removed when its session
+        // ends, or at the next start after a crash): nothing is made durable. No fsync
+        // (synchronous=OFF) and no checkpointer thread: the WAL is copied into the database
+        // only every kThrowawayCheckpointPages pages instead of after every transaction (each
+        // page written twice, with fsyncs, while the dashboard reads its files). Readers read
+        // the WAL as well, so they see every commit just the same.
+        bool throwaway = false;
+        static constexpr int kThrowawayCheckpointPages = 131072;
         SettledCallback onSettled;
     };
 

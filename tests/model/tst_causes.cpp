@@ -65,6 +65,11 @@ void TestCauses::causeOfEachThrottle_data()
     QTest::newRow("unexplained") << u"cause-unexplained.ndjson"_qs << u"onenote-per-hour"_qs
                                  << u"unexplained:1"_qs << u"unexplained:1"_qs << qint64(0)
                                  << qint64(0) << -1.0;
+    // A retry storm on OneNote: the per-minute limit refuses first, the refused requests are
+    // charged (Graph), so the per-hour limit runs out at 400 counted requests of which only 120
+    // were accepted. It learns 400 ("throttled at a usage of only 120 of 400" before).
+    QTest::newRow("storm") << u"cause-storm.ndjson"_qs << u"onenote-per-hour"_qs << u"limit:480"_qs
+                           << u"limit:200"_qs << qint64(200) << qint64(0) << 400.0;
     // The log starts while the minute's quota is used up: the first 429 corrects the bucket
     // (and teaches no effective limit), the next 9 are predicted.
     QTest::newRow("mid-saturation")

@@ -19,6 +19,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QThreadPool>
 
 using namespace ts;
 using namespace ts::models;
@@ -376,6 +377,33 @@ private Q_SLOTS:
                  formatIsoMs(fixture::at(999)));
     }
 
+    // Notes and breaker transitions in a log are rows too: they say what they are, and a note
+    // without an identity is not shown as a request from "unknown".
+    void eventsNotesAndBreakerRows()
+    {
+        std::vector<RequestEvent> events = makeEvents(2);
+        events[0].type = EventType::Annotation;
+        events[0].identity.clear();
+        events[0].method.clear();
+        events[0].url.clear();
+        events[0].text = QStringLiteral("migration started");
+        events[1].type = EventType::Breaker;
+        events[1].identity.clear();
+        events[1].breakerScope = QStringLiteral("graph");
+        events[1].breakerState = QStringLiteral("open");
+        EventsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setSource(std::make_shared<MemoryEventSource>(std::move(events)));
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.index(0, EventsModel::MethodColumn).data().toString(), u"note"_qs);
+        QCOMPARE(model.index(0, EventsModel::UrlColumn).data().toString(), u"migration started"_qs);
+        QCOMPARE(model.index(0, EventsModel::IdentityColumn).data().toString(), QString());
+        QCOMPARE(model.index(1, EventsModel::MethodColumn).data().toString(), u"breaker"_qs);
+        QCOMPARE(model.index(1, EventsModel::UrlColumn).data().toString(),
+                 QStringLiteral("graph \u2192 open"));
+    }
+
     void eventsFilter_data()
     {
         QTest::addColumn<QString>("identity");
@@ -554,6 +582,66 @@ private Q_SLOTS:
 
         QVERIFY(!WorkspaceEventSource::open(dir.filePath(QStringLiteral("missing.db")), &error));
         QVERIFY(!error.isEmpty());
+    }
+
+    // Another connection commits rows while the model's page or count is on its way from a
+    // worker, read before that commit: the refresh asked meanwhile is not dropped, it runs when
+    // the page or count arrives, and the new rows and the new count show.
+    void workspaceTailWhileBusy_data()
+    {
+        QTest::addColumn<QString>("text");
+        QTest::newRow("count on its way") << QString();
+        QTest::newRow("search page on its way") << QStringLiteral("items/");
+    }
+    void workspaceTailWhileBusy()
+    {
+        QFETCH(QString, text);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("ws.db"));
+        qint64 sourceId = 0;
+        {
+            Workspace workspace;
+            QVERIFY2(workspace.open(path), qPrintable(workspace.errorString()));
+            sourceId = workspace.addSource(QStringLiteral("t.ndjson"), QStringLiteral("ndjson"), 0,
+                                           0, "t");
+            QVERIFY(sourceId > 0);
+        }
+        auto commit = [&](int count) {
+            WorkspaceWriter writer; // a connection of its own, as another process has
+            QVERIFY2(writer.start(path), qPrintable(writer.errorString()));
+            WriteBatch batch;
+            batch.sourceId = sourceId;
+            for (const RequestEvent &event : makeEvents(count))
+                batch.events.append(event);
+            QVERIFY(writer.submit(std::move(batch)));
+            QVERIFY2(writer.finish(), qPrintable(writer.errorString()));
+        };
+        commit(100);
+        QString error;
+        auto source = WorkspaceEventSource::open(path, &error);
+        QVERIFY2(source, qPrintable(error));
+        EventsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        EventQuery query;
+        query.text = text;
+        model.setQuery(query);
+        model.setSource(source);
+        QVERIFY(model.isCounting() || model.isFetching());
+        // The worker has read the workspace; its answer waits in this thread's event queue.
+        QThreadPool::globalInstance()->waitForDone();
+        commit(50);
+        model.refreshTail(); // while the answer read before that commit is still on its way
+        QSignalSpy counted(&model, &EventsModel::matchingCountChanged);
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        while (model.rowCount() < 150 && inserted.wait(5000)) {
+        }
+        QCOMPARE(model.rowCount(), 150);
+        if (text.isEmpty()) {
+            while (model.matchingCount() != 150 && counted.wait(5000)) {
+            }
+            QCOMPARE(model.matchingCount(), qint64(150));
+        }
     }
 
     void eventsTimeWindow()

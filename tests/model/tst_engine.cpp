@@ -195,6 +195,7 @@ private slots:
     void observedVersusPredicted_data();
     void observedVersusPredicted();
     void windowPhaseFromBlockedUntil();
+    void windowEndLearnedOncePerWindow();
     void nextSafeSendAbsentWhenNothingExhausted();
     void nearLimitAlertsCoalesced();
     void nearLimitEpisodeSpansShortWindows();
@@ -641,6 +642,34 @@ void TestEngine::windowPhaseFromBlockedUntil()
     const ScopeSeries series = engine.series(0);
     QCOMPARE(series.retryAfterIntervals.size(), size_t(1));
     QCOMPARE(series.retryAfterIntervals[0].second, kBase + 40000);
+}
+
+void TestEngine::windowEndLearnedOncePerWindow()
+{
+    // 429s that each say "55 s from now", scattered through traffic the service accepts
+    // (the benchmark's log): the first one may teach the window's end, the others of the same
+    // window must not move it on. Moved by each, the window never ended, its count was never
+    // reset, and every accepted request was a correction (1,283 per bucket on the benchmark).
+    ThrottleEngine engine(only(builtin("fabric")));
+    const qint64 start = kBase + 10000;
+    const int requests = 20 * 90; // 20 minutes at 1.5 requests a second
+    for (int i = 0; i < requests; ++i) {
+        const qint64 t = start + qint64(i) * 2000 / 3;
+        if (i % 12 == 5) {
+            RequestEvent blocked = fabric(t, 429);
+            blocked.retryAfter = QStringLiteral("55");
+            engine.add(blocked);
+        } else {
+            engine.add(fabric(t));
+        }
+    }
+    const ScopeSummary s = engine.scopes().first();
+    // The bucket has room all along (90 a minute, 200 allowed): corrections, if any, are the
+    // first window's (the log may not show what was sent before it).
+    QVERIFY2(s.corrections < 90, qPrintable(QString::number(s.corrections)));
+    for (const StateCorrection &correction : s.correctionLog)
+        QVERIFY(correction.atMs < start + 60000);
+    QVERIFY(s.currentUsage < 200);
 }
 
 void TestEngine::nextSafeSendAbsentWhenNothingExhausted()

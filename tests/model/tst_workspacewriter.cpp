@@ -7,6 +7,7 @@
 #include "store/workspace.h"
 #include "store/workspacewriter.h"
 
+#include <QFileInfo>
 #include <QMutex>
 #include <QMutexLocker>
 #include <QSqlDatabase>
@@ -222,6 +223,37 @@ private slots:
         quint64 ignored = 0;
         QCOMPARE(writer.trySubmit(batchOf(1), &ignored), WorkspaceWriter::SubmitStatus::Stopped);
         QVERIFY(!writer.finish());
+    }
+
+    // A throwaway workspace (the dashboard's scratch file) is not checkpointed after each
+    // transaction: its commits stay in the WAL, where readers see them all the same, and the
+    // database file does not grow while the writer runs. Shared event vectors are written
+    // after the batch's own events.
+    void throwawayKeepsCommitsInTheWal()
+    {
+        const QString path = freshPath();
+        WorkspaceWriter writer;
+        WorkspaceWriter::Options options;
+        options.throwaway = true;
+        QVERIFY(writer.start(path, options));
+        const qint64 sizeAtStart = QFileInfo(path).size();
+        for (int b = 0; b < 20; ++b) {
+            WriteBatch batch = batchOf(100);
+            std::vector<RequestEvent> shared(batch.events.cbegin(), batch.events.cend());
+            for (RequestEvent &event : shared)
+                event.secretsMasked = true;
+            batch.sharedEvents.push_back(
+                std::make_shared<const std::vector<RequestEvent>>(std::move(shared)));
+            QVERIFY(writer.submit(std::move(batch)));
+            QVERIFY(writer.flush());
+        }
+        QCOMPARE(eventRows(path), 4000);
+        QCOMPARE(writer.eventsWritten(), 4000);
+        QTest::qWait(100); // a checkpointer, were there one, would have run by now
+        QCOMPARE(QFileInfo(path).size(), sizeAtStart);
+        QVERIFY(QFileInfo(path + QStringLiteral("-wal")).size() > 0);
+        QVERIFY(writer.finish());
+        QCOMPARE(eventRows(path), 4000);
     }
 };
 

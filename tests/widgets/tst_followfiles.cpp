@@ -3,7 +3,10 @@
 // on catches up; a glob's folder brings in a file created later.
 #include "dashboard.h"
 #include "dashboardcontroller.h"
+#include "engine/analysissession.h"
+#include "ingestpage.h"
 #include "mainwindow.h"
+#include "models/ingestmodels.h"
 
 #include <QAction>
 #include <QApplication>
@@ -50,6 +53,24 @@ qint64 windowEvents(MainWindow *window)
 {
     const auto &snapshot = window->dashboard()->snapshot();
     return snapshot ? snapshot->report.events : -1;
+}
+
+// Waits until the session's thread has handled everything queued to it so far.
+void syncWithSession(ts::app::DashboardController &controller)
+{
+    QMetaObject::invokeMethod(
+        controller.session(), [] {}, Qt::BlockingQueuedConnection);
+}
+
+// The file's events on the Ingest page.
+qint64 ingestEvents(MainWindow *window, const QString &path)
+{
+    const auto *model = window->dashboard()->ingestPage()->sourcesModel();
+    for (int row = 0; row < model->rowCount(); ++row) {
+        if (model->sourceAt(row).path == path)
+            return model->sourceAt(row).events;
+    }
+    return -1;
 }
 
 } // namespace
@@ -108,6 +129,45 @@ private Q_SLOTS:
         QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 230, 10000);
         QTest::qWait(300);
         QCOMPARE(windowEvents(window), 230);
+    }
+
+    // A policy change reads the files again, up to their end: lines appended before it that
+    // the follower had not handed over yet, or while it runs, are counted once, not again
+    // when the follower delivers them.
+    void policyChangeWhileFollowing()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(u"app.ndjson"_qs);
+        appendTo(path, lines("ndjson", 0, 100));
+        ts::app::DashboardOptions options;
+        options.files = {path};
+        ts::app::DashboardController controller(options);
+        controller.start();
+        MainWindow *window = shownWindow();
+        QVERIFY(window);
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 100, 30000);
+
+        // The follower is held back (Follow off) while 50 lines are appended: the policy's
+        // re-read reads them before the follower does.
+        auto *follow = window->findChild<QAction *>(u"followFilesAction"_qs);
+        QVERIFY(follow);
+        follow->setChecked(false);
+        syncWithSession(controller);
+        appendTo(path, lines("ndjson", 100, 50));
+        Q_EMIT window->policyChangeRequested(u"fabric"_qs);
+        appendTo(path, lines("ndjson", 150, 25)); // during the re-run, or just after it
+        syncWithSession(controller);              // the re-run is over
+        follow->setChecked(true);
+        appendTo(path, lines("ndjson", 175, 25)); // and more, followed as usual
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 200, 10000);
+        QTRY_COMPARE(ingestEvents(window, path), 200);
+        // The follower polls every 100 ms and the session publishes every 100 ms: a second
+        // count would show by now.
+        QTest::qWait(500);
+        syncWithSession(controller);
+        QTest::qWait(200);
+        QCOMPARE(windowEvents(window), 200);
+        QCOMPARE(ingestEvents(window, path), 200);
     }
 
     void globFolder()

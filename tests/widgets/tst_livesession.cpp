@@ -10,12 +10,15 @@
 #include "dashboardlistener.h"
 #include "engine/analysissession.h"
 #include "engine/scratchworkspace.h"
-#include "store/workspace.h"
+#include "ingest/sourcereader.h"
 #include "ingestpage.h"
 #include "listendialog.h"
 #include "mainwindow.h"
 #include "models/ingestmodels.h"
 #include "models/timerange.h"
+#include "store/importjob.h"
+#include "store/workspace.h"
+#include "store/workspacewriter.h"
 #include "testhttp.h"
 
 #include <QAbstractItemModelTester>
@@ -198,6 +201,9 @@ private Q_SLOTS:
     void policyIsSavedInTheWorkspace_data();
     void policyIsSavedInTheWorkspace();
     void timeWindowIsRememberedPerWorkspace();
+    void saveAsKeepsLiveEvents_data();
+    void saveAsKeepsLiveEvents();
+    void saveAsKeepsOpenedWorkspace();
 
     void listenRefusals_data()
     {
@@ -536,6 +542,154 @@ void TestLiveSession::timeWindowIsRememberedPerWorkspace()
     ts::models::TimeRange *range = window->dashboard()->timeRange();
     QTRY_COMPARE(range->endMs(), last);
     QCOMPARE(range->startMs(), last - 5 * 60'000);
+}
+
+void TestLiveSession::saveAsKeepsLiveEvents_data()
+{
+    QTest::addColumn<bool>("listen");
+    QTest::addColumn<bool>("demo");
+    QTest::addColumn<bool>("changePolicy");
+    QTest::newRow("log and listener") << true << false << false;
+    QTest::newRow("log and demo") << false << true << false;
+    QTest::newRow("log, listener and demo") << true << true << false;
+    // The policy change analyses everything again, the live feeds included: the session
+    // still shows what Save As writes.
+    QTest::newRow("log, listener and demo, policy changed") << true << true << true;
+}
+
+// File > Save As keeps what only the session received (File > Listen…, the demo), not only
+// the files it read: reopened, the workspace shows the session's totals, saved twice or once.
+void TestLiveSession::saveAsKeepsLiveEvents()
+{
+    QFETCH(bool, listen);
+    QFETCH(bool, demo);
+    QFETCH(bool, changePolicy);
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    const QString saved = dir.filePath(u"live.tsws"_qs);
+    qint64 expected = 7;
+    ts::ReportData session;
+    {
+        ts::app::DashboardController controller({});
+        controller.start();
+        MainWindow *window = controller.window();
+        Q_EMIT window->openFilesRequested({a});
+        QTRY_COMPARE(shownEvents(window), 7);
+        if (listen) {
+            ts::widgets::ListenSettings settings;
+            settings.port = 0;
+            QString error;
+            QVERIFY2(controller.startListening(settings, &error), qPrintable(error));
+            const quint16 port = controller.listener()->port();
+            QByteArray body;
+            for (int i = 0; i < 40; ++i)
+                body += requestLine(i, i % 4 == 0 ? 429 : 200) + '\n';
+            QCOMPARE(statusOf(ts::testhttp::post(port, "/ingest", body)), 200);
+            // One event and one malformed record stored, the request refused (400).
+            QCOMPARE(statusOf(ts::testhttp::post(port, "/ingest", requestLine(99) + "\n{oops\n")),
+                     400);
+            expected += 41;
+        }
+        if (demo) {
+            // What the demo's simulator hands the session (AnalysisSession::ingestBatch).
+            QList<ts::RequestEvent> events;
+            for (int i = 0; i < 25; ++i) {
+                ts::RequestEvent event;
+                event.tsMs = QDateTime::currentMSecsSinceEpoch() + i;
+                event.service = u"graph"_qs;
+                event.identity = u"demo-%1"_qs.arg(i % 3);
+                event.method = u"GET"_qs;
+                event.url = u"https://graph.microsoft.com/v1.0/me"_qs;
+                event.status = i % 5 == 0 ? 429 : 200;
+                event.source = u"demo"_qs;
+                events.append(event);
+            }
+            ts::AnalysisSession *worker = controller.session();
+            QMetaObject::invokeMethod(worker, [worker, events] { worker->ingestBatch(events); });
+            expected += 25;
+        }
+        QTRY_COMPARE(shownEvents(window), expected);
+        const qint64 malformed = window->dashboard()->snapshot()->report.malformed;
+        if (changePolicy) {
+            Q_EMIT window->policyChangeRequested(u"fabric"_qs);
+            QCOMPARE(policySource(controller.session()), u"fabric"_qs); // the re-run is over
+            QTest::qWait(300); // its snapshots reach the window
+            QTRY_COMPARE(shownEvents(window), expected);
+            QCOMPARE(window->dashboard()->snapshot()->report.malformed, malformed);
+        }
+        session = window->dashboard()->snapshot()->report;
+        QSignalSpy finished(controller.session(), &ts::AnalysisSession::operationFinished);
+        Q_EMIT window->saveWorkspaceRequested(saved);
+        QTRY_COMPARE(finished.count(), 1);
+        QVERIFY2(finished.at(0).at(0).toBool(), qPrintable(finished.at(0).at(1).toString()));
+        // Saved again: replaced, not added a second time.
+        Q_EMIT window->saveWorkspaceRequested(saved);
+        QTRY_COMPARE(finished.count(), 2);
+        QVERIFY2(finished.at(1).at(0).toBool(), qPrintable(finished.at(1).at(1).toString()));
+        if (listen)
+            controller.stopListening();
+    }
+    ts::app::DashboardController controller({});
+    controller.start();
+    MainWindow *window = controller.window();
+    Q_EMIT window->openWorkspaceRequested(saved);
+    QTRY_COMPARE(shownEvents(window), expected);
+    const ts::ReportData &reopened = window->dashboard()->snapshot()->report;
+    QCOMPARE(reopened.events, session.events);
+    QCOMPARE(reopened.malformed, session.malformed);
+    QCOMPARE(reopened.byStatus, session.byStatus);
+    QCOMPARE(reopened.throttles.total, session.throttles.total);
+}
+
+// File > Save As from a session that opened a workspace: the saved workspace holds that
+// workspace's events too (and what was read besides), once however often it is saved.
+void TestLiveSession::saveAsKeepsOpenedWorkspace()
+{
+    QTemporaryDir dir;
+    const QString a = writeLog(dir, u"a.ndjson"_qs, 7);
+    const QString b = writeLog(dir, u"b.ndjson"_qs, 5);
+    const QString opened = dir.filePath(u"opened.tsws"_qs);
+    {
+        ts::Workspace workspace;
+        ts::WorkspaceWriter writer;
+        QVERIFY(workspace.open(opened) && writer.start(opened));
+        QFile probe(a);
+        QVERIFY(probe.open(QIODevice::ReadOnly));
+        QString error;
+        const std::unique_ptr<ts::LogReader> reader = ts::readerFor(probe, a, {}, &error);
+        probe.close();
+        QVERIFY2(reader, qPrintable(error));
+        QVERIFY(ts::importFile(workspace, writer, a, *reader).ok());
+        QVERIFY(writer.finish());
+    }
+    const QString saved = dir.filePath(u"saved.tsws"_qs);
+    ts::ReportData session;
+    {
+        ts::app::DashboardController controller({});
+        controller.start();
+        MainWindow *window = controller.window();
+        Q_EMIT window->openWorkspaceRequested(opened);
+        QTRY_COMPARE(shownEvents(window), 7);
+        Q_EMIT window->openFilesRequested({b});
+        QTRY_COMPARE(shownEvents(window), 12);
+        session = window->dashboard()->snapshot()->report;
+        QSignalSpy finished(controller.session(), &ts::AnalysisSession::operationFinished);
+        for (int save = 1; save <= 2; ++save) {
+            Q_EMIT window->saveWorkspaceRequested(saved);
+            QTRY_COMPARE(finished.count(), save);
+            QVERIFY2(finished.last().at(0).toBool(), qPrintable(finished.last().at(1).toString()));
+        }
+    }
+    ts::app::DashboardController controller({});
+    controller.start();
+    MainWindow *window = controller.window();
+    Q_EMIT window->openWorkspaceRequested(saved);
+    QTRY_COMPARE(shownEvents(window), 12);
+    const ts::ReportData &reopened = window->dashboard()->snapshot()->report;
+    QCOMPARE(reopened.byStatus, session.byStatus);
+    QCOMPARE(reopened.throttles.total, session.throttles.total);
+    QTest::qWait(300); // nothing more arrives: each event is in it once
+    QCOMPARE(shownEvents(window), 12);
 }
 
 QTEST_MAIN(TestLiveSession)

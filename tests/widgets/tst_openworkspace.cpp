@@ -3,21 +3,28 @@
 // content whatever its name, and reads the other files as logs.
 #include "dashboard.h"
 #include "dashboardcontroller.h"
+#include "eventspage.h"
 #include "fakestore.h"
 #include "ingest/sourcereader.h"
-#include "poll/pollcursor.h"
 #include "mainwindow.h"
+#include "models/eventsmodel.h"
+#include "poll/pollcursor.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacewriter.h"
 
 #include <QApplication>
+#include <QDeadlineTimer>
+#include <QMutex>
+#include <QScopeGuard>
+#include <QSignalSpy>
 #include <QSqlQuery>
 #include <QStandardPaths>
 #include <QStatusBar>
-#include <QUrlQuery>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUrlQuery>
+#include <QWaitCondition>
 
 namespace {
 
@@ -63,6 +70,91 @@ QByteArray ndjsonRow(qint64 ts, int id)
            "\"status\":200,\"operationId\":\"op-" + QByteArray::number(id) + "\"}";
 }
 
+// Holds the workers of GatedSource after they read their page, until opened.
+class Gate
+{
+public:
+    void hold()
+    {
+        QMutexLocker locker(&m_mutex);
+        m_holding = true;
+    }
+    void open()
+    {
+        QMutexLocker locker(&m_mutex);
+        m_holding = false;
+        m_changed.wakeAll();
+    }
+    // On a worker: waits while the gate holds.
+    void pass()
+    {
+        QMutexLocker locker(&m_mutex);
+        ++m_held;
+        m_changed.wakeAll();
+        while (m_holding)
+            m_changed.wait(&m_mutex);
+        --m_held;
+    }
+    bool waitUntilHeld(int timeoutMs)
+    {
+        QMutexLocker locker(&m_mutex);
+        QDeadlineTimer deadline(timeoutMs);
+        while (m_held == 0) {
+            if (!m_changed.wait(&m_mutex, deadline))
+                return false;
+        }
+        return true;
+    }
+
+private:
+    // Protects m_holding and m_held: set by the test's thread, read and waited on by the
+    // thread pool's workers (m_changed signals any change).
+    QMutex m_mutex;
+    QWaitCondition m_changed;
+    bool m_holding = false;
+    int m_held = 0; // workers waiting in pass()
+};
+
+// The page's workspace source, whose background pages pass the gate once read.
+class GatedSource final : public ts::models::EventPageSource
+{
+public:
+    GatedSource(std::shared_ptr<ts::models::EventPageSource> inner, std::shared_ptr<Gate> gate)
+        : m_inner(std::move(inner)), m_gate(std::move(gate))
+    {
+    }
+    QList<ts::models::EventRow> fetchPage(const ts::models::EventQuery &query, qint64 afterRowId,
+                                          int limit) override
+    {
+        return m_inner->fetchPage(query, afterRowId, limit);
+    }
+    qint64 count(const ts::models::EventQuery &query) override { return m_inner->count(query); }
+    [[nodiscard]] std::function<qint64()>
+    backgroundCounter(const ts::models::EventQuery &query) const override
+    {
+        return m_inner->backgroundCounter(query);
+    }
+    [[nodiscard]] std::function<QList<ts::models::EventRow>()>
+    backgroundPageFetcher(const ts::models::EventQuery &query, qint64 afterRowId,
+                          int limit) const override
+    {
+        std::function<QList<ts::models::EventRow>()> fetch =
+            m_inner->backgroundPageFetcher(query, afterRowId, limit);
+        if (!fetch)
+            return {};
+        return [fetch, gate = m_gate] {
+            QList<ts::models::EventRow> page = fetch();
+            gate->pass();
+            return page;
+        };
+    }
+    [[nodiscard]] QString description() const override { return m_inner->description(); }
+
+private:
+    std::shared_ptr<ts::models::EventPageSource> m_inner;
+    std::shared_ptr<Gate> m_gate;
+};
+
 } // namespace
 
 class TestOpenWorkspace : public QObject
@@ -106,6 +198,10 @@ private Q_SLOTS:
     // polling it from its stored cursor when it is opened again: rows the store got meanwhile
     // arrive, the ones stored before are not read again. Unless another poller stored rows
     // moments ago: then it is left to that one, and the status bar says so.
+    // A workspace another process is writing: the Events page (here with a search, whose
+    // pages come from a worker thread) shows the rows it commits, the last ones too.
+    void eventsPageFollowsAnotherProcess();
+
     void polledSourceResumesFromStoredCursor_data()
     {
         QTest::addColumn<qint64>("cursorAgeMs");
@@ -192,6 +288,95 @@ private Q_SLOTS:
         }
     }
 };
+
+void TestOpenWorkspace::eventsPageFollowsAnotherProcess()
+{
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString path = dir.filePath(u"shared.tsws"_qs);
+    QVERIFY(makeWorkspace(path));
+    ts::app::DashboardOptions options;
+    options.files = {path};
+    ts::app::DashboardController controller(options);
+    controller.start();
+    MainWindow *window = shownWindow();
+    QVERIFY(window);
+    QTRY_VERIFY_WITH_TIMEOUT(windowEvents(window) > 0, 30000);
+    const qint64 replayed = windowEvents(window);
+    window->showPage(u"events"_qs);
+    ts::widgets::EventsPage *page = window->dashboard()->eventsPage();
+    ts::models::EventsModel *model = page->model();
+    QTRY_VERIFY_WITH_TIMEOUT(model->source() && model->rowCount() > 0, 10000);
+    // The page's own source, whose worker can be held after it read a page: a slow search on
+    // a large workspace, caught in the act.
+    auto gate = std::make_shared<Gate>();
+    page->setEventSource(std::make_shared<GatedSource>(model->source(), gate));
+    auto release = qScopeGuard([gate] { gate->open(); }); // no worker left waiting
+    // A search: its pages come from a worker thread.
+    ts::models::EventQuery search;
+    search.text = u"/other-process/"_qs;
+    page->setFilter(search);
+    QSignalSpy fetching(model, &ts::models::EventsModel::fetchingChanged);
+    if (model->isFetching())
+        QVERIFY(fetching.wait(5000));
+    QCOMPARE(model->rowCount(), 0);
+
+    // Another writer (its own connection, as `tail`, `serve` or `import` in another process).
+    qint64 sourceId = 0;
+    {
+        ts::Workspace workspace;
+        QVERIFY(workspace.open(path));
+        sourceId = workspace.addSource(u"other-process"_qs, u"ndjson"_qs, 0, 0, "other:1");
+        QVERIFY(sourceId > 0);
+    }
+    ts::WorkspaceWriter writer;
+    QVERIFY2(writer.start(path), qPrintable(writer.errorString()));
+    int committed = 0;
+    auto commit = [&](int count) {
+        ts::WriteBatch batch;
+        batch.sourceId = sourceId;
+        for (int i = 0; i < count; ++i, ++committed) {
+            ts::RequestEvent event;
+            event.tsMs = QDateTime::currentMSecsSinceEpoch();
+            event.service = u"graph"_qs;
+            event.identity = u"u"_qs;
+            event.method = u"GET"_qs;
+            event.url = u"https://graph.microsoft.com/v1.0/other-process/%1"_qs.arg(committed);
+            event.status = 200;
+            batch.events.append(event);
+        }
+        return writer.submit(std::move(batch)) && writer.flush();
+    };
+    QSignalSpy applied(window->dashboard(), &ts::widgets::Dashboard::snapshotApplied);
+    auto waitForWindowEvents = [&](qint64 events) {
+        while (windowEvents(window) != events && applied.wait(5000)) {
+        }
+        return windowEvents(window) == events;
+    };
+
+    // 20 rows: the page looks for them, and its worker has read them when it is held.
+    gate->hold();
+    QVERIFY(commit(20));
+    QVERIFY(waitForWindowEvents(replayed + 20));
+    while (!model->isFetching() && fetching.wait(3000)) { // at most a second after the snapshot
+    }
+    QVERIFY(gate->waitUntilHeld(5000));
+    // 30 more while that page is on its way: the page is asked to look again (the operator
+    // comes back to it), before the page read without them arrives.
+    QVERIFY(commit(30));
+    QVERIFY(waitForWindowEvents(replayed + 50));
+    window->showPage(u"overview"_qs);
+    page->noteNewEvents();
+    window->showPage(u"events"_qs);
+    QVERIFY(model->isFetching());
+    gate->open();
+    // Every row shows within a couple of seconds, the last ones too.
+    QSignalSpy inserted(model, &QAbstractItemModel::rowsInserted);
+    while (model->rowCount() < committed && inserted.wait(2000)) {
+    }
+    QCOMPARE(model->rowCount(), 50);
+    QVERIFY(writer.finish());
+}
 
 QTEST_MAIN(TestOpenWorkspace)
 #include "tst_openworkspace.moc"
