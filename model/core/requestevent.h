@@ -59,6 +59,12 @@ struct RequestEvent
     qint64 tsMs = 0;        // when the request was sent, ms since the Unix epoch (UTC)
     double durationMs = -1; // < 0 = unknown
     double credits = -1;    // explicit cost, < 0 = none
+    // How many identical requests this event stands for (>= 1): a push-down aggregate (a
+    // store's count per second, poll/pushdown.h) or a canonical record with "weight". Every
+    // count of the report counts it that many times; the engine charges it in one step where
+    // that is exact and as that many single requests where order matters (throttleengine.cpp).
+    // credits stays the cost of each one of them.
+    qint64 weight = 1;
 
     QString identity; // empty = unknown
     QString app;

@@ -41,6 +41,8 @@ QString eventValueProblem(const RequestEvent &event)
         return outOfRangeReason(u"durationMs", event.durationMs, 0, kMaxDurationMs);
     if (!std::isfinite(event.credits) || event.credits > kMaxCredits)
         return outOfRangeReason(u"credits", event.credits, 0, kMaxCredits);
+    if (event.weight < 1 || event.weight > kMaxWeight)
+        return outOfRangeReason(u"weight", double(event.weight), 1, double(kMaxWeight));
     return {};
 }
 

@@ -25,6 +25,10 @@ inline constexpr int kMaxBatchIndex = 1000000;
 inline constexpr double kMaxDurationMs = 30.0 * 86400000.0;
 // Explicit cost of one request (Service Bus: messages in one batch send, a few thousand).
 inline constexpr double kMaxCredits = 1e6;
+// Requests one event stands for (RequestEvent::weight): a store's count of one second and one
+// group. A billion a second is no fleet's traffic; the bound keeps weight x credits and the
+// report's sums far from overflow.
+inline constexpr qint64 kMaxWeight = 1'000'000'000;
 
 // The int a number names, truncated toward zero, when it lies in [lo, hi]; nullopt for NaN,
 // infinities and anything outside, so no out-of-range double->int conversion ever happens.
@@ -37,7 +41,7 @@ bool inRange(double value, double lo, double hi);
 QString outOfRangeReason(QStringView field, double value, double lo, double hi);
 
 // Why an event's values cannot be accepted (a timestamp, status, attempt, batch index, duration
-// or credits outside the ranges above, or not a finite number), empty when they can. Every
+// credits or weight outside the ranges above, or not a finite number), empty when they can. Every
 // reader's output passes through this check (ingest::CountingSink, the NDJSON reader), so a
 // reader that forgets a range check still cannot hand the engine an extreme value.
 QString eventValueProblem(const RequestEvent &event);

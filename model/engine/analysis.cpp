@@ -259,8 +259,12 @@ void Analysis::add(const RequestEvent &event)
     const throttle::ThrottleSignals sig =
         event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
     const ThrottleEngine::Verdict verdict = m_engine->add(event, sig);
-    noteFill(event, verdict);
-    feedDetectors(event, sig, verdict.category);
+    // A weighted event (RequestEvent::weight) is that many requests to the breakers and the
+    // detectors: they count and time requests one by one.
+    for (qint64 unit = 0; unit < std::max<qint64>(1, event.weight); ++unit) {
+        noteFill(event, verdict);
+        feedDetectors(event, sig, verdict.category);
+    }
 }
 
 void Analysis::noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict)
@@ -275,16 +279,18 @@ void Analysis::count(const RequestEvent &event)
         m_firstMs = event.tsMs;
     // Older than an event already analysed: the engine charges it at each bucket's latest
     // instant. Counted once here for every pipeline (report-json.md, `lateEvents`).
+    const qint64 requests = std::max<qint64>(1, event.weight);
     if (m_lastMs && event.tsMs < *m_lastMs)
-        ++m_late;
+        m_late += requests;
     if (!m_lastMs || event.tsMs > *m_lastMs)
         m_lastMs = event.tsMs;
     // A $batch envelope is not a request of its own: its sub-responses are (report-json.md).
     if (!event.isRequest())
         return;
-    ++m_events;
+    // A weighted event counts as the requests it stands for (RequestEvent::weight).
+    m_events += requests;
     if (event.status >= 0 && event.status < int(m_byStatus.size()))
-        ++m_byStatus[size_t(event.status)];
+        m_byStatus[size_t(event.status)] += requests;
 }
 
 void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)
@@ -370,11 +376,17 @@ void Analysis::feedBreakers(const Batch &batch)
                    [&](size_t i, const RequestEvent &event, const throttle::ThrottleSignals &sig) {
                        // The same order as add(): the engine's fill softens the breaker before the
                        // breaker sees the event's answer.
+                       const ThrottleEngine::Verdict *fill = nullptr;
                        if (nextFill != batch.fills.cend() && nextFill->first == i) {
-                           noteFill(event, nextFill->second);
+                           fill = &nextFill->second;
                            ++nextFill;
                        }
-                       m_breakers->add(event, sig);
+                       // A weighted event is that many samples (RequestEvent::weight).
+                       for (qint64 unit = 0; unit < std::max<qint64>(1, event.weight); ++unit) {
+                           if (fill)
+                               noteFill(event, *fill);
+                           m_breakers->add(event, sig);
+                       }
                    });
 }
 
@@ -388,7 +400,9 @@ void Analysis::feedAlerts(const Batch &batch)
                            category = nextCategory->second;
                            ++nextCategory;
                        }
-                       m_alerts->add(event, sig, category);
+                       // A weighted event is that many requests (RequestEvent::weight).
+                       for (qint64 unit = 0; unit < std::max<qint64>(1, event.weight); ++unit)
+                           m_alerts->add(event, sig, category);
                    });
 }
 

@@ -321,6 +321,46 @@ struct State
         return true;
     }
 
+    // How many of `units` requests of this cost, charged one after another at t, would each
+    // find room (after advance(t)): the same arithmetic as that many hasRoom() / charge()
+    // pairs, so a weighted event (RequestEvent::weight) charged in one step decides exactly
+    // as its requests one by one would. Only for the limiters whose decisions at one instant
+    // depend on nothing but the sum charged (fixed windows, credits, token buckets, sliding
+    // windows kept exact per charge); the others answer at most 1, and the engine replays
+    // their events one request at a time.
+    [[nodiscard]] qint64 roomForUnits(const Params &p, qint64 t, double cost, qint64 units) const
+    {
+        auto bySum = [&](double sum) {
+            // Summed as charge() would, so rounding decides as it would.
+            qint64 fit = 0;
+            while (fit < units && sum + cost <= p.capacity) {
+                sum += cost;
+                ++fit;
+            }
+            return fit;
+        };
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+            return bySum(used);
+        case Algorithm::SlidingWindow:
+            // Slotted windows stamp a charge by how many the window holds: one by one only.
+            return p.slotMs > 0 ? (hasRoom(p, t, cost) ? 1 : 0) : bySum(slidingSum);
+        case Algorithm::TokenBucket: {
+            const qint64 micro = qint64(std::llround(cost * 1e6));
+            if (tokensMicro < micro)
+                return 0;
+            return micro <= 0 ? units : std::min(units, tokensMicro / micro);
+        }
+        case Algorithm::Observed:
+            return units;
+        case Algorithm::LeakyBucket:
+        case Algorithm::Concurrency:
+            break;
+        }
+        return hasRoom(p, t, cost) ? 1 : 0;
+    }
+
     void charge(const Params &p, qint64 t, double cost, bool accepted, qint64 endMs)
     {
         switch (p.algorithm) {

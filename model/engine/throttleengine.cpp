@@ -1066,7 +1066,7 @@ struct ThrottleEngine::Impl
     // The event's second in the activity log of every key it was charged under (each key entry
     // once, whatever number of limits share it).
     void recordActivity(const CompiledPolicy &policy, const EventContext &ctx, bool throttled,
-                        const QString &code)
+                        const QString &code, qint64 requests)
     {
         const RequestEvent &event = *ctx.event;
         const bool background =
@@ -1084,9 +1084,11 @@ struct ThrottleEngine::Impl
                 activities.emplace_back().key = entry.key;
             }
             KeyActivityBin &bin = activities[size_t(entry.activity)].binAt(event.tsMs);
-            ++bin.requests;
-            bin.background += background ? 1 : 0;
-            bin.laneTagged += tagged ? 1 : 0;
+            // One second of one key: a count that fits (kMaxWeight < 2^31).
+            const qint32 n = qint32(requests);
+            bin.requests += n;
+            bin.background += background ? n : 0;
+            bin.laneTagged += tagged ? n : 0;
             if (throttled) {
                 ++bin.throttles;
                 ++bin.byErrorCode[code];
@@ -1239,13 +1241,71 @@ struct ThrottleEngine::Impl
             bucket.marks.corrections.push_back(correction);
     }
 
+    // The first take - 1 of a weighted event's accepted requests, each charged to every limit
+    // of the event in the order a replay of the requests one by one would: the charge
+    // arithmetic is the same, and so are the near-limit alerts (raised at the request that
+    // crosses the threshold, turned critical at the one that fills the bucket). What else a
+    // charge updates (peaks, the series, time at the limit) is monotonic over requests at one
+    // instant, so the last request, charged by the caller, sets it as the replay would.
+    void chargeAllButLast(const std::array<Charge, kMaxLimits> &charges, int count, qint64 take,
+                          qint64 endMs)
+    {
+        for (qint64 unit = 1; unit < take; ++unit) {
+            for (int i = 0; i < count; ++i) {
+                const Charge &c = charges[size_t(i)];
+                Bucket &bucket = buckets[size_t(c.bucket)];
+                const CompiledLimit &limit = limits[size_t(bucket.limit)];
+                bucket.state.charge(limit.params, bucket.lastT, c.cost, true, endMs);
+                const double cap = limit.params.capacity;
+                if (cap <= 0)
+                    continue;
+                const double accepted = bucket.state.usageAt(limit.params, bucket.lastT);
+                if (accepted / cap >= options.nearLimitFill)
+                    raiseNearLimit(bucket, limit, bucket.lastT, accepted, accepted / cap);
+            }
+        }
+    }
+
+    // One event, standing for event.weight requests (RequestEvent::weight). Where charging
+    // them in one step decides exactly as charging them one by one would, they are charged in
+    // one step: successes and failures that are not throttles, on fixed windows, credits,
+    // token buckets and exact sliding windows, for as many of them as have room (roomForUnits).
+    // Where the outcome depends on the order of the requests (a 429, which corrects state and
+    // teaches limits; no status, which the model's verdict decides; leaky buckets; concurrency;
+    // a bucket corrected from a 429; a bucket with no room, whose requests are predicted
+    // throttles one by one) the rest are replayed one request at a time, in the same pass.
     Verdict process(const RequestEvent &event, const throttle::ThrottleSignals *given)
     {
+        if (event.weight <= 1 || !event.isRequest())
+            return processUnits(event, given, 1, nullptr);
+        const bool throttled = given ? given->throttled : throttle::isThrottle(event);
+        const bool byUnit = throttled || event.status == 0;
+        Verdict last;
+        bool predicted = false;
+        for (qint64 left = event.weight; left > 0;) {
+            qint64 done = 1;
+            last = processUnits(event, given, byUnit ? 1 : left, &done);
+            predicted = predicted || last.predictedThrottled;
+            left -= done;
+        }
+        last.predictedThrottled = predicted;
+        return last;
+    }
+
+    // Charges up to `units` identical requests of `event` (see process()): all of them when
+    // that is exact, else one; *done says how many. units > 1 only for events that are
+    // neither throttles nor without a status.
+    Verdict processUnits(const RequestEvent &event, const throttle::ThrottleSignals *given,
+                         qint64 units, qint64 *done)
+    {
         Verdict verdict;
+        if (done)
+            *done = units;
         if (!event.isRequest())
             return verdict;
         verdict.request = true;
-        ++requestEvents;
+        // Corrected below when fewer than `units` are charged in this call.
+        requestEvents += units;
         const qint64 t0 = event.tsMs;
         if (!firstMs || t0 < *firstMs)
             firstMs = t0;
@@ -1291,7 +1351,7 @@ struct ThrottleEngine::Impl
         ctx.category = event.category;
         const int policyIndex = selectPolicy(ctx);
         if (policyIndex < 0) {
-            ++unmatchedEvents;
+            unmatchedEvents += units;
             return verdict;
         }
         CompiledPolicy &policy = policies[size_t(policyIndex)];
@@ -1355,13 +1415,34 @@ struct ThrottleEngine::Impl
             charges[size_t(count++)] = {b, cost, room};
             mask |= quint64(1) << limit.indexInPolicy;
         }
+        // How many of the event's requests this call charges: all that have room, when charging
+        // them in one step is exact (and no service header asks for a correction, which a
+        // request at a time would apply at a different point), else one.
+        qint64 take = units;
+        if (units > 1 && count > 0) {
+            if (observedPct || remainingFill)
+                take = 1;
+            for (int i = 0; i < count && take > 1; ++i) {
+                const Bucket &bucket = buckets[size_t(charges[size_t(i)].bucket)];
+                const CompiledLimit &limit = limits[size_t(bucket.limit)];
+                take =
+                    bucket.state.estimated
+                        ? 1
+                        : std::min(take, bucket.state.roomForUnits(limit.params, bucket.lastT,
+                                                                   charges[size_t(i)].cost, take));
+            }
+            take = std::max<qint64>(take, 1);
+            requestEvents -= units - take;
+            if (done)
+                *done = take;
+        }
         if (late)
-            ++lateEvents;
+            lateEvents += take;
         if (count == 0)
             return verdict;
         verdict.matched = true;
         if (options.recordPlotData)
-            recordActivity(policy, ctx, throttled, throttleCode);
+            recordActivity(policy, ctx, throttled, throttleCode, take);
         verdict.predictedThrottled = anyExhausted;
         if (mask != policy.lastChargedMask) { // the same set of limits again changes nothing
             policy.lastChargedMask = mask;
@@ -1459,6 +1540,8 @@ struct ThrottleEngine::Impl
             // that a storm of counted 429s exhausted look lower than documented.
             if (throttled)
                 usageBefore[size_t(i)] = bucket.state.countedUsageAt(limit.params, bucket.lastT);
+            if (take > 1 && i == 0)
+                chargeAllButLast(charges, count, take, endMs);
             if (!rejected || limit.chargeThrottled)
                 bucket.state.charge(limit.params, bucket.lastT, c.cost, !rejected, endMs);
             const double usage = bucket.state.usageAt(limit.params, bucket.lastT);
@@ -1479,7 +1562,7 @@ struct ThrottleEngine::Impl
             Bucket &bucket = buckets[size_t(c.bucket)];
             CompiledLimit &limit = limits[size_t(bucket.limit)];
             const qint64 t = bucket.lastT;
-            ++bucket.requests;
+            bucket.requests += take;
             if (!c.hadRoom) {
                 ++bucket.predicted;
                 ++bucket.predictedByCause[size_t(limitCause(c))];

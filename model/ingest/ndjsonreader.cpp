@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -259,6 +260,7 @@ enum class Field : quint8 {
     OperationId,
     Lane,
     Credits,
+    Weight,
     Namespace,
     Entity,
     Scope,
@@ -314,6 +316,8 @@ Field fieldOf(std::string_view key)
             return Field::Status;
         if (is(key, "entity"))
             return Field::Entity;
+        if (is(key, "weight"))
+            return Field::Weight;
         break;
     case 7:
         if (is(key, "service"))
@@ -510,6 +514,20 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
                 return fail(limits::outOfRangeReason(QString(u'"' + toQString(key) + u'"'), number,
                                                      0, highest));
             (which == Field::DurationMs ? event.durationMs : event.credits) = number;
+            break;
+        }
+        case Field::Weight: {
+            // The requests this record stands for (RequestEvent::weight): a whole number >= 1.
+            double number;
+            if (value.is_null())
+                break;
+            if (!numberOf(value, number))
+                return fail(QStringLiteral("\"weight\" is not an integer"));
+            if (!limits::inRange(number, 1, double(limits::kMaxWeight)) ||
+                number != std::floor(number))
+                return fail(
+                    limits::outOfRangeReason(u"\"weight\"", number, 1, double(limits::kMaxWeight)));
+            event.weight = qint64(number);
             break;
         }
         case Field::BatchIndex:

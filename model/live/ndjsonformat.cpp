@@ -138,6 +138,8 @@ void appendNdjsonLine(const RequestEvent &event, QByteArray &out)
     w.string("lane", event.lane);
     if (event.credits >= 0)
         w.number("credits", event.credits);
+    if (event.weight > 1)
+        w.integer("weight", event.weight);
     w.string("namespace", event.serviceBusNamespace);
     w.string("entity", event.entity);
     // Unknown keys of the source travel along verbatim ("{...}" without the braces merged in).

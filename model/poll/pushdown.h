@@ -3,15 +3,26 @@
 // the store counts requests per second and per (service, identity, app, tenant, category,
 // method, status, errorCode) and the engine is fed those counts as weighted charges.
 //
-// A count of n in second s becomes n charges at the start of s, each with the group's fields
-// (and credits / n when the store sums a credits column). What the engine then computes is:
-//   - exact, for fixed windows aligned to whole seconds and for credit windows (every charge
-//     stays in its window; the sum of credits is the store's), and for every count of the
-//     report (requests, statuses, throttles by error code and identity);
+// A count of n in second s becomes one event of weight n (RequestEvent::weight) at the start
+// of s, with the group's fields (and credits / n, the cost of each request, when the store sums
+// a credits column); within one second, successes come first, then failures, then throttles
+// (a client's 429s follow the requests that filled the bucket). The engine charges such an
+// event in one step where that is exact and request by request where order matters
+// (throttleengine.cpp). What it then computes is:
+//   - exact, for every count of the report (requests, statuses, throttles by error code and
+//     identity, requests per scope) and for fixed windows aligned to whole seconds and credit
+//     windows: every charge stays in its window, the sum of credits is the store's, and a
+//     window's usage is the same at every instant the row-by-row replay looks at it after the
+//     second; which requests of a window that overflows within one second are predicted
+//     throttled depends on the order inside that second, which the counts do not keep;
 //   - within one second elsewhere: a sliding window or token bucket sees each charge up to
 //     999 ms early, so the usage at any instant t is bounded by the row-by-row usage over
 //     [t, t + 1 s) and at least the row-by-row usage at t - 1 s; predicted-throttle counts can
 //     differ by the charges of the seconds where the limit was crossed.
+// The breakers get n samples of the event, each with the engine's fill after all n requests
+// (a request at a time, each would carry its own rising fill): a breaker may turn soft-open from
+// the fill up to n - 1 samples earlier; their request and failure counts are exact. The danger
+// detectors see n requests.
 // The group carries one of its URLs (ClickHouse's any()), which the policies' URL rules
 // classify the whole group by: exact when the requests of one (second, identity, app,
 // category, method, status, errorCode) share their API group, as a client's usually do; a
@@ -28,11 +39,13 @@
 
 namespace ts::poll {
 
-// The charges of `rows`, in the rows' order, marked masked (the grouping fields come from the
-// store's columns and are masked here like any reader's), handed on `chunk` at a time so an
-// hour of a busy fleet (millions of charges) never sits in memory at once.
+// One weighted event per row of `rows` (rows of a second together, in answer order within it,
+// seconds in the rows' order), marked masked (the grouping fields come from the store's columns
+// and are masked here like any reader's), handed on about `chunk` at a time (whole seconds):
+// a few thousand events (~600 bytes each) keep the analysis' queued batches small, where the
+// 65,536 of the replay of single charges held ~40 MB per batch.
 void chargesFromAggregates(const QList<AggregateRow> &rows, const QString &sourceName,
                            const std::function<void(std::vector<RequestEvent> &&)> &deliver,
-                           qsizetype chunk = 65536);
+                           qsizetype chunk = 4096);
 
 } // namespace ts::poll

@@ -14,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 
 namespace ts::store {
@@ -128,6 +129,13 @@ QStringList migrationStatements(int toVersion)
                            " state TEXT NOT NULL,"
                            " rows INTEGER NOT NULL DEFAULT 0,"
                            " updated_ms INTEGER NOT NULL)"),
+        };
+    case 5:
+        return {
+            // Push-down (model/poll/pushdown.h): one row stands for `weight` identical requests
+            // (RequestEvent::weight). NULL is one, so the rows already stored keep their
+            // meaning and an ordinary row costs no byte more.
+            QStringLiteral("ALTER TABLE events ADD COLUMN weight INTEGER"),
         };
     default:
         return {};
@@ -607,7 +615,7 @@ QString eventColumnList()
         "type,ts_ms,identity,app,tenant,service,category,method,url,status,error_code,"
         "retry_after,headers,body,duration_ms,request_id,batch_id,batch_index,batch_envelope,"
         "attempt,operation_id,lane,credits,sb_namespace,entity,breaker_scope,breaker_state,text,"
-        "extra_json,source_id,line,byte_offset");
+        "extra_json,source_id,line,byte_offset,weight");
 }
 
 QString eventInsertSql(int rows)
@@ -912,7 +920,8 @@ void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId,
     s.bindIntOrNull(29, sourceId, sourceId <= 0);
     s.bindIntOrNull(30, event.line, event.line <= 0);
     s.bindIntOrNull(31, event.offset, event.offset < 0);
-    static_assert(kEventColumnCount == 32);
+    s.bindIntOrNull(32, event.weight, event.weight <= 1);
+    static_assert(kEventColumnCount == 33);
 }
 
 qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event)
@@ -961,6 +970,7 @@ qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event)
     const qint64 sourceId = intOr(29, 0);
     event.line = intOr(30, 0);
     event.offset = intOr(31, -1);
+    event.weight = std::max<qint64>(1, intOr(32, 1));
     return sourceId;
 }
 

@@ -142,7 +142,7 @@ private:
 };
 
 // events columns, in binding order (without the rowid "id").
-inline constexpr int kEventColumnCount = 32;
+inline constexpr int kEventColumnCount = 33;
 QString eventColumnList(); // "type,ts_ms,identity,..."
 // "INSERT INTO events(...) VALUES(?,?,...)", with `rows` rows of values.
 QString eventInsertSql(int rows = 1);

@@ -25,7 +25,8 @@ namespace ts {
 // 3: sources are recognised by content (sources.head_hash, seen_size); the ledger names the
 //    import run that owns a source (import_ledger.owner).
 // 4: poll_cursors: where the incremental read of each polled store stands (model/poll).
-inline constexpr int kWorkspaceSchemaVersion = 4;
+// 5: events.weight: the requests a row stands for (push-down aggregates; NULL = 1).
+inline constexpr int kWorkspaceSchemaVersion = 5;
 
 // 'TSWS' in PRAGMA application_id: tells a workspace apart from any other SQLite file. SQLite
 // stores it big-endian at offset 68 of the file, where the workspace MIME type's magic looks

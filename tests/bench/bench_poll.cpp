@@ -3,7 +3,9 @@
 // `throttlescope report --json --source URL` pulled row by row and with --pushdown, each run
 // as its own process: wall time and peak RSS (wait4's ru_maxrss) printed.
 //
-//   bench_poll [ROWS]       (default 10,000,000; TS_BENCH_POLL_ROWS also sets it)
+//   bench_poll [ROWS] [--only pushdown|rows]
+//       ROWS default 10,000,000 (TS_BENCH_POLL_ROWS also sets it); --only runs one of the two
+//       reports (the row-by-row one takes minutes at 10M rows).
 //
 // Not a test: it prints figures (docs/performance.md). Needs clickhouse-server installed.
 #include "clickhouseserver.h"
@@ -77,8 +79,23 @@ int main(int argc, char *argv[])
     qint64 rows = 10'000'000;
     if (qEnvironmentVariableIsSet("TS_BENCH_POLL_ROWS"))
         rows = qEnvironmentVariable("TS_BENCH_POLL_ROWS").toLongLong();
-    if (argc > 1)
-        rows = QByteArray(argv[1]).toLongLong();
+    // Both by default; --only pushdown / --only rows: one of them.
+    bool runPushDown = true;
+    bool runRows = true;
+    for (int i = 1; i < argc; ++i) {
+        const QByteArray arg(argv[i]);
+        if (arg == "--only" && i + 1 < argc) {
+            const QByteArray which(argv[++i]);
+            runPushDown = which == "pushdown";
+            runRows = which == "rows";
+            if (!runPushDown && !runRows) {
+                std::fprintf(stderr, "bench_poll: --only pushdown|rows\n");
+                return 2;
+            }
+        } else {
+            rows = arg.toLongLong();
+        }
+    }
     ts::testch::Server server;
     QString error;
     if (!server.start(&error)) {
@@ -119,6 +136,8 @@ int main(int argc, char *argv[])
         QStringLiteral("clickhouse://127.0.0.1:%1/default/bench?page=50000").arg(server.httpPort());
     QJsonObject reports[2];
     for (int pushDown = 1; pushDown >= 0; --pushDown) {
+        if (!(pushDown ? runPushDown : runRows))
+            continue;
         QStringList args{QStringLiteral("report"), QStringLiteral("--json"),
                          QStringLiteral("--source"), url};
         if (pushDown)
@@ -138,11 +157,12 @@ int main(int argc, char *argv[])
                     qlonglong(reports[pushDown].value(u"scopes").toArray().size()));
         std::fflush(stdout);
     }
-    std::printf("same events and statuses: %s\n",
-                reports[0].value(u"events") == reports[1].value(u"events") &&
-                        reports[0].value(u"byStatus") == reports[1].value(u"byStatus")
-                    ? "yes"
-                    : "NO");
+    if (runPushDown && runRows)
+        std::printf("same events and statuses: %s\n",
+                    reports[0].value(u"events") == reports[1].value(u"events") &&
+                            reports[0].value(u"byStatus") == reports[1].value(u"byStatus")
+                        ? "yes"
+                        : "NO");
     server.stop();
     return 0;
 }

@@ -125,11 +125,12 @@ qint64 writeEvents(const QString &workspacePath, const QList<RequestEvent> &even
 }
 
 // Turns a workspace of this version into what version 2 wrote: version 3 only added columns,
-// version 4 a table.
+// version 4 a table, version 5 a column.
 bool downgradeToVersion2(const QString &path)
 {
     for (const char *sql :
-         {"DROP TABLE poll_cursors", "ALTER TABLE sources DROP COLUMN head_hash", "ALTER TABLE sources DROP COLUMN seen_size",
+         {"ALTER TABLE events DROP COLUMN weight", "DROP TABLE poll_cursors",
+          "ALTER TABLE sources DROP COLUMN head_hash", "ALTER TABLE sources DROP COLUMN seen_size",
           "ALTER TABLE import_ledger DROP COLUMN owner", "PRAGMA user_version = 2"}) {
         scalar(path, QString::fromLatin1(sql));
     }
