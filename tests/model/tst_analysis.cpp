@@ -252,8 +252,9 @@ private slots:
             if (breaker.source == u"reconstructed")
                 QCOMPARE(breaker.model, BreakerModel::resilience4j());
         }
-        QMetaObject::invokeMethod(session, [session] { session->setPolicies(u"builtin"_qs); });
+        // Counted before asking: the worker may publish before this thread reads the count.
         const qsizetype afterPolicy = snapshots.size();
+        QMetaObject::invokeMethod(session, [session] { session->setPolicies(u"builtin"_qs); });
         QTRY_VERIFY_WITH_TIMEOUT(snapshots.size() > afterPolicy, 20000);
         QCOMPARE(newestModel(), BreakerModel::resilience4j());
         policyErrors.clear();
