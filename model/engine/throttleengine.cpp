@@ -1355,9 +1355,15 @@ struct ThrottleEngine::Impl
             if (given->rateLimit.remaining && given->rateLimit.limit && *given->rateLimit.limit > 0)
                 remainingFill = 1.0 - *given->rateLimit.remaining / *given->rateLimit.limit;
         } else if (!event.headers.isEmpty()) {
+            // The same two readings as from given signals, so add(event) and add(event, signals)
+            // correct alike (the remaining-quota header was read only from given signals).
             const QString value = event.headers.value(u"x-ms-throttle-limit-percentage");
             if (!value.isEmpty())
                 observedPct = throttle::parseLimitPercentage(value);
+            const throttle::RateLimitInfo rate =
+                throttle::parseRateLimit(event.headers, throttle::responseTimeMs(event));
+            if (rate.remaining && rate.limit && *rate.limit > 0)
+                remainingFill = 1.0 - *rate.remaining / *rate.limit;
         }
 
         const QString inferred =
