@@ -521,6 +521,26 @@ struct Series
         to.push_back(point);
     }
 
+    // A point (or a finer bin) into its bin, and its value carried on, since it holds until
+    // the next point (at nextT): into the next bin (a bin without a point holds the one before
+    // it) and into the bin nextT falls in, when nextT is past their starts.
+    static void appendCarried(std::vector<Point> &to, const Point &point, qint64 nextT,
+                              qint64 resolution)
+    {
+        appendPeak(to, point, resolution);
+        const qint64 b = limiter::floorDiv(point.t, resolution) * resolution + resolution;
+        const qint64 last = limiter::floorDiv(nextT, resolution) * resolution;
+        Point carried = point;
+        if (nextT > b) {
+            carried.t = b;
+            appendPeak(to, carried, resolution);
+        }
+        if (last > b && nextT > last) {
+            carried.t = last;
+            appendPeak(to, carried, resolution);
+        }
+    }
+
 private:
     void push(const Point &point, size_t cap)
     {
@@ -540,6 +560,40 @@ private:
             fold(std::max<size_t>(cap, 8));
     }
 
+    // Point i into the peak bins, and what it holds after its bin: a bin's peak is the highest
+    // usage in it, including what the point before it left (a bin without a point of its own
+    // would otherwise repeat the previous bin's peak, and a drained token bucket stay full in
+    // the chart until its next event). A line's value at each later bin start until the next
+    // point (the line only falls, so that is the bin's peak), a step's value at the next bin
+    // start when the next point is later.
+    void foldPoint(std::vector<Point> &bins, size_t i) const
+    {
+        const Point &point = points[i];
+        appendPeak(bins, point, resolutionMs);
+        if (i + 1 >= points.size())
+            return;
+        const Point &next = points[i + 1];
+        const qint64 binStart = limiter::floorDiv(point.t, resolutionMs) * resolutionMs;
+        qint64 b = binStart + resolutionMs;
+        if (next.t <= b)
+            return;
+        const bool line = linear && (next.usage != point.usage || next.accepted != point.accepted);
+        if (!line || (next.t - b) / resolutionMs > qint64(kInitialSeriesPoints)) {
+            appendCarried(bins, point, next.t, resolutionMs);
+            return;
+        }
+        const double span = double(next.t - point.t);
+        for (; b < next.t; b += resolutionMs) {
+            const double share = double(b - point.t) / span;
+            Point at = point;
+            at.t = b;
+            at.usage = point.usage + (next.usage - point.usage) * share;
+            at.accepted = point.accepted + (next.accepted - point.accepted) * share;
+            at.pct = point.pct + (next.pct - point.pct) * share;
+            appendPeak(bins, at, resolutionMs);
+        }
+    }
+
     // Folds the oldest exact points into the peak bins so that half the budget stays exact.
     // Runs once per half a budget of points: amortised O(1) per point.
     void fold(size_t cap)
@@ -550,13 +604,15 @@ private:
         merged.reserve(cap + 1);
         merged.assign(points.begin(), points.begin() + qsizetype(exactFrom));
         for (size_t i = exactFrom; i < foldEnd; ++i)
-            appendPeak(merged, points[i], resolutionMs);
+            foldPoint(merged, i);
         while (merged.size() > cap - keepExact) {
             resolutionMs *= 2;
             std::vector<Point> coarser;
             coarser.reserve(merged.size() / 2 + 1);
-            for (const Point &bin : merged)
-                appendPeak(coarser, bin, resolutionMs);
+            for (size_t k = 0; k < merged.size(); ++k)
+                appendCarried(coarser, merged[k],
+                              k + 1 < merged.size() ? merged[k + 1].t : points[foldEnd].t,
+                              resolutionMs);
             merged = std::move(coarser);
         }
         exactFrom = merged.size();

@@ -130,6 +130,8 @@ class TestOneTruth : public QObject
 private slots:
     void everyViewAgreesAtEveryInstant_data();
     void everyViewAgreesAtEveryInstant();
+    void pastTheBudgetPeaksThenExact_data();
+    void pastTheBudgetPeaksThenExact();
 };
 
 void TestOneTruth::everyViewAgreesAtEveryInstant_data()
@@ -278,6 +280,79 @@ void TestOneTruth::everyViewAgreesAtEveryInstant()
     QCOMPARE(final->report.scopes.at(ofKey.first()).key, first.identity);
     QVERIFY(models::bucketsAtText(*final, first, first.tsMs)
                 .contains(QStringLiteral("Buckets of this key at")));
+}
+
+void TestOneTruth::pastTheBudgetPeaksThenExact_data()
+{
+    QTest::addColumn<QByteArray>("limitJson");
+    QTest::addColumn<double>("tolerance");
+    QTest::newRow("fixed-window")
+        << QByteArray(
+               R"({"name":"l","key":"identity","algorithm":"fixed-window","capacity":40,"windowSeconds":10})")
+        << 0.0;
+    QTest::newRow("sliding-window")
+        << QByteArray(
+               R"({"name":"l","key":"identity","algorithm":"sliding-window","capacity":40,"windowSeconds":10})")
+        << 0.0;
+    QTest::newRow("concurrency")
+        << QByteArray(R"({"name":"l","key":"identity","algorithm":"concurrency","capacity":6})")
+        << 0.0;
+    QTest::newRow("token-bucket")
+        << QByteArray(
+               R"({"name":"l","key":"identity","algorithm":"token-bucket","capacity":30,"refillPerSecond":4.5})")
+        << 1e-6;
+    QTest::newRow("leaky-bucket")
+        << QByteArray(
+               R"({"name":"l","key":"identity","algorithm":"leaky-bucket","rate":"7r/s","burst":12})")
+        << 1e-3 + 1e-9;
+}
+
+// The documented bound: past the point budget the oldest points are peak bins (never below the
+// usage of their time) and the newest half of the budget stays exact.
+void TestOneTruth::pastTheBudgetPeaksThenExact()
+{
+    QFETCH(QByteArray, limitJson);
+    QFETCH(double, tolerance);
+
+    ThrottleEngine::Options options;
+    options.maxSeriesPoints = 100;
+    const PolicySet policies = simPolicy(limitJson);
+    const std::vector<RequestEvent> events = simScenario(7, false);
+    ThrottleEngine whole(policies, options);
+    whole.addBatch(std::span<const RequestEvent>(events.data(), events.size()));
+    DashboardSnapshot final;
+    whole.fillSnapshot(&final);
+
+    ThrottleEngine live(policies);
+    size_t fed = 0;
+    int exact = 0;
+    int binned = 0;
+    for (qint64 t = events.front().tsMs; t <= *final.report.lastMs; t += 89) {
+        while (fed < events.size() && events[fed].tsMs <= t)
+            live.add(events[fed++]);
+        const QList<ScopeSummary> scopes = live.scopes(t);
+        for (int i = 0; i < scopes.size(); ++i) {
+            const ScopeSeries &series = final.series[size_t(i)];
+            QVERIFY(series.usageT.size() <= 100 + 2); // (+ the tail to the end of the data)
+            QVERIFY(series.firstExact > 0);
+            const double chart = models::usageAt(series, t);
+            const double report = scopes.at(i).currentUsage;
+            const QString where = QStringLiteral("%1 at +%2 ms: chart %3, report %4")
+                                      .arg(scopes.at(i).key)
+                                      .arg(t - kBase)
+                                      .arg(chart, 0, 'g', 12)
+                                      .arg(report, 0, 'g', 12);
+            if (t >= *models::exactSince(series)) {
+                QVERIFY2(std::abs(chart - report) <= tolerance, qPrintable(where));
+                ++exact;
+            } else {
+                QVERIFY2(chart >= report - tolerance, qPrintable(where));
+                ++binned;
+            }
+        }
+    }
+    QVERIFY(exact > 100);
+    QVERIFY(binned > 100);
 }
 
 QTEST_GUILESS_MAIN(TestOneTruth)
