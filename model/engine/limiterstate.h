@@ -697,6 +697,10 @@ public:
             break;
         }
         case Algorithm::Concurrency: {
+            // Usually nothing ended since the last event: the heaps' fronts say so.
+            if ((inFlight.empty() || inFlight.front() > to) &&
+                (acceptedInFlight.empty() || acceptedInFlight.front() > to))
+                break;
             // The ends at or before `to` of a min-heap, without visiting the rest of it.
             const auto endsUpTo = [to](const std::vector<qint64> &heap) {
                 std::vector<qint64> ends;

@@ -453,7 +453,7 @@ constexpr size_t kInitialSeriesPoints = 64;
 // instant (the line's end before it, the usage after it). So the chart draws, and every view
 // looks up (models::usageAt), the value the report gives at any instant.
 //
-// Bounded: past the budget (Options::maxSeriesPoints) the oldest exact points are folded into
+// Bounded: past the budget (Options::usageSeriesPoints) the oldest exact points are folded into
 // peak bins (the bin's highest usage, at the bin's start) so that at least half the budget
 // stays exact, the newest part; the bins double in width when they fill the other half.
 struct Series
@@ -600,24 +600,33 @@ private:
     {
         const size_t keepExact = cap / 2;
         const size_t foldEnd = points.size() - keepExact;
-        std::vector<Point> merged;
-        merged.reserve(cap + 1);
-        merged.assign(points.begin(), points.begin() + qsizetype(exactFrom));
+        // The bins are made in scratch vectors reused by every fold on this thread, and the
+        // points stay in their own vector: a fresh vector per fold (160 KB at the default
+        // budget) was an mmap, page faults and a munmap every 2,000 points of every bucket.
+        thread_local std::vector<Point> bins;
+        thread_local std::vector<Point> coarser;
+        bins.assign(points.begin(), points.begin() + qsizetype(exactFrom));
         for (size_t i = exactFrom; i < foldEnd; ++i)
-            foldPoint(merged, i);
-        while (merged.size() > cap - keepExact) {
+            foldPoint(bins, i);
+        while (bins.size() > cap - keepExact) {
             resolutionMs *= 2;
-            std::vector<Point> coarser;
-            coarser.reserve(merged.size() / 2 + 1);
-            for (size_t k = 0; k < merged.size(); ++k)
-                appendCarried(coarser, merged[k],
-                              k + 1 < merged.size() ? merged[k + 1].t : points[foldEnd].t,
+            coarser.clear();
+            for (size_t k = 0; k < bins.size(); ++k)
+                appendCarried(coarser, bins[k],
+                              k + 1 < bins.size() ? bins[k + 1].t : points[foldEnd].t,
                               resolutionMs);
-            merged = std::move(coarser);
+            std::swap(bins, coarser);
         }
-        exactFrom = merged.size();
-        merged.insert(merged.end(), points.begin() + qsizetype(foldEnd), points.end());
-        points = std::move(merged);
+        exactFrom = bins.size();
+        if (bins.size() <= foldEnd) {
+            std::copy(bins.begin(), bins.end(), points.begin());
+            std::move(points.begin() + qsizetype(foldEnd), points.end(),
+                      points.begin() + qsizetype(bins.size()));
+            points.resize(bins.size() + keepExact);
+        } else {
+            points.erase(points.begin(), points.begin() + qsizetype(foldEnd));
+            points.insert(points.begin(), bins.begin(), bins.end());
+        }
     }
 };
 
@@ -1192,6 +1201,12 @@ struct ThrottleEngine::Impl
         return adviceFrom(extracted, recordThrottle(event, extracted));
     }
 
+    // Points a bucket's usage series may hold (see Series).
+    [[nodiscard]] size_t usageSeriesBudget() const
+    {
+        return size_t(std::min(options.maxSeriesPoints, options.usageSeriesPoints));
+    }
+
     // The points of the usage series in (from, to] without an event (plot data only): where
     // the usage changed (see limiter::State::forEachChange) and, for a line, its value at `to`
     // (where an event at `to` jumps from, or where the data ends). Into `series`, the bucket's
@@ -1199,7 +1214,7 @@ struct ThrottleEngine::Impl
     void recordChanges(Series &series, const Bucket &bucket, const CompiledLimit &limit,
                        qint64 from, qint64 to) const
     {
-        const size_t cap = size_t(options.maxSeriesPoints);
+        const size_t cap = usageSeriesBudget();
         const double capacity = limit.params.capacity;
         const auto point = [&](qint64 at, double usage, double accepted) {
             const qint64 room = bucket.state.roomAt(limit.params, at);
@@ -1724,7 +1739,7 @@ struct ThrottleEngine::Impl
             const qint64 room = bucket.state.trackRoomAt(limit.params, t);
             if (options.recordPlotData)
                 bucket.series.recordEvent({t, usage, accepted, maxCountedFill, room > t ? room : 0},
-                                          size_t(options.maxSeriesPoints));
+                                          usageSeriesBudget());
             if (cap > 0 && acceptedFill >= options.nearLimitFill)
                 raiseNearLimit(bucket, limit, t, accepted, acceptedFill);
             if (room > t) {
