@@ -603,11 +603,17 @@ private:
         // The bins are made in scratch vectors reused by every fold on this thread, and the
         // points stay in their own vector: a fresh vector per fold (160 KB at the default
         // budget) was an mmap, page faults and a munmap every 2,000 points of every bucket.
+        // Only the last bin takes part (new points merge into it), unless the bins coarsen.
         thread_local std::vector<Point> bins;
         thread_local std::vector<Point> coarser;
-        bins.assign(points.begin(), points.begin() + qsizetype(exactFrom));
+        size_t kept = exactFrom > 0 ? exactFrom - 1 : 0; // bins left where they are
+        bins.assign(points.begin() + qsizetype(kept), points.begin() + qsizetype(exactFrom));
         for (size_t i = exactFrom; i < foldEnd; ++i)
             foldPoint(bins, i);
+        if (kept + bins.size() > cap - keepExact) {
+            bins.insert(bins.begin(), points.begin(), points.begin() + qsizetype(kept));
+            kept = 0;
+        }
         while (bins.size() > cap - keepExact) {
             resolutionMs *= 2;
             coarser.clear();
@@ -617,15 +623,15 @@ private:
                               resolutionMs);
             std::swap(bins, coarser);
         }
-        exactFrom = bins.size();
-        if (bins.size() <= foldEnd) {
-            std::copy(bins.begin(), bins.end(), points.begin());
+        exactFrom = kept + bins.size();
+        if (exactFrom <= foldEnd) {
+            std::copy(bins.begin(), bins.end(), points.begin() + qsizetype(kept));
             std::move(points.begin() + qsizetype(foldEnd), points.end(),
-                      points.begin() + qsizetype(bins.size()));
-            points.resize(bins.size() + keepExact);
+                      points.begin() + qsizetype(exactFrom));
+            points.resize(exactFrom + keepExact);
         } else {
-            points.erase(points.begin(), points.begin() + qsizetype(foldEnd));
-            points.insert(points.begin(), bins.begin(), bins.end());
+            points.erase(points.begin() + qsizetype(kept), points.begin() + qsizetype(foldEnd));
+            points.insert(points.begin() + qsizetype(kept), bins.begin(), bins.end());
         }
     }
 };
