@@ -40,6 +40,29 @@ QVector<QCPGraphData> pointsOf(const std::vector<qint64> &times, const std::vect
         points.append(QCPGraphData(plotKey(*untilMs), values[count - 1] * scale));
     return points;
 }
+
+// One layer of a bucket's series as the line QCustomPlot draws (lsLine): where the series holds
+// a value as a step (step algorithms, and the peak bins before its first exact point) the step
+// is spelled out as a second point, where it is a line (token and leaky buckets) the points are
+// joined as they are. So the chart is models::usageAt at every instant, the value the report,
+// the fill grid and the event detail give (issue 19.6). Extended to `untilMs` with the last value.
+QVector<QCPGraphData> seriesPointsOf(const ScopeSeries &series, const std::vector<double> &values,
+                                     double scale, std::optional<qint64> untilMs)
+{
+    const std::vector<qint64> &times = series.usageT;
+    const size_t count = std::min(times.size(), values.size());
+    QVector<QCPGraphData> points;
+    points.reserve(static_cast<qsizetype>(count * 2) + 1);
+    for (size_t i = 0; i < count; ++i) {
+        points.append(QCPGraphData(plotKey(times[i]), values[i] * scale));
+        const bool step = !series.linear || i < series.firstExact;
+        if (step && i + 1 < count && times[i + 1] > times[i])
+            points.append(QCPGraphData(plotKey(times[i + 1]), values[i] * scale));
+    }
+    if (count > 0 && untilMs && *untilMs > times[count - 1])
+        points.append(QCPGraphData(plotKey(*untilMs), values[count - 1] * scale));
+    return points;
+}
 } // namespace
 
 BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
@@ -103,7 +126,7 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
                             QPen(fillColor(0.9), 1.5, Qt::DashDotLine));
     m_usage = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("usage (as the limiter counts)"),
                         QPen(seriesColor(0), 1.6));
-    m_usage->setLineStyle(QCPGraph::lsStepLeft);
+    m_usage->setLineStyle(QCPGraph::lsLine); // steps spelled out by seriesPointsOf
     QColor usageFill = seriesColor(0);
     usageFill.setAlpha(40);
     m_usage->setBrush(usageFill);
@@ -112,7 +135,7 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     // (Solid: a dashed pen over thousands of steps costs the raster engine a second a replot.)
     m_accepted = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("accepted"),
                            QPen(seriesColor(0).darker(170), 1.0));
-    m_accepted->setLineStyle(QCPGraph::lsStepLeft);
+    m_accepted->setLineStyle(QCPGraph::lsLine);
     m_observed429 = makeGraph(m_plot, m_plot->xAxis, m_plot->yAxis, tr("429 observed"), Qt::NoPen);
     m_observed429->setLineStyle(QCPGraph::lsNone);
     m_observed429->setScatterStyle(
@@ -138,7 +161,7 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     pctY->setRange(0, 110);
     m_reconstructedPct =
         makeGraph(m_plot, pctX, pctY, tr("reconstructed %"), QPen(seriesColor(0), 1.4));
-    m_reconstructedPct->setLineStyle(QCPGraph::lsStepLeft);
+    m_reconstructedPct->setLineStyle(QCPGraph::lsLine);
     m_observedPct =
         makeGraph(m_plot, pctX, pctY, tr("header-observed %"), QPen(seriesColor(1), 1.4));
     m_observedPct->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
@@ -273,10 +296,10 @@ void BucketPage::rebuildGraphs()
                                     ? snap->series[static_cast<size_t>(m_scopeIndex)]
                                     : emptySeries;
 
-    m_usage->data()->set(pointsOf(series.usageT, series.usage, 1.0, snap->report.lastMs), true);
+    m_usage->data()->set(seriesPointsOf(series, series.usage, 1.0, snap->report.lastMs), true);
     m_usage->setName(scope.algorithm == u"credits" ? tr("credits used (as the limiter counts)")
                                                    : tr("usage (as the limiter counts)"));
-    m_accepted->data()->set(pointsOf(series.usageT, series.acceptedUsage, 1.0, snap->report.lastMs),
+    m_accepted->data()->set(seriesPointsOf(series, series.acceptedUsage, 1.0, snap->report.lastMs),
                             true);
 
     const qint64 first =
@@ -366,7 +389,7 @@ void BucketPage::rebuildGraphs()
     m_retryAfter->data()->set(shade, true);
 
     m_reconstructedPct->data()->set(
-        pointsOf(series.usageT, series.reconstructedPct, 100.0, snap->report.lastMs), true);
+        seriesPointsOf(series, series.reconstructedPct, 100.0, snap->report.lastMs), true);
     m_observedPct->data()->set(
         pointsOf(series.observedPctT, series.observedPct, 100.0, std::nullopt), true);
     m_pctRect->setVisible(true);
@@ -417,6 +440,10 @@ void BucketPage::rebuildGraphs()
                  ? tr(" · corrected once by the service: %1")
                  : tr(" · corrected %1 times by the service, first %2").arg(scope.corrections))
                 .arg(scope.correctionLog.value(0).describe());
+    // The series is exact from its first exact point; a long history before it is peak bins.
+    if (series.firstExact > 0)
+        if (const std::optional<qint64> exact = models::exactSince(series))
+            limits += tr(" · chart exact from %1 (peaks before)").arg(formatIsoMs(*exact));
     m_limits->setText(limits);
     updateSafeSend();
     applyTimeRange();

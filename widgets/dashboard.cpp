@@ -201,6 +201,7 @@ void Dashboard::drain()
     // A snapshot means events went through the session, which also stores them in the
     // workspace the Events page reads.
     m_events->setEventCauses(m_current->eventCauses);
+    m_events->setSnapshot(m_current);
     m_events->noteNewEvents();
     Q_EMIT snapshotApplied(m_current->generation);
 }

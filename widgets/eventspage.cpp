@@ -1,6 +1,7 @@
 #include "eventspage.h"
 
 #include "models/eventsmodel.h"
+#include "models/snapshotmath.h"
 #include "models/timerange.h"
 #include "models/workspaceeventsource.h"
 
@@ -287,7 +288,19 @@ void EventsPage::showDetail()
         m_detail->clear();
         return;
     }
-    m_detail->setPlainText(models::eventDetailText(m_model->eventAt(current.row())));
+    const RequestEvent &event = m_model->eventAt(current.row());
+    QString text = models::eventDetailText(event);
+    if (m_snapshot) {
+        const QString buckets = models::bucketsAtText(*m_snapshot, event, event.tsMs);
+        if (!buckets.isEmpty())
+            text += QStringLiteral("\n\n") + buckets;
+    }
+    m_detail->setPlainText(text);
+}
+
+void EventsPage::setSnapshot(std::shared_ptr<const DashboardSnapshot> snapshot)
+{
+    m_snapshot = std::move(snapshot);
 }
 
 QString EventsPage::detailText() const

@@ -44,6 +44,10 @@ public:
     // The engine's causes of throttled events (DashboardSnapshot::eventCauses), for the Cause
     // column and filter.
     void setEventCauses(std::shared_ptr<const std::vector<EventCause>> causes);
+    // The snapshot the detail pane reads the buckets of the selected event's key from, at its
+    // instant (models::bucketsAtText: the value the report, the Bucket chart and the fill grid
+    // give then).
+    void setSnapshot(std::shared_ptr<const DashboardSnapshot> snapshot);
     // Shows only events of this cause (throttleCauseName; empty = any). Filters the rows
     // loaded: the cause is the engine's, not a column of the workspace.
     void setCauseFilter(const QString &cause);
@@ -93,6 +97,7 @@ private:
     bool m_tailStale = false; // new events arrived since the last refreshTail()
     QElapsedTimer m_sinceTailRefresh;
     QTimer *m_tailTimer; // the deferred refresh of a throttled noteNewEvents()
+    std::shared_ptr<const DashboardSnapshot> m_snapshot;
 };
 
 } // namespace ts::widgets

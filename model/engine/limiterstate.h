@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -647,6 +648,140 @@ public:
         return kNoTime;
     }
 
+    // Whether the usage changes linearly between events (a token bucket refills, a leaky
+    // bucket drains, at a constant rate) rather than in steps (a window ends, a charge leaves
+    // the window, a request in flight ends).
+    [[nodiscard]] static bool changesLinearly(const Params &p)
+    {
+        return p.algorithm == Algorithm::TokenBucket || p.algorithm == Algorithm::LeakyBucket;
+    }
+
+    // Every instant x in (from, to] at which the usage changes with no traffic, in time order,
+    // as visit(x, countedUsageAt(x), usageAt(x)): for step algorithms where a step falls (the
+    // window ends, a charge leaves the sliding window, a request in flight ends), for linear
+    // ones where the line bends (the ms before and the ms at which the counted or the accepted
+    // usage reaches zero: the line through the usage at `from` and x-1 is then exact at every
+    // whole ms). With these points, a step series (or a line series for changesLinearly) is
+    // the usage at every instant between events: what the Bucket chart draws and every view
+    // looks up. `from` must be at or after the last charge; reads the state only.
+    template <typename Visit>
+    void forEachChange(const Params &p, qint64 from, qint64 to, Visit &&visit) const
+    {
+        if (to <= from)
+            return;
+        switch (p.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits: {
+            const qint64 end = windowEnd(p);
+            if (end != kNoTime && (used != 0 || usedAccepted != 0) && from < end && end <= to)
+                visit(end, 0.0, 0.0);
+            break;
+        }
+        case Algorithm::SlidingWindow: {
+            // Subtracted in the order countedUsageAt() subtracts, so the values are its own.
+            double counted = slidingSum;
+            double accepted = slidingAccepted;
+            size_t i = 0;
+            for (; i < charges.size() && charges.at(i).t + p.windowMs <= from; ++i) {
+                counted -= charges.at(i).cost;
+                accepted -= charges.at(i).acceptedCost;
+            }
+            while (i < charges.size() && charges.at(i).t + p.windowMs <= to) {
+                const qint64 leaves = charges.at(i).t + p.windowMs;
+                for (; i < charges.size() && charges.at(i).t + p.windowMs == leaves; ++i) {
+                    counted -= charges.at(i).cost;
+                    accepted -= charges.at(i).acceptedCost;
+                }
+                visit(leaves, std::max(0.0, counted), std::max(0.0, accepted));
+            }
+            break;
+        }
+        case Algorithm::Concurrency: {
+            // Usually nothing ended since the last event: the heaps' fronts say so.
+            if ((inFlight.empty() || inFlight.front() > to) &&
+                (acceptedInFlight.empty() || acceptedInFlight.front() > to))
+                break;
+            // The ends at or before `to` of a min-heap, without visiting the rest of it.
+            const auto endsUpTo = [to](const std::vector<qint64> &heap) {
+                std::vector<qint64> ends;
+                std::vector<size_t> stack;
+                if (!heap.empty())
+                    stack.push_back(0);
+                while (!stack.empty()) {
+                    const size_t node = stack.back();
+                    stack.pop_back();
+                    if (heap[node] > to)
+                        continue;
+                    ends.push_back(heap[node]);
+                    for (size_t child : {2 * node + 1, 2 * node + 2}) {
+                        if (child < heap.size())
+                            stack.push_back(child);
+                    }
+                }
+                std::sort(ends.begin(), ends.end());
+                return ends;
+            };
+            const std::vector<qint64> all = endsUpTo(inFlight);
+            const std::vector<qint64> ok = endsUpTo(acceptedInFlight);
+            std::vector<qint64> instants;
+            instants.reserve(all.size() + ok.size());
+            std::merge(all.begin(), all.end(), ok.begin(), ok.end(), std::back_inserter(instants));
+            instants.erase(std::unique(instants.begin(), instants.end()), instants.end());
+            for (qint64 x : instants) {
+                if (x <= from)
+                    continue;
+                const auto endedAll = std::upper_bound(all.begin(), all.end(), x) - all.begin();
+                const auto endedOk = std::upper_bound(ok.begin(), ok.end(), x) - ok.begin();
+                visit(x, double(qint64(inFlight.size()) - endedAll),
+                      double(qint64(acceptedInFlight.size()) - endedOk));
+            }
+            break;
+        }
+        case Algorithm::TokenBucket:
+        case Algorithm::LeakyBucket: {
+            qint64 zeros[2] = {kNoTime, kNoTime};
+            if (p.algorithm == Algorithm::TokenBucket) {
+                if (lastRefill == kNoTime || p.refillMicroPerMs <= 0)
+                    break;
+                const qint64 tokens[2] = {tokensMicro, acceptedTokensMicro};
+                for (int k = 0; k < 2; ++k) {
+                    if (tokens[k] < p.capacityMicro)
+                        zeros[k] =
+                            lastRefill + ceilDiv(p.capacityMicro - tokens[k], p.refillMicroPerMs);
+                }
+            } else {
+                if (!nodeExists || excess <= 0 || p.milliRate <= 0)
+                    break;
+                zeros[0] = lastMs + ceilDiv(excess * 1000, p.milliRate);
+            }
+            qint64 instants[4] = {kNoTime, kNoTime, kNoTime, kNoTime};
+            int n = 0;
+            for (qint64 zero : zeros) {
+                if (zero == kNoTime)
+                    continue;
+                for (qint64 x : {zero - 1, zero}) {
+                    if (x > from && x <= to)
+                        instants[n++] = x;
+                }
+            }
+            // At most four: an insertion sort (std::sort on the array trips GCC 12's bounds
+            // warning).
+            for (int k = 1; k < n; ++k) {
+                for (int j = k; j > 0 && instants[j - 1] > instants[j]; --j)
+                    std::swap(instants[j - 1], instants[j]);
+            }
+            for (int k = 0; k < n; ++k) {
+                if (k > 0 && instants[k] == instants[k - 1])
+                    continue;
+                visit(instants[k], countedUsageAt(p, instants[k]), usageAt(p, instants[k]));
+            }
+            break;
+        }
+        case Algorithm::Observed:
+            break;
+        }
+    }
+
     // Whether setUsage() can say anything for this algorithm: the in-flight requests of a
     // concurrency limit and an observed-only limit have no usage the service could restate.
     [[nodiscard]] static bool correctable(const Params &p)
@@ -657,8 +792,9 @@ public:
     // The service said the bucket's usage at t (after advance(t)) is `usage` (capacity =
     // "full": a 429 the replay did not expect): state the log did not show, or a limiter that
     // starts drained (initialFill). The counted usage takes the value (it decides); the
-    // accepted layer stays what the log shows the service accepted. A sliding window gains (or loses, oldest first) the difference as one charge
-    // at t, so the correction ages out of the window like the traffic it stands for.
+    // accepted layer stays what the log shows the service accepted. A sliding window gains (or
+    // loses, oldest first) the difference as one charge at t, so the correction ages out of the
+    // window like the traffic it stands for.
     void setUsage(const Params &p, qint64 t, double usage)
     {
         usage = std::max(0.0, usage);

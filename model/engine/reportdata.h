@@ -189,17 +189,27 @@ struct ReportData
 };
 
 // The time series behind one ScopeSummary (same index in DashboardSnapshot::report.scopes),
-// for the bucket view and the replay scrubber: usage(t) is a step function, constant from
-// usageT[i] until usageT[i+1]; fill = usage / capacity. usage is the limiter's count (peak per
-// bin), acceptedUsage the accepted layer, blockedUntil the latest instant (ms) the limit had no
-// room until, as projected in that bin with no further traffic (0 = it had room): the
-// "safe to send in" of a replay instant.
+// for the bucket view, the fill grid, the event detail and the replay scrubber, which all read
+// it through models::usageAt so they agree with the report at every instant (issue 19.6).
+// From usageT[firstExact] on the series is exact: a point at every event and at every instant
+// the usage changes between events (a window ends, a charge leaves a sliding window, a request
+// in flight ends, a token or leaky bucket's line reaches zero). usage(t) is a step function
+// (constant from usageT[i] until usageT[i+1]) or, when `linear` (token and leaky buckets), the
+// line from point i to point i+1, an event's jump being two points at its instant. Before
+// firstExact (a long history past the point budget) each point is the peak of a bin starting
+// there, held as a step. fill = usage / capacity. usage is the limiter's count, acceptedUsage
+// the accepted layer, blockedUntil the instant (ms) the limit had no room until, as projected
+// at that point with no further traffic (0 = it had room), held as a step: the "safe to send
+// in" of a replay instant.
 struct ScopeSeries
 {
     std::vector<qint64> usageT;
     std::vector<double> usage;
     std::vector<double> acceptedUsage;
     std::vector<qint64> blockedUntil;
+    // Points before this index are peak bins, from it on exact (see above).
+    size_t firstExact = 0;
+    bool linear = false; // usage and acceptedUsage are lines between points, not steps
     // Header-observed limit percentage (fraction) at the instants the service reported it.
     std::vector<qint64> observedPctT;
     std::vector<double> observedPct;

@@ -440,16 +440,28 @@ private:
     qint64 m_inGroup = 0;
 };
 
-// Points reserved when a series starts: a bucket that sees traffic for a minute fills this many
-// one-second bins, and growing from one point by doubling copies every point ~8 times.
+// Points reserved when a series starts: a bucket that sees traffic for a minute records this
+// many points soon, and growing from one point by doubling copies every point ~8 times.
 constexpr size_t kInitialSeriesPoints = 64;
 
+// A bucket's usage over time, exact from its first exact point on (issue 19.6, one truth per
+// instant): a point at every event (the usage after it) and at every instant the usage changes
+// between events (limiter::State::forEachChange: a window ends, a charge leaves the sliding
+// window, a request in flight ends, a token or leaky bucket's line reaches zero). Step
+// algorithms hold a point's value until the next point; for token and leaky buckets the usage
+// is the line between two points (changesLinearly), and an event's jump is two points at its
+// instant (the line's end before it, the usage after it). So the chart draws, and every view
+// looks up (models::usageAt), the value the report gives at any instant.
+//
+// Bounded: past the budget (Options::usageSeriesPoints) the oldest exact points are folded into
+// peak bins (the bin's highest usage, at the bin's start) so that at least half the budget
+// stays exact, the newest part; the bins double in width when they fill the other half.
 struct Series
 {
-    // One point of the usage step series: the peak usage (as the limiter counts it), the peak
-    // accepted usage, the peak reconstructed percentage and the latest "no room until" in the
-    // bin starting at t (0: it had room). One vector of points, not parallel vectors: appending
-    // then touches one tail in memory instead of several.
+    // One point: the usage (as the limiter counts it), the accepted usage, the reconstructed
+    // percentage and the "no room until" at t (0: it had room); in the bins, the peaks of the
+    // bin starting at t. One vector of points, not parallel vectors: appending then touches one
+    // tail in memory instead of several.
     struct Point
     {
         qint64 t;
@@ -459,72 +471,43 @@ struct Series
         qint64 blockedUntil;
     };
 
+    // Width of the peak bins the oldest points are folded into (doubles as they fill).
     qint64 resolutionMs = 1000;
-    // The bin being filled lives here, not in the vector: consecutive events of a bucket land
-    // in the same bin, and updating three scalars inside the bucket avoids touching the vector.
-    qint64 currentBin = kNoTime;
-    double currentUsage = 0;
-    double currentAccepted = 0;
-    double currentPct = 0;
-    qint64 currentBlockedUntil = 0;
-    // points.back().t, kept here: reading the tail of the vector costs a cache miss per bin
-    // (hundreds of buckets each append to their own vector), and the append only writes it.
+    bool linear = false; // limiter::State::changesLinearly
+    // points[0, exactFrom) are peak bins, points[exactFrom, end) exact points.
+    size_t exactFrom = 0;
+    // Whether the last point is an event's (the usage after it): a later event at the same
+    // instant replaces it, where a breakpoint at that instant is the line's end before it.
+    bool lastIsEvent = false;
     qint64 lastPointT = kNoTime;
     std::vector<Point> points;
 
-    void record(qint64 at, double value, double accepted, double fill, qint64 blockedUntil,
-                size_t cap)
+    // An instant where the usage changed (or, for a line, bent) without an event.
+    void recordChange(const Point &point, size_t cap)
     {
-        // Most events land in the bin being filled (its start is a multiple of the resolution):
-        // a range check, no division.
-        if (currentBin != kNoTime && at >= currentBin && at - currentBin < resolutionMs) {
-            currentUsage = std::max(currentUsage, value);
-            currentAccepted = std::max(currentAccepted, accepted);
-            currentPct = std::max(currentPct, fill);
-            currentBlockedUntil = std::max(currentBlockedUntil, blockedUntil);
-            return;
-        }
-        flush(cap);
-        // After flush(), which may have coarsened: the bin at the current resolution, so every
-        // bin start stays a multiple of the resolution (the range checks above rely on it).
-        currentBin = limiter::floorDiv(at, resolutionMs) * resolutionMs;
-        currentUsage = value;
-        currentAccepted = accepted;
-        currentPct = fill;
-        currentBlockedUntil = blockedUntil;
-    }
-
-    void flush(size_t cap)
-    {
-        if (currentBin == kNoTime)
-            return;
-        // currentBin is already a bin start at this resolution: no re-alignment needed.
-        if (lastPointT == currentBin) {
-            Point &back = points.back();
-            back.usage = std::max(back.usage, currentUsage);
-            back.accepted = std::max(back.accepted, currentAccepted);
-            back.pct = std::max(back.pct, currentPct);
-            back.blockedUntil = std::max(back.blockedUntil, currentBlockedUntil);
+        if (lastPointT == point.t) {
+            points.back() = point; // (never earlier than the last point)
         } else {
-            if (points.empty())
-                points.reserve(kInitialSeriesPoints);
-            // Field by field into the vector: GCC builds a braced Point on the stack with
-            // mismatched store and load widths, and the store-forwarding stalls were most of
-            // this function's time.
-            Point &point = points.emplace_back();
-            point.t = currentBin;
-            point.usage = currentUsage;
-            point.accepted = currentAccepted;
-            point.pct = currentPct;
-            point.blockedUntil = currentBlockedUntil;
-            lastPointT = currentBin;
+            push(point, cap);
         }
-        currentBin = kNoTime;
-        if (points.size() > cap)
-            coarsen();
+        lastIsEvent = false;
     }
 
-    static void append(std::vector<Point> &to, Point point, qint64 resolution)
+    // The usage after an event at point.t.
+    void recordEvent(const Point &point, size_t cap)
+    {
+        // A step holds one value per instant; a line keeps the breakpoint at this instant (the
+        // value before the event) and one point after it, replaced by later events of the ms.
+        if (lastPointT == point.t && (!linear || lastIsEvent)) {
+            Point &back = points.back();
+            back = point;
+        } else {
+            push(point, cap);
+        }
+        lastIsEvent = true;
+    }
+
+    static void appendPeak(std::vector<Point> &to, Point point, qint64 resolution)
     {
         point.t = limiter::floorDiv(point.t, resolution) * resolution;
         if (!to.empty() && to.back().t == point.t) {
@@ -538,22 +521,118 @@ struct Series
         to.push_back(point);
     }
 
-    [[nodiscard]] qint64 nextBinStart() const
+    // A point (or a finer bin) into its bin, and its value carried on, since it holds until
+    // the next point (at nextT): into the next bin (a bin without a point holds the one before
+    // it) and into the bin nextT falls in, when nextT is past their starts.
+    static void appendCarried(std::vector<Point> &to, const Point &point, qint64 nextT,
+                              qint64 resolution)
     {
-        if (currentBin != kNoTime)
-            return currentBin + resolutionMs;
-        return lastPointT == kNoTime ? kNoTime : lastPointT + resolutionMs;
+        appendPeak(to, point, resolution);
+        const qint64 b = limiter::floorDiv(point.t, resolution) * resolution + resolution;
+        const qint64 last = limiter::floorDiv(nextT, resolution) * resolution;
+        Point carried = point;
+        if (nextT > b) {
+            carried.t = b;
+            appendPeak(to, carried, resolution);
+        }
+        if (last > b && nextT > last) {
+            carried.t = last;
+            appendPeak(to, carried, resolution);
+        }
     }
 
-    void coarsen()
+private:
+    void push(const Point &point, size_t cap)
     {
-        resolutionMs *= 2;
-        std::vector<Point> merged;
-        merged.reserve(points.size() / 2 + 1);
-        for (const Point &point : points)
-            append(merged, point, resolutionMs);
-        points = std::move(merged);
-        lastPointT = points.empty() ? kNoTime : points.back().t;
+        if (points.empty())
+            points.reserve(kInitialSeriesPoints);
+        // Field by field into the vector: GCC builds a braced Point on the stack with
+        // mismatched store and load widths, and the store-forwarding stalls were most of the
+        // recording's time.
+        Point &p = points.emplace_back();
+        p.t = point.t;
+        p.usage = point.usage;
+        p.accepted = point.accepted;
+        p.pct = point.pct;
+        p.blockedUntil = point.blockedUntil;
+        lastPointT = point.t;
+        if (points.size() > std::max<size_t>(cap, 8))
+            fold(std::max<size_t>(cap, 8));
+    }
+
+    // Point i into the peak bins, and what it holds after its bin: a bin's peak is the highest
+    // usage in it, including what the point before it left (a bin without a point of its own
+    // would otherwise repeat the previous bin's peak, and a drained token bucket stay full in
+    // the chart until its next event). A line's value at each later bin start until the next
+    // point (the line only falls, so that is the bin's peak), a step's value at the next bin
+    // start when the next point is later.
+    void foldPoint(std::vector<Point> &bins, size_t i) const
+    {
+        const Point &point = points[i];
+        appendPeak(bins, point, resolutionMs);
+        if (i + 1 >= points.size())
+            return;
+        const Point &next = points[i + 1];
+        const qint64 binStart = limiter::floorDiv(point.t, resolutionMs) * resolutionMs;
+        qint64 b = binStart + resolutionMs;
+        if (next.t <= b)
+            return;
+        const bool line = linear && (next.usage != point.usage || next.accepted != point.accepted);
+        if (!line || (next.t - b) / resolutionMs > qint64(kInitialSeriesPoints)) {
+            appendCarried(bins, point, next.t, resolutionMs);
+            return;
+        }
+        const double span = double(next.t - point.t);
+        for (; b < next.t; b += resolutionMs) {
+            const double share = double(b - point.t) / span;
+            Point at = point;
+            at.t = b;
+            at.usage = point.usage + (next.usage - point.usage) * share;
+            at.accepted = point.accepted + (next.accepted - point.accepted) * share;
+            at.pct = point.pct + (next.pct - point.pct) * share;
+            appendPeak(bins, at, resolutionMs);
+        }
+    }
+
+    // Folds the oldest exact points into the peak bins so that half the budget stays exact.
+    // Runs once per half a budget of points: amortised O(1) per point.
+    void fold(size_t cap)
+    {
+        const size_t keepExact = cap / 2;
+        const size_t foldEnd = points.size() - keepExact;
+        // The bins are made in scratch vectors reused by every fold on this thread, and the
+        // points stay in their own vector: a fresh vector per fold (160 KB at the default
+        // budget) was an mmap, page faults and a munmap every 2,000 points of every bucket.
+        // Only the last bin takes part (new points merge into it), unless the bins coarsen.
+        thread_local std::vector<Point> bins;
+        thread_local std::vector<Point> coarser;
+        size_t kept = exactFrom > 0 ? exactFrom - 1 : 0; // bins left where they are
+        bins.assign(points.begin() + qsizetype(kept), points.begin() + qsizetype(exactFrom));
+        for (size_t i = exactFrom; i < foldEnd; ++i)
+            foldPoint(bins, i);
+        if (kept + bins.size() > cap - keepExact) {
+            bins.insert(bins.begin(), points.begin(), points.begin() + qsizetype(kept));
+            kept = 0;
+        }
+        while (bins.size() > cap - keepExact) {
+            resolutionMs *= 2;
+            coarser.clear();
+            for (size_t k = 0; k < bins.size(); ++k)
+                appendCarried(coarser, bins[k],
+                              k + 1 < bins.size() ? bins[k + 1].t : points[foldEnd].t,
+                              resolutionMs);
+            std::swap(bins, coarser);
+        }
+        exactFrom = kept + bins.size();
+        if (exactFrom <= foldEnd) {
+            std::copy(bins.begin(), bins.end(), points.begin() + qsizetype(kept));
+            std::move(points.begin() + qsizetype(foldEnd), points.end(),
+                      points.begin() + qsizetype(exactFrom));
+            points.resize(exactFrom + keepExact);
+        } else {
+            points.erase(points.begin() + qsizetype(kept), points.begin() + qsizetype(foldEnd));
+            points.insert(points.begin() + qsizetype(kept), bins.begin(), bins.end());
+        }
     }
 };
 
@@ -588,7 +667,7 @@ struct alignas(64) Bucket
     qint64 exhaustedStart = kNoTime;
     qint64 exhaustedEnd = kNoTime;
     qint64 lastHighMs = kNoTime;
-    Series series;        // the bin being filled, the points' tail
+    Series series;        // the usage over time (plot data)
     limiter::State state; // fixed-window fields first
 
     // ---- throttles and read-out ----
@@ -961,6 +1040,7 @@ struct ThrottleEngine::Impl
         bucket.key = keyEntries[size_t(entryIndex)].key;
         bucket.service = ctx.service.toString();
         bucket.series.resolutionMs = limit.resolutionMs;
+        bucket.series.linear = limiter::State::changesLinearly(limit.params);
         slot = int(buckets.size());
         buckets.push_back(std::move(bucket));
         return slot;
@@ -1127,15 +1207,31 @@ struct ThrottleEngine::Impl
         return adviceFrom(extracted, recordThrottle(event, extracted));
     }
 
-    // A point of the usage series at an instant without an event (plot data only).
-    void recordIdle(Bucket &bucket, const CompiledLimit &limit, qint64 at)
+    // Points a bucket's usage series may hold (see Series).
+    [[nodiscard]] size_t usageSeriesBudget() const
     {
-        const double usage = bucket.state.countedUsageAt(limit.params, at);
-        const double accepted = bucket.state.usageAt(limit.params, at);
-        const double cap = limit.params.capacity;
-        const qint64 room = bucket.state.roomAt(limit.params, at);
-        bucket.series.record(at, usage, accepted, cap > 0 ? usage / cap : 0, room > at ? room : 0,
-                             size_t(options.maxSeriesPoints));
+        return size_t(std::min(options.maxSeriesPoints, options.usageSeriesPoints));
+    }
+
+    // The points of the usage series in (from, to] without an event (plot data only): where
+    // the usage changed (see limiter::State::forEachChange) and, for a line, its value at `to`
+    // (where an event at `to` jumps from, or where the data ends). Into `series`, the bucket's
+    // own or a copy of it (seriesOf's tail to the end of the data).
+    void recordChanges(Series &series, const Bucket &bucket, const CompiledLimit &limit,
+                       qint64 from, qint64 to) const
+    {
+        const size_t cap = usageSeriesBudget();
+        const double capacity = limit.params.capacity;
+        const auto point = [&](qint64 at, double usage, double accepted) {
+            const qint64 room = bucket.state.roomAt(limit.params, at);
+            series.recordChange(
+                {at, usage, accepted, capacity > 0 ? usage / capacity : 0, room > at ? room : 0},
+                cap);
+        };
+        bucket.state.forEachChange(limit.params, from, to, point);
+        if (series.linear && to > from && series.lastPointT != to)
+            point(to, bucket.state.countedUsageAt(limit.params, to),
+                  bucket.state.usageAt(limit.params, to));
     }
 
     // Limit or Concurrency: what the exhaustion of this charge's limit is called.
@@ -1336,9 +1432,15 @@ struct ThrottleEngine::Impl
             if (given->rateLimit.remaining && given->rateLimit.limit && *given->rateLimit.limit > 0)
                 remainingFill = 1.0 - *given->rateLimit.remaining / *given->rateLimit.limit;
         } else if (!event.headers.isEmpty()) {
+            // The same two readings as from given signals, so add(event) and add(event, signals)
+            // correct alike (the remaining-quota header was read only from given signals).
             const QString value = event.headers.value(u"x-ms-throttle-limit-percentage");
             if (!value.isEmpty())
                 observedPct = throttle::parseLimitPercentage(value);
+            const throttle::RateLimitInfo rate =
+                throttle::parseRateLimit(event.headers, throttle::responseTimeMs(event));
+            if (rate.remaining && rate.limit && *rate.limit > 0)
+                remainingFill = 1.0 - *rate.remaining / *rate.limit;
         }
 
         const QString inferred =
@@ -1382,23 +1484,10 @@ struct ThrottleEngine::Impl
                 t = bucket.lastT; // late event: evaluated at the bucket's latest instant
                 late = true;
             }
-            // A point where the usage fell back while the bucket was idle (window end, refill),
-            // so the step series drops where it really did.
-            // (Bins start at multiples of the resolution, so "the bin after the last one ends
-            // before t's bin" is idleBin + resolution <= t.)
-            const qint64 idleBin = options.recordPlotData ? bucket.series.nextBinStart() : kNoTime;
-            if (idleBin != kNoTime && t - idleBin >= bucket.series.resolutionMs) {
-                recordIdle(bucket, limit, idleBin);
-                // And where the usage came to rest (a window ended, the bucket refilled) when
-                // that was in a later bin than t's: without it the chart, replayed at an
-                // instant of the gap, would show the usage of before the gap.
-                const qint64 rest = bucket.state.settlesAt(limit.params);
-                const qint64 res = bucket.series.resolutionMs;
-                const qint64 restBin =
-                    rest == kNoTime ? kNoTime : limiter::floorDiv(rest, res) * res;
-                if (rest != kNoTime && restBin > idleBin && restBin + res <= t)
-                    recordIdle(bucket, limit, rest);
-            }
+            // Where the usage changed while the bucket was idle (a window ended, charges left the
+            // window, a bucket refilled), so the series is the usage at every instant.
+            if (options.recordPlotData && bucket.lastT != kNoTime)
+                recordChanges(bucket.series, bucket, limit, bucket.lastT, t);
             bucket.state.advance(limit.params, t);
             if (bucket.lastT == kNoTime) {
                 // The bucket's first event: the log shows nothing from before it.
@@ -1655,8 +1744,8 @@ struct ThrottleEngine::Impl
             // Time at the limit: the union of [exhausted, room again) intervals.
             const qint64 room = bucket.state.trackRoomAt(limit.params, t);
             if (options.recordPlotData)
-                bucket.series.record(t, usage, accepted, maxCountedFill, room > t ? room : 0,
-                                     size_t(options.maxSeriesPoints));
+                bucket.series.recordEvent({t, usage, accepted, maxCountedFill, room > t ? room : 0},
+                                          usageSeriesBudget());
             if (cap > 0 && acceptedFill >= options.nearLimitFill)
                 raiseNearLimit(bucket, limit, t, accepted, acceptedFill);
             if (room > t) {
@@ -1791,34 +1880,16 @@ struct ThrottleEngine::Impl
         if (index < 0 || index >= int(buckets.size()))
             return out;
         const Bucket &bucket = buckets[size_t(index)];
-        const Series &s = bucket.series;
         const SeriesMarks &marks = bucket.marks;
-        std::vector<Series::Point> points = s.points;
-        if (s.currentBin != kNoTime)
-            Series::append(points,
-                           {s.currentBin, s.currentUsage, s.currentAccepted, s.currentPct,
-                            s.currentBlockedUntil},
-                           s.resolutionMs);
-        // The idle tail up to the end of the data, as the next event would record it: the
-        // bucket's usage fell back after its last event (a window ended, the bucket refilled)
-        // while other keys went on, and the chart must show that as the report does.
-        const qint64 next = s.nextBinStart();
-        if (options.recordPlotData && lastMs && next != kNoTime && next <= *lastMs) {
-            const CompiledLimit &limit = limits[size_t(bucket.limit)];
-            auto idlePoint = [&](qint64 at) {
-                const double usage = bucket.state.countedUsageAt(limit.params, at);
-                const double cap = limit.params.capacity;
-                const qint64 room = bucket.state.roomAt(limit.params, at);
-                Series::append(points,
-                               {at, usage, bucket.state.usageAt(limit.params, at),
-                                cap > 0 ? usage / cap : 0, room > at ? room : 0},
-                               s.resolutionMs);
-            };
-            idlePoint(next);
-            const qint64 rest = bucket.state.settlesAt(limit.params);
-            if (rest != kNoTime && rest >= next + s.resolutionMs && rest <= *lastMs)
-                idlePoint(rest);
-        }
+        // The tail up to the end of the data, as the next event would record it: the bucket's
+        // usage fell back after its last event (a window ended, the bucket refilled) while
+        // other keys went on, and the chart must show that as the report does.
+        Series s = bucket.series;
+        if (options.recordPlotData && lastMs && bucket.lastT != kNoTime && bucket.lastT < *lastMs)
+            recordChanges(s, bucket, limits[size_t(bucket.limit)], bucket.lastT, *lastMs);
+        const std::vector<Series::Point> &points = s.points;
+        out.linear = s.linear;
+        out.firstExact = s.exactFrom;
         out.usageT.reserve(points.size());
         out.usage.reserve(points.size());
         out.acceptedUsage.reserve(points.size());

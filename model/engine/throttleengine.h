@@ -46,6 +46,11 @@ public:
         // 4000 points per series is more than a plot can show and keeps a report of hundreds
         // of scopes well under 200 MB however long the log.
         int maxSeriesPoints = 4000;
+        // Points of each bucket's usage series (at most maxSeriesPoints): one per event and
+        // per change between events, exact for the newest half, older ones folded into peak
+        // bins (one truth per instant, ARCHITECTURE.md). 2,000 points of 40 bytes per bucket:
+        // hundreds of buckets stay within a few tens of MB, and snapshots copy no more.
+        int usageSeriesPoints = 2000;
         // Whether the engine keeps what only plots draw: the buckets' usage step series,
         // their throttle, Retry-After and reported-percentage marks, and the throttle bar
         // chart's bins. No summary is computed from them, so a report-only run switches this

@@ -1,21 +1,46 @@
 #include "snapshotmath.h"
 
+#include "core/timeparse.h"
 #include "displaynames.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace ts::models {
 
-double usageAt(const ScopeSeries &series, qint64 tMs)
+namespace {
+
+// The value of one of the series' layers at t (see ScopeSeries): the point at or before t held
+// as a step, or, for a line series past its first exact point, the line to the next point.
+double valueAt(const ScopeSeries &series, const std::vector<double> &values, qint64 tMs)
 {
     const auto &times = series.usageT;
-    if (times.empty() || series.usage.size() != times.size())
+    if (times.empty() || values.size() != times.size())
         return 0;
     // upper_bound: the first sample strictly after t; the one before it holds at t.
     const auto after = std::upper_bound(times.begin(), times.end(), tMs);
     if (after == times.begin())
         return 0;
-    return series.usage[static_cast<size_t>(std::distance(times.begin(), after) - 1)];
+    const size_t i = static_cast<size_t>(std::distance(times.begin(), after) - 1);
+    if (!series.linear || i < series.firstExact || i + 1 >= times.size() || times[i] == tMs)
+        return values[i];
+    const double span = static_cast<double>(times[i + 1] - times[i]);
+    const double share = static_cast<double>(tMs - times[i]) / span;
+    return values[i] + (values[i + 1] - values[i]) * share;
+}
+
+} // namespace
+
+double usageAt(const ScopeSeries &series, qint64 tMs)
+{
+    return valueAt(series, series.usage, tMs);
+}
+
+std::optional<qint64> exactSince(const ScopeSeries &series)
+{
+    if (series.firstExact >= series.usageT.size())
+        return std::nullopt;
+    return series.usageT[series.firstExact];
 }
 
 double fillAt(const ScopeSummary &scope, const ScopeSeries *series, qint64 tMs)
@@ -53,13 +78,7 @@ double displayedUsage(const DashboardSnapshot &snapshot, int scopeIndex,
 
 double acceptedUsageAt(const ScopeSeries &series, qint64 tMs)
 {
-    const auto &times = series.usageT;
-    if (times.empty() || series.acceptedUsage.size() != times.size())
-        return 0;
-    const auto after = std::upper_bound(times.begin(), times.end(), tMs);
-    if (after == times.begin())
-        return 0;
-    return series.acceptedUsage[static_cast<size_t>(std::distance(times.begin(), after) - 1)];
+    return valueAt(series, series.acceptedUsage, tMs);
 }
 
 std::optional<qint64> referenceInstant(const DashboardSnapshot &snapshot,
@@ -165,6 +184,56 @@ QString formatCountdown(qint64 ms)
                QString::number(seconds % 60) + QStringLiteral(" s");
     return QString::number(seconds / 3600) + QStringLiteral(" h ") +
            QString::number((seconds % 3600) / 60) + QStringLiteral(" min");
+}
+
+QList<int> scopesOfEventKey(const DashboardSnapshot &snapshot, const RequestEvent &event)
+{
+    QList<int> result;
+    const QString fields[] = {
+        event.identity, event.app,      event.tenant, event.serviceBusNamespace,
+        event.entity,   event.category, event.lane};
+    const auto &scopes = snapshot.report.scopes;
+    for (int i = 0; i < scopes.size(); ++i) {
+        const ScopeSummary &scope = scopes.at(i);
+        if (!event.service.isEmpty() && scope.service != event.service)
+            continue;
+        bool all = true;
+        if (!scope.key.isEmpty()) {
+            for (QStringView part : QStringView(scope.key).split(u'+')) {
+                all = std::any_of(std::begin(fields), std::end(fields),
+                                  [part](const QString &f) { return !f.isEmpty() && f == part; });
+                if (!all)
+                    break;
+            }
+        }
+        if (all)
+            result.append(i);
+    }
+    return result;
+}
+
+QString bucketsAtText(const DashboardSnapshot &snapshot, const RequestEvent &event, qint64 tMs)
+{
+    const QList<int> indexes = scopesOfEventKey(snapshot, event);
+    if (indexes.isEmpty())
+        return {};
+    QString text = QStringLiteral("Buckets of this key at %1:").arg(formatIsoMs(tMs));
+    for (int i : indexes) {
+        const ScopeSummary &scope = snapshot.report.scopes.at(i);
+        const double usage = displayedUsage(snapshot, i, tMs);
+        const double accepted = static_cast<size_t>(i) < snapshot.series.size()
+                                    ? acceptedUsageAt(snapshot.series[static_cast<size_t>(i)], tMs)
+                                    : 0.0;
+        text += QStringLiteral("\n  %1: %2 of %3")
+                    .arg(scopeLabel(scope), QString::number(usage, 'g', 6),
+                         QString::number(scope.capacity, 'g', 6));
+        if (scope.capacity > 0)
+            text += QStringLiteral(" (%1 %)").arg(
+                QString::number(usage / scope.capacity * 100.0, 'f', 0));
+        if (accepted != usage)
+            text += QStringLiteral(", accepted %1").arg(QString::number(accepted, 'g', 6));
+    }
+    return text;
 }
 
 int worstScopeIndex(const ReportData &report)

@@ -3,6 +3,7 @@
 // the value of a bucket at an instant (replay), the worst bucket, a readable scope label.
 // Pure functions over plain values, so they are cheap to test and safe on any thread.
 
+#include "core/requestevent.h"
 #include "engine/reportdata.h"
 
 #include <QString>
@@ -11,9 +12,14 @@
 
 namespace ts::models {
 
-// usage(t) of a step function given by (usageT, usage): the last sample at or before t,
-// 0 before the first sample (nothing had been sent yet).
+// The usage at t, as the series says it (ScopeSeries: a step, or a line for token and leaky
+// buckets; exact from its first exact point on, the report's value at t); 0 before the first
+// sample (nothing had been sent yet). The one lookup the Bucket chart's markers, the fill grid,
+// the event detail and the replay use, so they cannot disagree.
 double usageAt(const ScopeSeries &series, qint64 tMs);
+
+// The instant from which the series is exact (before it: peak bins); nullopt without points.
+std::optional<qint64> exactSince(const ScopeSeries &series);
 
 // fill at t = usage(t) / capacity; 0 when the capacity is unknown.
 double fillAt(const ScopeSummary &scope, const ScopeSeries *series, qint64 tMs);
@@ -58,6 +64,14 @@ QString safeSendReason(const SafeSend &safe);
 QString safeSendText(const SafeSend &safe, qint64 fromMs);
 // A countdown in whole seconds an operator reads at a glance: "42 s", "3 min 20 s", "2 h 5 min".
 QString formatCountdown(qint64 ms);
+
+// The scopes whose bucket key is this event's: same service (when the event names one), every
+// part of the key one of the event's fields (identity, app, tenant, namespace, entity,
+// category, lane). The buckets of the key, whether or not each limit charged this event.
+QList<int> scopesOfEventKey(const DashboardSnapshot &snapshot, const RequestEvent &event);
+// "Buckets of this key at T:" and a line per bucket with its usage at T (usageAt, the value
+// the report, the Bucket chart and the fill grid give at T); empty when no bucket matches.
+QString bucketsAtText(const DashboardSnapshot &snapshot, const RequestEvent &event, qint64 tMs);
 
 // Index of the scope with the highest current fill, -1 when there is none.
 int worstScopeIndex(const ReportData &report);

@@ -8,6 +8,7 @@
 #include "engine/throttleengine.h"
 #include "importertestutil.h"
 #include "ingest/sourcereader.h"
+#include "signals/throttlesignals.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -35,6 +36,8 @@ class TestCauses : public QObject
 private slots:
     void causeOfEachThrottle_data();
     void causeOfEachThrottle();
+    void headerCorrections_data();
+    void headerCorrections();
 };
 
 void TestCauses::causeOfEachThrottle_data()
@@ -157,6 +160,76 @@ void TestCauses::causeOfEachThrottle()
     if (corrections > 0)
         QVERIFY2(text.contains(u"the service said full (429); the model had room for"_qs),
                  qPrintable(text));
+}
+
+void TestCauses::headerCorrections_data()
+{
+    // A success whose limit-percentage or remaining-quota header is far (more than 20 % of the
+    // capacity) from the replay's fill, while the log may not show the bucket's whole state:
+    // the bucket is corrected to what the service said. Near ones are the model's own noise.
+    QTest::addColumn<QString>("header");
+    QTest::addColumn<QString>("value");
+    QTest::addColumn<bool>("extracted"); // add(event, signals) rather than add(event)
+    QTest::addColumn<qint64>("corrections");
+    QTest::addColumn<double>("usage"); // after the header's event
+
+    QTest::newRow("limit-percentage far")
+        << u"x-ms-throttle-limit-percentage"_qs << u"0.9"_qs << true << qint64(1) << 90.0;
+    QTest::newRow("remaining far")
+        << u"ratelimit-remaining"_qs << u"20"_qs << true << qint64(1) << 80.0;
+    // add(event) extracts the remaining-quota header itself (it read only the percentage).
+    QTest::newRow("remaining far, signals not given")
+        << u"ratelimit-remaining"_qs << u"20"_qs << false << qint64(1) << 80.0;
+    QTest::newRow("limit-percentage near")
+        << u"x-ms-throttle-limit-percentage"_qs << u"0.1"_qs << false << qint64(0) << 3.0;
+    QTest::newRow("remaining near")
+        << u"ratelimit-remaining"_qs << u"96"_qs << true << qint64(0) << 3.0;
+}
+
+void TestCauses::headerCorrections()
+{
+    QFETCH(QString, header);
+    QFETCH(QString, value);
+    QFETCH(bool, extracted);
+    QFETCH(qint64, corrections);
+    QFETCH(double, usage);
+
+    QString error;
+    const auto policy = Policy::fromJsonBytes(
+        R"({"name":"sim","match":{"service":"^sim$"},"limits":[{"name":"l","key":"identity","algorithm":"fixed-window","capacity":100,"windowSeconds":60}]})",
+        QStringLiteral("sim"), &error);
+    QVERIFY2(policy, qPrintable(error));
+    PolicySet set;
+    set.add(*policy);
+    ThrottleEngine engine(set);
+    // 2026-02-18T22:44:05Z: the log starts 5 s into a clock-aligned minute, so the window may
+    // hold what the log does not show.
+    constexpr qint64 kStart = 1771454645000;
+    for (int i = 0; i < 3; ++i) {
+        RequestEvent e;
+        e.service = QStringLiteral("sim");
+        e.identity = QStringLiteral("alpha");
+        e.url = QStringLiteral("https://sim.example/v1/items");
+        e.method = QStringLiteral("GET");
+        e.status = 200;
+        e.tsMs = kStart + i * 1000;
+        if (i == 2) {
+            e.headers.set(header, value);
+            if (header == u"ratelimit-remaining")
+                e.headers.set(QStringLiteral("ratelimit-limit"), QStringLiteral("100"));
+        }
+        if (extracted)
+            engine.add(e, throttle::extract(e));
+        else
+            engine.add(e);
+    }
+    const QList<ScopeSummary> scopes = engine.scopes();
+    QCOMPARE(scopes.size(), 1);
+    QCOMPARE(scopes.first().corrections, corrections);
+    QCOMPARE(scopes.first().currentUsage, usage);
+    if (corrections > 0)
+        QCOMPARE(scopes.first().correctionLog.first().reason,
+                 header == u"ratelimit-remaining" ? u"remaining"_qs : u"limit-percentage"_qs);
 }
 
 QTEST_GUILESS_MAIN(TestCauses)

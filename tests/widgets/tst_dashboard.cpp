@@ -11,6 +11,7 @@
 #include "models/bucketgridmodel.h"
 #include "models/eventsmodel.h"
 #include "models/ingestmodels.h"
+#include "models/snapshotmath.h"
 #include "models/throttletablemodel.h"
 #include "models/timerange.h"
 #include "overviewpage.h"
@@ -165,10 +166,13 @@ private Q_SLOTS:
         Shown shown;
         shown.dashboard.showBucket(0);
         widgets::BucketPage *page = shown.dashboard.bucketPage();
-        // usage: 5 samples + the last step extended to the end of the data (600 s)
+        // usage: 5 samples, each step spelled out (drawn as a line: the step ends where the next
+        // sample begins) + the last step extended to the end of the data (600 s)
         QCOMPARE(keysOf(page->usageGraph()),
-                 QVector<double>({sec(0), sec(60), sec(120), sec(180), sec(240), sec(600)}));
-        QCOMPARE(valuesOf(page->usageGraph()), QVector<double>({0, 100, 200, 150, 170, 170}));
+                 QVector<double>({sec(0), sec(60), sec(60), sec(120), sec(120), sec(180), sec(180),
+                                  sec(240), sec(240), sec(600)}));
+        QCOMPARE(valuesOf(page->usageGraph()),
+                 QVector<double>({0, 0, 100, 100, 200, 200, 150, 150, 170, 170}));
         QCOMPARE(valuesOf(page->capacityGraph()), QVector<double>({200, 200}));
         QCOMPARE(valuesOf(page->effectiveLimitGraph()), QVector<double>({180, 180}));
         // 429 markers sit on the usage curve at their instant
@@ -179,7 +183,7 @@ private Q_SLOTS:
         QCOMPARE(keysOf(page->retryAfterGraph()), QVector<double>({sec(120), sec(150)}));
         QCOMPARE(valuesOf(page->retryAfterGraph()), QVector<double>({1, 0}));
         QCOMPARE(valuesOf(page->observedPctGraph()), QVector<double>({90, 100}));
-        QCOMPARE(page->reconstructedPctGraph()->dataCount(), 6);
+        QCOMPARE(page->reconstructedPctGraph()->dataCount(), 10);
         QVERIFY2(page->limitsText().contains(QStringLiteral("Documented: 200 per 60 s")),
                  qPrintable(page->limitsText()));
         QVERIFY2(page->limitsText().contains(QStringLiteral("effective")),
@@ -545,7 +549,8 @@ private Q_SLOTS:
         for (int i = 0; i < 50; ++i) {
             RequestEvent event;
             event.tsMs = fixture::at(i);
-            event.identity = i < 10 ? QStringLiteral("alice") : QStringLiteral("bob");
+            event.identity = i < 10 ? QStringLiteral("alice@contoso.com") : QStringLiteral("bob");
+            event.app = QStringLiteral("note-bridge"); // alice's buckets: note-bridge+alice@…
             event.status = i % 5 == 0 ? 429 : 200;
             event.lane = QStringLiteral("foreground");
             event.method = QStringLiteral("POST");
@@ -561,7 +566,7 @@ private Q_SLOTS:
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(page->model()->rowCount(), 50);
         models::EventQuery query;
-        query.identity = QStringLiteral("alice");
+        query.identity = QStringLiteral("alice@contoso.com");
         query.status = 429;
         page->setFilter(query);
         QCOMPARE(page->model()->rowCount(), 2);
@@ -571,10 +576,26 @@ private Q_SLOTS:
         QVERIFY(page->detailText().contains(QStringLiteral("retry-after: 7")));
         QVERIFY(page->detailText().contains(QStringLiteral("authorization: [redacted]")));
         QVERIFY(!page->detailText().contains(QStringLiteral("secret")));
+        // The buckets of the event's key at its instant, as the Bucket chart and the grid read
+        // them (models::usageAt on the snapshot's series).
+        QVERIFY2(page->detailText().contains(QStringLiteral("Buckets of this key at")),
+                 qPrintable(page->detailText()));
+        const RequestEvent &selected = page->model()->eventAt(1);
+        const auto snapshot = shown.dashboard.snapshot();
+        QVERIFY(snapshot);
+        const QList<int> ofKey = models::scopesOfEventKey(*snapshot, selected);
+        QVERIFY(!ofKey.isEmpty());
+        for (int i : ofKey) {
+            QCOMPARE(snapshot->report.scopes.at(i).key,
+                     QStringLiteral("note-bridge+alice@contoso.com"));
+            QVERIFY(page->detailText().contains(
+                models::scopeLabel(snapshot->report.scopes.at(i)) + QStringLiteral(": ") +
+                QString::number(models::displayedUsage(*snapshot, i, selected.tsMs), 'g', 6)));
+        }
         page->setColumnVisible(models::EventsModel::UrlColumn, false);
         QVERIFY(page->view()->isColumnHidden(models::EventsModel::UrlColumn));
         // The filter bar reflects the query (typing drives the same path).
-        QCOMPARE(page->currentQuery().identity, QStringLiteral("alice"));
+        QCOMPARE(page->currentQuery().identity, QStringLiteral("alice@contoso.com"));
         QCOMPARE(page->currentQuery().status, std::optional<int>(429));
     }
 
