@@ -252,11 +252,13 @@ struct KeyActivity
 };
 
 // Why one event was throttled (observed) or would have been (predicted): the Events page's
-// Cause column and filter. Kept for throttled events only, at most kMaxEventCauses.
+// Cause column and filter. Kept for throttled events only: the newest kMaxEventCauses (a live
+// operator reads the newest rows; the oldest are dropped a quarter at a time).
 struct EventCause
 {
     qint64 tsMs = 0;
     QString identity;
+    qint64 line = 0; // RequestEvent::line: tells apart events of one identity at one instant
     ThrottleCause cause = ThrottleCause::None;
     QString limit; // the limit it was pinned on; empty for retry-after, capacity, unexplained
     bool observed = false; // the service throttled it (else only the model predicted it)

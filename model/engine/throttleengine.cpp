@@ -766,6 +766,8 @@ struct ThrottleEngine::Impl
     // while nothing was added, so a quiet feed does not copy it ten times a second.
     std::vector<EventCause> eventCauses;
     bool eventCausesSorted = true;
+    quint64 eventCausesAdded = 0; // ever recorded: tells a snapshot whether they changed
+    mutable quint64 publishedCausesAdded = 0;
     mutable std::shared_ptr<const std::vector<EventCause>> publishedCauses;
 
     // Text for fields that are numbers in the event (status), so matchers can read them.
@@ -859,6 +861,8 @@ struct ThrottleEngine::Impl
         activities.clear();
         eventCauses.clear();
         eventCausesSorted = true;
+        eventCausesAdded = 0;
+        publishedCausesAdded = 0;
         publishedCauses.reset();
     }
 
@@ -1595,13 +1599,19 @@ struct ThrottleEngine::Impl
             verdict.causeLimit =
                 &limits[size_t(buckets[size_t(charges[size_t(causeCharge)].bucket)].limit)]
                      .spec.name;
-        if (options.recordPlotData && verdict.cause != ThrottleCause::None &&
-            eventCauses.size() < DashboardSnapshot::kMaxEventCauses) {
+        if (options.recordPlotData && verdict.cause != ThrottleCause::None) {
+            if (eventCauses.size() >= DashboardSnapshot::kMaxEventCauses) {
+                // Keep the newest: drop the oldest quarter at once, not one per new cause.
+                eventCauses.erase(eventCauses.begin(),
+                                  eventCauses.begin() + DashboardSnapshot::kMaxEventCauses / 4);
+            }
             eventCausesSorted =
                 eventCausesSorted && (eventCauses.empty() || eventCauses.back().tsMs <= t0);
+            ++eventCausesAdded;
             EventCause &record = eventCauses.emplace_back();
             record.tsMs = t0;
             record.identity = event.identity;
+            record.line = event.line;
             record.cause = verdict.cause;
             if (verdict.causeLimit)
                 record.limit = *verdict.causeLimit;
@@ -2044,7 +2054,8 @@ void ThrottleEngine::fillSnapshot(DashboardSnapshot *snapshot, std::optional<qin
         snapshot->series.push_back(series(i));
     snapshot->throttleBins = throttleBins();
     snapshot->binMs = d->throttleBinMs;
-    if (!d->publishedCauses || d->publishedCauses->size() != d->eventCauses.size()) {
+    if (!d->publishedCauses || d->publishedCausesAdded != d->eventCausesAdded) {
+        d->publishedCausesAdded = d->eventCausesAdded;
         auto causes = std::make_shared<std::vector<EventCause>>(d->eventCauses);
         if (!d->eventCausesSorted)
             std::stable_sort(

@@ -214,11 +214,21 @@ const EventCause *EventsModel::causeOf(const RequestEvent &event) const
             else
                 return a.tsMs < b;
         });
+    // Several events of one identity can share a millisecond: the log line tells them apart
+    // where the source has lines; otherwise the first of that identity is the best guess.
+    const EventCause *sameIdentity = nullptr;
     for (auto it = first; it != last; ++it) {
-        if (it->identity == event.identity)
-            return &*it;
+        if (it->identity != event.identity)
+            continue;
+        if (event.line > 0 && it->line > 0) {
+            if (it->line == event.line)
+                return &*it;
+            continue; // another line's cause, not this event's
+        }
+        if (!sameIdentity)
+            sameIdentity = &*it;
     }
-    return nullptr;
+    return sameIdentity;
 }
 
 int EventsModel::rowCount(const QModelIndex &parent) const

@@ -10,10 +10,13 @@
 #include "ingest/sourcereader.h"
 #include "signals/throttlesignals.h"
 
+#include <QDateTime>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
+
+#include <algorithm>
 
 using namespace ts;
 
@@ -38,6 +41,7 @@ private slots:
     void causeOfEachThrottle();
     void headerCorrections_data();
     void headerCorrections();
+    void newestCausesAreKept();
 };
 
 void TestCauses::causeOfEachThrottle_data()
@@ -230,6 +234,48 @@ void TestCauses::headerCorrections()
     if (corrections > 0)
         QCOMPARE(scopes.first().correctionLog.first().reason,
                  header == u"ratelimit-remaining" ? u"remaining"_qs : u"limit-percentage"_qs);
+}
+
+// A long storm records more causes than the Events page keeps: the newest stay (the rows a live
+// operator reads), each with its log line, and a snapshot taken after the oldest were dropped
+// still sees the change although the count is back where it was.
+void TestCauses::newestCausesAreKept()
+{
+    ThrottleEngine engine;
+    const qint64 start =
+        QDateTime::fromString(u"2026-02-18T22:44:00Z"_qs, Qt::ISODate).toMSecsSinceEpoch();
+    const qint64 total = qint64(DashboardSnapshot::kMaxEventCauses) + 30'000;
+    RequestEvent event;
+    event.identity = u"sp-migrator"_qs;
+    event.service = u"fabric"_qs;
+    event.method = u"GET"_qs;
+    event.url = u"https://api.fabric.microsoft.com/v1/workspaces"_qs;
+    event.status = 429;
+    event.errorCode = u"RequestBlocked"_qs;
+    std::shared_ptr<const std::vector<EventCause>> firstPublished;
+    for (qint64 i = 0; i < total; ++i) {
+        event.tsMs = start + i;
+        event.line = i + 1;
+        engine.add(event);
+        if (i + 1 == qint64(DashboardSnapshot::kMaxEventCauses)) {
+            DashboardSnapshot full;
+            engine.fillSnapshot(&full);
+            firstPublished = full.eventCauses;
+        }
+    }
+    DashboardSnapshot snapshot;
+    engine.fillSnapshot(&snapshot);
+    QVERIFY(snapshot.eventCauses);
+    QVERIFY(snapshot.eventCauses != firstPublished);
+    const std::vector<EventCause> &causes = *snapshot.eventCauses;
+    QVERIFY(causes.size() <= DashboardSnapshot::kMaxEventCauses);
+    QVERIFY(causes.size() >= DashboardSnapshot::kMaxEventCauses * 3 / 4);
+    QCOMPARE(causes.back().tsMs, start + total - 1);
+    QCOMPARE(causes.back().line, total);
+    QVERIFY(causes.front().line > 1); // the oldest went, not the newest
+    QVERIFY(
+        std::is_sorted(causes.begin(), causes.end(),
+                       [](const EventCause &a, const EventCause &b) { return a.tsMs < b.tsMs; }));
 }
 
 QTEST_GUILESS_MAIN(TestCauses)

@@ -404,6 +404,30 @@ private Q_SLOTS:
                  QStringLiteral("graph \u2192 open"));
     }
 
+    // Two events of one identity in one millisecond: each row shows its own line's cause, and
+    // a row whose line has none shows none (not its neighbour's).
+    void eventsCauseByLine()
+    {
+        std::vector<RequestEvent> events = makeEvents(3);
+        for (int i = 0; i < 3; ++i) {
+            events[size_t(i)].tsMs = events[0].tsMs;
+            events[size_t(i)].identity = events[0].identity;
+            events[size_t(i)].line = 10 + i;
+        }
+        auto causes = std::make_shared<std::vector<EventCause>>(2);
+        (*causes)[0] = {events[0].tsMs, events[0].identity, 10, ThrottleCause::RetryAfter, {}, true};
+        (*causes)[1] = {events[0].tsMs, events[0].identity, 11, ThrottleCause::Capacity, {}, true};
+        EventsModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setSource(std::make_shared<MemoryEventSource>(std::move(events)));
+        model.setEventCauses(causes);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.index(0, 0).data(EventsModel::CauseRole).toString(), u"retry-after"_qs);
+        QCOMPARE(model.index(1, 0).data(EventsModel::CauseRole).toString(), u"capacity"_qs);
+        QCOMPARE(model.index(2, 0).data(EventsModel::CauseRole).toString(), u"none"_qs);
+    }
+
     void eventsFilter_data()
     {
         QTest::addColumn<QString>("identity");
