@@ -199,7 +199,17 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
 
     m_plot->legend->setVisible(true);
     m_plot->legend->setFont(font());
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    // The legend sits in its own row above the charts, in columns: inside the axis rect it hid
+    // the start of the data (a storm's ramp, the first windows).
+    usageRect->insetLayout()->take(m_plot->legend);
+    usageRect->insetLayout()->simplify();
+    m_plot->plotLayout()->insertRow(0);
+    m_plot->plotLayout()->addElement(0, 0, m_plot->legend);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->legend->setWrap(5);
+    m_plot->legend->setMargins(QMargins(6, 2, 6, 2));
+    m_plot->plotLayout()->setRowStretchFactor(0, 0.001); // as tall as its rows, no more
+    m_plot->plotLayout()->setRowSpacing(2);
     m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectPlottables);
     for (QCPAxisRect *rect : {usageRect, m_pctRect}) {
         rect->setRangeDrag(Qt::Horizontal);

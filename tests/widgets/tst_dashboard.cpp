@@ -192,6 +192,11 @@ private Q_SLOTS:
                  qPrintable(page->limitsText()));
         QCOMPARE(page->plot()->interactions(),
                  QCP::iRangeDrag | QCP::iRangeZoom | QCP::iSelectPlottables);
+        // The legend has a row of its own above the charts and never covers the data.
+        page->plot()->replot(QCustomPlot::rpImmediateRefresh);
+        QCOMPARE(page->plot()->legend->layout(), page->plot()->plotLayout());
+        for (QCPAxisRect *rect : page->plot()->axisRects())
+            QVERIFY(!page->plot()->legend->outerRect().intersects(rect->rect()));
 
         // Another bucket: its own series.
         shown.dashboard.showBucket(4);
