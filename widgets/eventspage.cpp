@@ -117,11 +117,9 @@ EventsPage::EventsPage(models::TimeRange *timeRange, QWidget *parent)
         connect(edit, &QLineEdit::textEdited, m_debounce, qOverload<>(&QTimer::start));
     connect(m_lane, &QComboBox::currentIndexChanged, this, &EventsPage::applyFilter);
     connect(m_cause, &QComboBox::currentIndexChanged, this, [this] {
-        applyCauseFilter();
+        applyCauseSource();
         updateStatus();
     });
-    connect(m_model, &QAbstractItemModel::rowsInserted, this,
-            [this](const QModelIndex &, int first, int) { applyCauseFilter(first); });
     connect(m_visibleRangeOnly, &QCheckBox::toggled, this, &EventsPage::applyFilter);
     connect(m_timeRange, &models::TimeRange::rangeChanged, this, [this] {
         if (m_visibleRangeOnly->isChecked())
@@ -173,8 +171,13 @@ void EventsPage::showEvent(QShowEvent *event)
 
 void EventsPage::setEventCauses(std::shared_ptr<const std::vector<EventCause>> causes)
 {
+    m_causes = causes;
     m_model->setEventCauses(std::move(causes));
-    applyCauseFilter();
+    if (m_causeSource) {
+        // New causes come after the loaded ones (their keys grow with time): the tail.
+        m_causeSource->setCauses(m_causes);
+        noteNewEvents();
+    }
 }
 
 void EventsPage::setCauseFilter(const QString &cause)
@@ -196,21 +199,23 @@ int EventsPage::shownRowCount() const
     return shown;
 }
 
-void EventsPage::applyCauseFilter(int firstRow)
+void EventsPage::applyCauseSource()
 {
     const QString wanted = causeFilter();
-    for (int row = firstRow; row < m_model->rowCount(); ++row) {
-        const bool hide =
-            !wanted.isEmpty() &&
-            m_model->index(row, 0).data(models::EventsModel::CauseRole).toString() != wanted;
-        if (m_view->isRowHidden(row) != hide)
-            m_view->setRowHidden(row, hide);
+    if (wanted.isEmpty() || !m_baseSource) {
+        m_causeSource.reset();
+        m_model->setSource(m_baseSource);
+        return;
     }
+    m_causeSource = std::make_shared<models::CauseEventSource>(m_baseSource, wanted);
+    m_causeSource->setCauses(m_causes);
+    m_model->setSource(m_causeSource);
 }
 
 void EventsPage::setEventSource(std::shared_ptr<models::EventPageSource> source)
 {
-    m_model->setSource(std::move(source));
+    m_baseSource = std::move(source);
+    applyCauseSource();
     updateStatus();
 }
 
@@ -332,7 +337,9 @@ void EventsPage::updateStatus()
     if (m_model->isFetching())
         text += tr(" · searching…");
     if (!causeFilter().isEmpty())
-        text += tr(" · cause %1: %2 of the loaded rows").arg(causeFilter()).arg(shownRowCount());
+        text += tr(" · cause %1 (the engine's newest %2 causes)")
+                    .arg(causeFilter())
+                    .arg(DashboardSnapshot::kMaxEventCauses);
     const models::EventQuery query = currentQuery();
     if (query.fromMs || query.toMs)
         text += tr(" · time-filtered");

@@ -48,11 +48,12 @@ public:
     // instant (models::bucketsAtText: the value the report, the Bucket chart and the fill grid
     // give then).
     void setSnapshot(std::shared_ptr<const DashboardSnapshot> snapshot);
-    // Shows only events of this cause (throttleCauseName; empty = any). Filters the rows
-    // loaded: the cause is the engine's, not a column of the workspace.
+    // Shows only events of this cause (throttleCauseName; empty = any), across every event:
+    // the rows come from the engine's list of causes, each looked up in the events' source
+    // (models::CauseEventSource), since the cause is the engine's, not a column of the workspace.
     void setCauseFilter(const QString &cause);
     [[nodiscard]] QString causeFilter() const;
-    // Rows the cause filter shows, of those loaded.
+    // Rows shown, of those loaded.
     [[nodiscard]] int shownRowCount() const;
 
     [[nodiscard]] models::EventsModel *model() const { return m_model; }
@@ -75,7 +76,8 @@ private:
     void applyFilter();
     void showDetail();
     void updateStatus();
-    void applyCauseFilter(int firstRow = 0);
+    // The model's source: the events' own, or the cause filter's view of it.
+    void applyCauseSource();
     void showColumnMenu(const QPoint &globalPos);
 
     models::TimeRange *m_timeRange;
@@ -84,7 +86,10 @@ private:
     QLineEdit *m_status;
     QLineEdit *m_errorCode;
     QComboBox *m_lane;
-    QComboBox *m_cause; // cause filter: rows of another cause are hidden (loaded rows only)
+    QComboBox *m_cause; // cause filter: the model reads m_causeSource while one is chosen
+    std::shared_ptr<models::EventPageSource> m_baseSource; // the events' source (workspace)
+    std::shared_ptr<models::CauseEventSource> m_causeSource; // null: no cause chosen
+    std::shared_ptr<const std::vector<EventCause>> m_causes;
     QLineEdit *m_text;
     QCheckBox *m_visibleRangeOnly;
     QToolButton *m_columns;

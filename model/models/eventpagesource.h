@@ -4,11 +4,13 @@
 // already in memory (a small import, the demo) through the same interface.
 
 #include "core/requestevent.h"
+#include "engine/reportdata.h"
 
 #include <QList>
 #include <QString>
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -78,6 +80,39 @@ public:
 
 private:
     std::vector<RequestEvent> m_events; // row id = index + 1
+};
+
+// The Events page's Cause filter over every event, not only the rows already loaded: the
+// engine's causes (DashboardSnapshot::eventCauses) name the events, and each is looked up in the
+// real source by its instant, identity and log line (an indexed time range of one millisecond).
+// Row ids are the causes' own keys (instant x 1024 + its place among that instant's causes), so a
+// longer list of causes goes on after the last loaded row.
+class CauseEventSource : public EventPageSource
+{
+public:
+    CauseEventSource(std::shared_ptr<EventPageSource> base, QString cause);
+    // All the engine's causes, in time order; only those of this source's cause are kept.
+    void setCauses(const std::shared_ptr<const std::vector<EventCause>> &causes);
+    QList<EventRow> fetchPage(const EventQuery &query, qint64 afterRowId, int limit) override;
+    // The causes within the identity and time filters; -1 with other filters (a cause's event
+    // may not match them, which only its lookup tells).
+    qint64 count(const EventQuery &query) override;
+    [[nodiscard]] QString description() const override;
+    [[nodiscard]] QString errorString() const override;
+
+private:
+    struct Wanted
+    {
+        qint64 key = 0;
+        qint64 tsMs = 0;
+        QString identity;
+        qint64 line = 0;
+    };
+    [[nodiscard]] static bool withinQuery(const Wanted &wanted, const EventQuery &query);
+
+    std::shared_ptr<EventPageSource> m_base;
+    QString m_cause;
+    std::vector<Wanted> m_wanted; // ascending key
 };
 
 } // namespace ts::models

@@ -7,6 +7,7 @@
 #include "dashboard.h"
 #include "eventspage.h"
 #include "ingestpage.h"
+#include "core/timeparse.h"
 #include "models/alertsmodel.h"
 #include "models/bucketgridmodel.h"
 #include "models/eventsmodel.h"
@@ -803,17 +804,74 @@ private Q_SLOTS:
         QCOMPARE(model->headerData(models::EventsModel::CauseColumn, Qt::Horizontal, Qt::DisplayRole)
                      .toString(),
                  QStringLiteral("Cause"));
+        // The filter reads the engine's causes, not the loaded rows: only those events are rows.
         page->setCauseFilter(QStringLiteral("limit"));
         QCOMPARE(page->causeFilter(), QStringLiteral("limit"));
-        QCOMPARE(page->shownRowCount(), 3);
-        QVERIFY(page->view()->isRowHidden(0));
-        QVERIFY(!page->view()->isRowHidden(6));
-        QVERIFY2(page->statusText().contains(QStringLiteral("cause limit: 3 of the loaded rows")),
+        QCOMPARE(model->rowCount(), 3);
+        QCOMPARE(model->matchingCount(), qint64(3));
+        for (int row = 0; row < 3; ++row) {
+            QCOMPARE(model->index(row, 0).data(models::EventsModel::CauseRole).toString(),
+                     QStringLiteral("limit"));
+            QCOMPARE(model->index(row, models::EventsModel::TimeColumn).data().toString(),
+                     formatIsoMs(fixture::at(5 + row)));
+        }
+        QVERIFY2(page->statusText().contains(QStringLiteral("3 matching")),
+                 qPrintable(page->statusText()));
+        QVERIFY2(page->statusText().contains(QStringLiteral("cause limit")),
                  qPrintable(page->statusText()));
         page->setCauseFilter(QStringLiteral("unexplained"));
-        QCOMPARE(page->shownRowCount(), 1);
+        QCOMPARE(model->rowCount(), 1);
+        QCOMPARE(model->index(0, models::EventsModel::StatusColumn).data().toString(),
+                 QStringLiteral("429"));
+        // A newer cause arrives while the filter is on: it joins as the tail.
+        add(9, ThrottleCause::Unexplained, {}, true);
+        causes->back().tsMs += 1;
+        page->setEventCauses(std::make_shared<std::vector<EventCause>>(*causes));
+        page->noteNewEvents();
+        QTRY_COMPARE(model->rowCount(), 1); // no event at that instant in the source: none shown
         page->setCauseFilter({});
-        QCOMPARE(page->shownRowCount(), 10);
+        QCOMPARE(model->rowCount(), 10);
+    }
+
+    // The cause filter over a workspace larger than a page: the events of that cause come from
+    // every row, not only from the first page loaded.
+    void eventsCauseFilterReadsEveryRow()
+    {
+        Shown shown;
+        std::vector<RequestEvent> events;
+        auto causes = std::make_shared<std::vector<EventCause>>();
+        const int total = 5 * models::EventsModel::kPageSize;
+        for (int i = 0; i < total; ++i) {
+            RequestEvent event;
+            event.tsMs = fixture::at(0) + i * 10;
+            event.identity = QStringLiteral("alice");
+            event.line = i + 1;
+            event.status = i % 97 == 96 ? 429 : 200;
+            if (event.status == 429) {
+                EventCause &c = causes->emplace_back();
+                c.tsMs = event.tsMs;
+                c.identity = event.identity;
+                c.line = event.line;
+                c.cause = ThrottleCause::Unexplained;
+                c.observed = true;
+            }
+            events.push_back(event);
+        }
+        widgets::EventsPage *page = shown.dashboard.eventsPage();
+        page->setEventSource(std::make_shared<models::MemoryEventSource>(std::move(events)));
+        shown.dashboard.showPage(QStringLiteral("events"));
+        QAbstractItemModelTester tester(page->model(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        page->setEventCauses(causes);
+        page->setCauseFilter(QStringLiteral("unexplained"));
+        models::EventsModel *model = page->model();
+        while (model->canFetchMore({}))
+            model->fetchMore({});
+        QCOMPARE(qsizetype(model->rowCount()), qsizetype(causes->size()));
+        QCOMPARE(model->index(model->rowCount() - 1, models::EventsModel::TimeColumn)
+                     .data()
+                     .toString(),
+                 formatIsoMs(causes->back().tsMs));
     }
 
     // Issue 19.1: the service's corrections are drawn on the Bucket chart and named above it.
