@@ -3,6 +3,7 @@
 // replaced file is a new source, resume after cancel and after a real SIGKILL), malformed
 // records with file:line, and the reader's filters, keyset pages and time-ordered replay.
 
+#include "sqltestutil.h"
 #include "importertestutil.h"
 #include "ingest/ndjsonreader.h"
 #include "store/importjob.h"
@@ -32,30 +33,9 @@ Q_DECLARE_METATYPE(ts::ImportResult::Status)
 
 namespace {
 
-// One value from an SQL query on its own short-lived connection (checks the file itself, not
-// the code under test).
-QVariant scalar(const QString &workspacePath, const QString &sql)
-{
-    static int serial = 0;
-    const QString name = QStringLiteral("tst-workspace-scalar-%1").arg(++serial);
-    QVariant value;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-        db.setDatabaseName(workspacePath);
-        if (db.open()) {
-            QSqlQuery query(db);
-            if (query.exec(sql) && query.next())
-                value = query.value(0);
-        }
-        db.close();
-    }
-    QSqlDatabase::removeDatabase(name);
-    return value;
-}
-
 qint64 duplicateLines(const QString &workspacePath)
 {
-    return scalar(workspacePath,
+    return testutil::sqlScalar(workspacePath,
                   QStringLiteral("SELECT count(*) FROM (SELECT source_id, line FROM events "
                                  "GROUP BY source_id, line HAVING count(*) > 1)"))
         .toLongLong();
@@ -63,7 +43,7 @@ qint64 duplicateLines(const QString &workspacePath)
 
 qint64 eventRows(const QString &workspacePath)
 {
-    return scalar(workspacePath, QStringLiteral("SELECT count(*) FROM events")).toLongLong();
+    return testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(*) FROM events")).toLongLong();
 }
 
 // Appends lines [from, from + count) of the test generator to path.
@@ -132,10 +112,10 @@ bool downgradeToVersion2(const QString &path)
          {"ALTER TABLE events DROP COLUMN weight", "DROP TABLE poll_cursors",
           "ALTER TABLE sources DROP COLUMN head_hash", "ALTER TABLE sources DROP COLUMN seen_size",
           "ALTER TABLE import_ledger DROP COLUMN owner", "PRAGMA user_version = 2"}) {
-        scalar(path, QString::fromLatin1(sql));
+        testutil::sqlScalar(path, QString::fromLatin1(sql));
     }
-    return scalar(path, QStringLiteral("PRAGMA user_version")).toInt() == 2 &&
-           scalar(path, QStringLiteral("SELECT count(*) FROM pragma_table_info('sources')"
+    return testutil::sqlScalar(path, QStringLiteral("PRAGMA user_version")).toInt() == 2 &&
+           testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM pragma_table_info('sources')"
                                        " WHERE name = 'head_hash'"))
                    .toInt() == 0;
 }
@@ -189,10 +169,10 @@ bool writeLayout(const QString &path, const QString &layout, const QList<Request
               "CREATE INDEX idx_events_status ON events(status)",
               "CREATE INDEX idx_events_error ON events(error_code) WHERE error_code IS NOT NULL",
               "CREATE INDEX idx_events_lane ON events(lane)", "PRAGMA user_version = 1"}) {
-            scalar(path, QString::fromLatin1(sql));
+            testutil::sqlScalar(path, QString::fromLatin1(sql));
         }
         // Left at version 1: WorkspaceReader::open() migrates it.
-        if (scalar(path, QStringLiteral("PRAGMA user_version")).toInt() != 1)
+        if (testutil::sqlScalar(path, QStringLiteral("PRAGMA user_version")).toInt() != 1)
             return false;
     }
     return true;
@@ -218,7 +198,7 @@ qint64 summaryMismatches(const QString &path)
     const QString expected = u"SELECT * FROM (" + fromEvents + u") x WHERE " + summarized;
     const QString stored = u"SELECT * FROM event_blocks x WHERE " + summarized;
     const QVariant mismatches =
-        scalar(path, u"SELECT (SELECT count(*) FROM (" + expected + u" EXCEPT " + stored +
+        testutil::sqlScalar(path, u"SELECT (SELECT count(*) FROM (" + expected + u" EXCEPT " + stored +
                          u")) + (SELECT count(*) FROM (" + stored + u" EXCEPT " + expected + u"))");
     return mismatches.isValid() ? mismatches.toLongLong() : -1;
 }
@@ -390,10 +370,10 @@ private Q_SLOTS:
             QVERIFY(
                 workspace.setSetting(QStringLiteral("csv.mapping"), QStringLiteral("{\"a\":1}")));
         }
-        QCOMPARE(scalar(path, QStringLiteral("PRAGMA journal_mode")).toString(),
+        QCOMPARE(testutil::sqlScalar(path, QStringLiteral("PRAGMA journal_mode")).toString(),
                  QStringLiteral("wal"));
         for (const char *table : {"sources", "events", "malformed", "import_ledger", "settings"}) {
-            QCOMPARE(scalar(path, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE "
+            QCOMPARE(testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE "
                                                  "type = 'table' AND name = '%1'")
                                       .arg(QLatin1StringView(table)))
                          .toInt(),
@@ -435,10 +415,10 @@ private Q_SLOTS:
                 Workspace workspace;
                 QVERIFY(workspace.open(path));
             }
-            scalar(path, QStringLiteral("PRAGMA user_version = 99"));
-            QCOMPARE(scalar(path, QStringLiteral("PRAGMA user_version")).toInt(), 99);
+            testutil::sqlScalar(path, QStringLiteral("PRAGMA user_version = 99"));
+            QCOMPARE(testutil::sqlScalar(path, QStringLiteral("PRAGMA user_version")).toInt(), 99);
         } else if (kind == u"foreign") {
-            scalar(path, QStringLiteral("CREATE TABLE notes(id INTEGER)"));
+            testutil::sqlScalar(path, QStringLiteral("CREATE TABLE notes(id INTEGER)"));
         } else if (kind == u"text") {
             QFile file(path);
             QVERIFY(file.open(QIODevice::WriteOnly));
@@ -683,10 +663,10 @@ private Q_SLOTS:
         QCOMPARE(second.eventsAdded, 250);
         QCOMPARE(eventRows(workspacePath), 1250);
         QCOMPARE(duplicateLines(workspacePath), 0);
-        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT max(line) FROM events")).toLongLong(),
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT max(line) FROM events")).toLongLong(),
                  1250);
         // The line completed after the first import is whole, not two halves.
-        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT url FROM events WHERE line = 1001"))
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT url FROM events WHERE line = 1001"))
                      .toString(),
                  QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/1000"));
 
@@ -778,15 +758,15 @@ private Q_SLOTS:
 
         QCOMPARE(eventRows(workspacePath), kLines);
         QCOMPARE(duplicateLines(workspacePath), 0);
-        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT count(DISTINCT line) FROM events"))
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(DISTINCT line) FROM events"))
                      .toLongLong(),
                  kLines);
-        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT min(line) FROM events")).toLongLong(),
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT min(line) FROM events")).toLongLong(),
                  1);
-        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT max(line) FROM events")).toLongLong(),
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT max(line) FROM events")).toLongLong(),
                  kLines);
         // Each row kept the offset of its own line.
-        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT byte_offset FROM events WHERE "
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT byte_offset FROM events WHERE "
                                                       "line = %1")
                                            .arg(ledgerLine + 1))
                      .toLongLong(),
@@ -840,13 +820,13 @@ private Q_SLOTS:
             QCOMPARE(eventRows(workspacePath), kLines);
             QCOMPARE(duplicateLines(workspacePath), 0);
             QCOMPARE(
-                scalar(workspacePath, QStringLiteral("SELECT count(DISTINCT line) FROM events"))
+                testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(DISTINCT line) FROM events"))
                     .toLongLong(),
                 kLines);
-            QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT count(*) FROM sources")).toInt(),
+            QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(*) FROM sources")).toInt(),
                      1);
             QCOMPARE(
-                scalar(workspacePath, QStringLiteral("SELECT complete FROM import_ledger")).toInt(),
+                testutil::sqlScalar(workspacePath, QStringLiteral("SELECT complete FROM import_ledger")).toInt(),
                 1);
             // A resumable run keeps what it committed: between them, each line once. (A run that
             // cannot resume is taken over by starting again: its rows give way.)
@@ -974,13 +954,13 @@ private Q_SLOTS:
         QFETCH(QString, kind);
         const QString path = freshPath(QStringLiteral("foreign"));
         if (kind.startsWith(u"sqlite")) {
-            scalar(path, QStringLiteral("CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)"));
-            scalar(path, QStringLiteral("INSERT INTO notes(text) VALUES('keep me')"));
+            testutil::sqlScalar(path, QStringLiteral("CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)"));
+            testutil::sqlScalar(path, QStringLiteral("INSERT INTO notes(text) VALUES('keep me')"));
             if (kind.endsWith(u"user_version"))
-                scalar(path, QStringLiteral("PRAGMA user_version = 2"));
+                testutil::sqlScalar(path, QStringLiteral("PRAGMA user_version = 2"));
             if (kind.endsWith(u"application_id"))
-                scalar(path, QStringLiteral("PRAGMA application_id = 1234"));
-            QCOMPARE(scalar(path, QStringLiteral("PRAGMA journal_mode")).toString(), u"delete"_s);
+                testutil::sqlScalar(path, QStringLiteral("PRAGMA application_id = 1234"));
+            QCOMPARE(testutil::sqlScalar(path, QStringLiteral("PRAGMA journal_mode")).toString(), u"delete"_s);
         } else {
             QFile file(path);
             QVERIFY(file.open(QIODevice::WriteOnly));
@@ -1044,7 +1024,7 @@ private Q_SLOTS:
         // The reader migrates it (as `report --workspace` would open it first).
         WorkspaceReader workspaceReader;
         QVERIFY2(workspaceReader.open(workspacePath), qPrintable(workspaceReader.errorString()));
-        QCOMPARE(scalar(workspacePath, QStringLiteral("PRAGMA user_version")).toInt(),
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("PRAGMA user_version")).toInt(),
                  kWorkspaceSchemaVersion);
         const QList<SourceRecord> sources = workspaceReader.sources();
         QCOMPARE(sources.size(), 3);
@@ -1172,7 +1152,7 @@ private Q_SLOTS:
         QCOMPARE(appended.eventsAdded, 500);
         QCOMPARE(eventRows(workspacePath), 3499);
         QCOMPARE(duplicateLines(workspacePath), 0);
-        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT url FROM events WHERE line = 3500"))
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT url FROM events WHERE line = 3500"))
                      .toString(),
                  QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/3499"));
     }
@@ -1234,7 +1214,7 @@ private Q_SLOTS:
         QCOMPARE(eventRows(workspacePath), complete + 2);
         QCOMPARE(duplicateLines(workspacePath), 0);
         QCOMPARE(
-            scalar(workspacePath, QStringLiteral("SELECT count(*) FROM malformed")).toLongLong(),
+            testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(*) FROM malformed")).toLongLong(),
             0);
         QCOMPARE(importOnce(workspacePath, logPath, reader).status,
                  ImportResult::Status::AlreadyImported);
@@ -1311,7 +1291,7 @@ private Q_SLOTS:
         QCOMPARE(rest.size(), 2);
         QCOMPARE(workspaceReader.ledger().value(0).malformed, 3);
         // Events keep their own line numbers around the malformed ones.
-        QCOMPARE(scalar(workspacePath, QStringLiteral("SELECT group_concat(line) FROM "
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT group_concat(line) FROM "
                                                       "(SELECT line FROM events ORDER BY line)"))
                      .toString(),
                  QStringLiteral("1,3,6"));
@@ -1365,12 +1345,12 @@ private Q_SLOTS:
         QVERIFY(writeLayout(path, layout, corpus));
         WorkspaceReader reader;
         QVERIFY2(reader.open(path), qPrintable(reader.errorString()));
-        QCOMPARE(scalar(path, QStringLiteral("PRAGMA user_version")).toInt(),
+        QCOMPARE(testutil::sqlScalar(path, QStringLiteral("PRAGMA user_version")).toInt(),
                  kWorkspaceSchemaVersion);
         QCOMPARE(summaryMismatches(path), 0);
         if (distinctIdentities) {
             QVERIFY(
-                scalar(path, QStringLiteral("SELECT count(*) FROM event_block_overflow")).toInt() >
+                testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM event_block_overflow")).toInt() >
                 0);
         }
         QCOMPARE(reader.countEvents(filter), expected);
@@ -1500,7 +1480,7 @@ private Q_SLOTS:
         QVERIFY(!writer.submit(WriteBatch{})); // finished: nothing more is accepted
         QCOMPARE(eventRows(path), 2000);
         // Batches without a checkpoint (live input) leave no ledger entry.
-        QCOMPARE(scalar(path, QStringLiteral("SELECT count(*) FROM import_ledger")).toInt(), 0);
+        QCOMPARE(testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM import_ledger")).toInt(), 0);
     }
 
     void writerRefusesAnUnopenableWorkspace()

@@ -9,6 +9,7 @@
 //     fixed windows and credit windows exact, the rest within the bound of poll/pushdown.h;
 //   - the workspace keeps the weight (schema 5, migrated from 4) and the canonical NDJSON
 //     reads and writes it.
+#include "../model/sqltestutil.h"
 #include "engine/analysis.h"
 #include "engine/reportdata.h"
 #include "engine/reportformat.h"
@@ -160,25 +161,6 @@ PolicySet policyWith(const QByteArray &limit)
     PolicySet set;
     set.add(*policy);
     return set;
-}
-
-QVariant scalar(const QString &path, const QString &sql)
-{
-    static int serial = 0;
-    const QString name = QStringLiteral("tst-pollweighted-%1").arg(++serial);
-    QVariant value;
-    {
-        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name);
-        db.setDatabaseName(path);
-        if (db.open()) {
-            QSqlQuery query(db);
-            if (query.exec(sql) && query.next())
-                value = query.value(0);
-        }
-        db.close();
-    }
-    QSqlDatabase::removeDatabase(name);
-    return value;
 }
 
 bool writeEvents(const QString &path, const QList<RequestEvent> &events)
@@ -370,23 +352,23 @@ private slots:
         traffic.seconds = 20;
         const QList<RequestEvent> rows = makeRows(traffic);
         QVERIFY(writeEvents(path, rows.mid(0, 10)));
-        QCOMPARE(scalar(path, u"PRAGMA user_version"_qs).toInt(), kWorkspaceSchemaVersion);
+        QCOMPARE(testutil::sqlScalar(path, u"PRAGMA user_version"_qs).toInt(), kWorkspaceSchemaVersion);
         QCOMPARE(kWorkspaceSchemaVersion, 5);
         // What version 4 wrote.
-        scalar(path, u"ALTER TABLE events DROP COLUMN weight"_qs);
-        scalar(path, u"PRAGMA user_version = 4"_qs);
-        QCOMPARE(scalar(path, u"SELECT count(*) FROM pragma_table_info('events') WHERE name = "
+        testutil::sqlScalar(path, u"ALTER TABLE events DROP COLUMN weight"_qs);
+        testutil::sqlScalar(path, u"PRAGMA user_version = 4"_qs);
+        QCOMPARE(testutil::sqlScalar(path, u"SELECT count(*) FROM pragma_table_info('events') WHERE name = "
                               u"'weight'"_qs)
                      .toInt(),
                  0);
 
         const std::vector<RequestEvent> weighted = weightedEvents(aggregate(rows.mid(10), false));
         QVERIFY(writeEvents(path, QList<RequestEvent>(weighted.cbegin(), weighted.cend())));
-        QCOMPARE(scalar(path, u"PRAGMA user_version"_qs).toInt(), 5);
-        QCOMPARE(scalar(path, u"SELECT count(*) FROM events WHERE weight IS NULL"_qs).toInt(),
+        QCOMPARE(testutil::sqlScalar(path, u"PRAGMA user_version"_qs).toInt(), 5);
+        QCOMPARE(testutil::sqlScalar(path, u"SELECT count(*) FROM events WHERE weight IS NULL"_qs).toInt(),
                  10 + int(std::count_if(weighted.cbegin(), weighted.cend(),
                                         [](const RequestEvent &e) { return e.weight == 1; })));
-        QCOMPARE(scalar(path, u"SELECT sum(coalesce(weight, 1)) FROM events"_qs).toLongLong(),
+        QCOMPARE(testutil::sqlScalar(path, u"SELECT sum(coalesce(weight, 1)) FROM events"_qs).toLongLong(),
                  qint64(rows.size()));
 
         const QList<RequestEvent> back = readEvents(path);
