@@ -3,6 +3,7 @@
 #include "engine/analysis.h"
 #include "engine/reportformat.h"
 #include "engine/scratchworkspace.h"
+#include "engine/storedreplay.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacefollower.h"
@@ -195,7 +196,7 @@ void AnalysisSession::openFiles(const QStringList &paths, const SourceOptions &o
 }
 
 void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &options,
-                                bool recordToScratch)
+                                bool recordToScratch, IngestSink *through)
 {
     ensureTimer();
     m_cancel.store(false);
@@ -292,8 +293,11 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
     class ScratchTee final : public IngestSink
     {
     public:
-        ScratchTee(Analysis &analysis, WorkspaceWriter *writer, qint64 sourceId)
-            : m_analysis(analysis), m_writer(writer), m_sourceId(sourceId)
+        // Without a writer, what is read goes to through (when given) instead of the analysis.
+        ScratchTee(Analysis &analysis, WorkspaceWriter *writer, qint64 sourceId,
+                   IngestSink *through)
+            : m_analysis(analysis), m_writer(writer), m_sourceId(sourceId),
+              m_through(through ? *through : analysis)
         {
         }
         void onEvent(RequestEvent &&event) override
@@ -307,7 +311,7 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
             if (events.empty())
                 return;
             if (!m_writer) {
-                m_analysis.onEvents(std::move(events));
+                m_through.onEvents(std::move(events));
                 return;
             }
             for (RequestEvent &event : events)
@@ -323,13 +327,14 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
         }
         void onMalformed(MalformedRecord &&record) override
         {
-            m_analysis.onMalformed(std::move(record));
+            m_through.onMalformed(std::move(record));
         }
 
     private:
         Analysis &m_analysis;
         WorkspaceWriter *m_writer;
         const qint64 m_sourceId;
+        IngestSink &m_through;
     };
 
     QList<FileObserver::File> files;
@@ -358,7 +363,8 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
     }
     const qint64 sharedSource = files.size() == 1 ? files.front().batch.sourceId : 0;
     FileObserver observer(*this, std::move(files), m_scratchWriter.get());
-    ScratchTee tee(*m_analysis, sharedSource > 0 ? m_scratchWriter.get() : nullptr, sharedSource);
+    ScratchTee tee(*m_analysis, sharedSource > 0 ? m_scratchWriter.get() : nullptr, sharedSource,
+                   through);
     if (sharedSource > 0 && m_scratchWriter)
         observer.shareEvents();
     MergeOptions merge;
@@ -840,8 +846,20 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
         delivered.insert(opened.first, CoveredByReread{status.events - pending.events,
                                                        status.errors - pending.malformed});
     }
+    // What only a workspace holds comes back merged by time into the files' re-read
+    // (engine/storedreplay.h): one timeline, as the first reads gave the analysis.
+    StoredReplayMerge stored(*m_analysis, &m_cancel);
+    qint64 storedMalformed = 0;
+    for (const QString &workspace : std::as_const(m_openedWorkspaces))
+        storedMalformed += addWorkspaceReplay(stored, workspace);
+    const qint64 liveMalformed = addLiveSourcesReplay(stored);
     for (const auto &[paths, options] : std::as_const(groups))
-        readFiles(paths, options, false);
+        readFiles(paths, options, false, &stored);
+    stored.finish();
+    m_analysis->countMalformed(storedMalformed + liveMalformed);
+    m_ingest.malformedTotal += liveMalformed;
+    if (!stored.errorString().isEmpty())
+        Q_EMIT operationFinished(false, stored.errorString());
     m_followedCovered.clear();
     for (auto it = delivered.cbegin(); it != delivered.cend(); ++it) {
         const IngestSourceStatus &status = sourceStatus(it.key());
@@ -850,45 +868,37 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
         if (ahead.events > 0 || ahead.malformed > 0)
             m_followedCovered.insert(it.key(), ahead);
     }
-    for (const QString &workspace : std::as_const(m_openedWorkspaces))
-        replayWorkspaceEvents(workspace);
-    replayLiveSources();
     m_dirty = true;
     publishIfDirty();
 }
 
-void AnalysisSession::replayLiveSources()
+qint64 AnalysisSession::addLiveSourcesReplay(StoredReplayMerge &merge)
 {
     if (!m_scratch || !m_scratchWriter)
-        return;
+        return 0;
     // Everything submitted is committed first (onScratchSettled has run for it): the listener's
     // batches committed so far are counted by this replay, and not again when their commit
     // reaches this thread (the generation moves on).
     m_scratchWriter->flush();
     ++m_liveReplays;
-    WorkspaceReader reader;
-    if (!reader.open(m_scratchPath))
-        return;
+    auto reader = std::make_unique<WorkspaceReader>();
+    if (!reader->open(m_scratchPath))
+        return 0;
+    // Every live feed and polled store in one read by time; a file's followed lines are not
+    // among them (the files are read again).
+    EventFilter filter;
     qint64 malformed = 0;
-    // Feed after feed, as opened workspaces are replayed; a file's followed lines are not
-    // among them (the files were read again).
     for (const SourceRecord &source : m_scratch->sources()) {
         if (!source.fingerprint.startsWith("live:") && !source.fingerprint.startsWith("poll:"))
             continue;
-        EventFilter filter;
-        filter.sourceId = source.id;
-        reader.forEachEventInTimeOrder(
-            8192,
-            [&](const QList<RequestEvent> &chunk) {
-                for (const RequestEvent &event : chunk)
-                    m_analysis->add(event);
-                return !m_cancel.load();
-            },
-            filter);
-        malformed += reader.countMalformed(source.id);
+        filter.sourceIds.append(source.id);
+        malformed += reader->countMalformed(source.id);
     }
-    m_analysis->countMalformed(malformed);
-    m_ingest.malformedTotal += malformed;
+    if (filter.sourceIds.isEmpty())
+        return 0;
+    auto cursor = reader->timeOrdered(filter);
+    merge.addStore(std::move(reader), std::move(cursor));
+    return malformed;
 }
 
 void AnalysisSession::openWorkspace(const QString &path)
@@ -1314,17 +1324,22 @@ void AnalysisSession::restoreSessionSettings(WorkspaceReader &reader, const QStr
     Q_EMIT sessionSettingsLoaded(loaded);
 }
 
-void AnalysisSession::replayWorkspaceEvents(const QString &path)
+qint64 AnalysisSession::addWorkspaceReplay(StoredReplayMerge &merge, const QString &path)
 {
-    WorkspaceReader reader;
-    if (!reader.open(path))
-        return;
-    reader.forEachEventInTimeOrder(8192, [&](const QList<RequestEvent> &chunk) {
-        for (const RequestEvent &event : chunk)
-            m_analysis->add(event);
-        return !m_cancel.load();
-    });
-    m_analysis->countMalformed(reader.countMalformed());
+    auto reader = std::make_unique<WorkspaceReader>();
+    if (!reader->open(path))
+        return 0;
+    // The workspace being followed: only the rows its follower has handed over. Those another
+    // process committed since come with the follower's next poll, once.
+    const qint64 upToRowId = m_workspaceFollower && m_workspaceFollower->path() == path
+                                 ? m_workspaceFollower->lastRowId()
+                                 : 0;
+    const qint64 malformed = reader->countMalformed();
+    auto cursor = upToRowId > 0 || !m_workspaceFollower || m_workspaceFollower->path() != path
+                      ? reader->timeOrdered({}, upToRowId)
+                      : nullptr; // followed, and nothing handed over yet
+    merge.addStore(std::move(reader), std::move(cursor));
+    return malformed;
 }
 
 void AnalysisSession::setBreakerModel(const QString &breakerJson)

@@ -28,6 +28,8 @@ class QTimer;
 namespace ts {
 
 class Analysis;
+class IngestSink;
+class StoredReplayMerge;
 class Workspace;
 class WorkspaceFollower;
 class WorkspaceReader;
@@ -157,7 +159,10 @@ private:
     void ensureTimer();
     IngestSourceStatus &sourceStatus(const QString &path);
     // recordToScratch: the same read also copies the events into the scratch workspace.
-    void readFiles(const QStringList &paths, const SourceOptions &options, bool recordToScratch);
+    // through: where the events go instead of the analysis (a policy change's replay merge);
+    // only without recordToScratch.
+    void readFiles(const QStringList &paths, const SourceOptions &options, bool recordToScratch,
+                   IngestSink *through = nullptr);
     // Opens the scratch workspace on first use; false when it cannot be (the session goes on
     // without an Events page).
     bool ensureScratchWorkspace();
@@ -180,16 +185,18 @@ private:
     // only the feed's row counts them.
     void applyStoredBatch(const QString &feed, const QList<RequestEvent> &events,
                           const QList<MalformedRecord> &malformed, bool analyse);
-    // setPolicies: the live feeds' and polled stores' events, which no file holds, from the
-    // scratch workspace into the new analysis.
-    void replayLiveSources();
+    // setPolicies: the live feeds' and polled stores' events, which no file holds, read back
+    // from the scratch workspace into the replay's merge. Returns their malformed records.
+    qint64 addLiveSourcesReplay(StoredReplayMerge &merge);
     qint64 scratchSourceId(const QString &source);
     // Session hygiene: the session's own workspace (opened or saved) and what it remembers.
     void rememberPolicy(const QString &nameFileOrJson);
     void writeSessionSettings(const QStringList &keys);
     void adoptSavedWorkspace(Workspace &workspace, const QString &path);
     void restoreSessionSettings(WorkspaceReader &reader, const QString &path);
-    void replayWorkspaceEvents(const QString &path);
+    // setPolicies: an opened workspace's events into the replay's merge (up to what its
+    // follower handed over). Returns its malformed records.
+    qint64 addWorkspaceReplay(StoredReplayMerge &merge, const QString &path);
     // Polled sources: rows + cursor into the session's workspace (its own writer), and the
     // copy of the scratch workspace's polled rows into a workspace the session is saved as.
     bool storePolledInSessionWorkspace(const QString &url, const QString &kind,
@@ -275,7 +282,7 @@ private:
     // Bumped by newSession(): batches acknowledged for an older session are not counted.
     // Read on the writer's thread (onScratchSettled), hence atomic.
     std::atomic<quint64> m_sessionEpoch{0};
-    // Bumped by replayLiveSources(): listener batches committed before it were replayed and are
+    // Bumped by addLiveSourcesReplay(): listener batches committed before it were replayed and are
     // not analysed again. Read on the writer's thread (onScratchSettled), hence atomic.
     std::atomic<quint64> m_liveReplays{0};
     quint64 m_scratchCount = 0;        // scratch workspaces made, for unique names

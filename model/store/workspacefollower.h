@@ -32,7 +32,8 @@ public:
     // Replays every event committed now, in time order, in chunks; the callback returns false
     // to stop (what was not replayed is not followed either). Sets replayedEvents and
     // replayedMalformed.
-    bool replay(int chunkSize, const std::function<bool(const QList<RequestEvent> &chunk)> &callback);
+    bool replay(int chunkSize,
+                const std::function<bool(const QList<RequestEvent> &chunk)> &callback);
 
     struct News
     {
@@ -44,6 +45,10 @@ public:
     // events at a time (the rest comes with the next poll, which then reads on without waiting
     // for another commit).
     News poll(int maxEvents = 50000);
+
+    // The newest row handed over (by the replay or a poll): a later replay of this workspace
+    // reads up to it and leaves the rest to the next poll.
+    [[nodiscard]] qint64 lastRowId() const { return m_lastRowId; }
 
     qint64 replayedEvents = 0;
     qint64 replayedMalformed = 0;

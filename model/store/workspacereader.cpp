@@ -72,6 +72,14 @@ SqlFilter buildFilter(const EventFilter &filter, qint64 minRowId = 0, qint64 max
         terms << QStringLiteral("source_id = ?");
         sql.values << filter.sourceId;
     }
+    if (!filter.sourceIds.isEmpty()) {
+        QStringList marks;
+        for (const qint64 id : filter.sourceIds) {
+            marks << QStringLiteral("?");
+            sql.values << id;
+        }
+        terms << u"source_id IN (" + marks.join(u',') + u')';
+    }
     if (!filter.text.isEmpty()) {
         // LIKE is case-insensitive for ASCII, which is what ids and URLs are made of.
         terms << QStringLiteral("(url LIKE ? ESCAPE '\\' OR error_code LIKE ? ESCAPE '\\' "
@@ -412,40 +420,72 @@ std::optional<StoredEvent> WorkspaceReader::eventByRowId(qint64 rowId)
     return stored;
 }
 
+WorkspaceReader::TimeOrderedCursor::TimeOrderedCursor(WorkspaceReader &reader)
+    : m_reader(reader), m_query(std::make_unique<store::Statement>())
+{
+}
+
+WorkspaceReader::TimeOrderedCursor::~TimeOrderedCursor() = default;
+
+bool WorkspaceReader::TimeOrderedCursor::next(int max, QList<RequestEvent> *chunk)
+{
+    if (m_done)
+        return false;
+    const qsizetype before = chunk->size();
+    QString error;
+    while (chunk->size() - before < max) {
+        if (!m_query->next(&error)) {
+            m_done = true;
+            if (!error.isEmpty())
+                m_error = QStringLiteral("read events: ") + error;
+            break;
+        }
+        RequestEvent event;
+        const qint64 sourceId = store::readEvent(*m_query, 0, event);
+        event.source = m_reader.sourcePath(sourceId);
+        chunk->append(std::move(event));
+    }
+    return chunk->size() > before;
+}
+
+std::unique_ptr<WorkspaceReader::TimeOrderedCursor>
+WorkspaceReader::timeOrdered(const EventFilter &filter, qint64 upToRowId)
+{
+    const SqlFilter sql = buildFilter(filter, 0, upToRowId);
+    // One forward-only statement: SQLite streams rows off the ts_ms index without
+    // materialising the result, and the read transaction gives a consistent snapshot even
+    // while the writer keeps appending.
+    std::unique_ptr<TimeOrderedCursor> cursor(new TimeOrderedCursor(*this));
+    QString error;
+    if (!prepareNative(*cursor->m_query, m_db,
+                       u"SELECT " + store::eventColumnList() + u" FROM events" + sql.where +
+                           u" ORDER BY ts_ms, id",
+                       sql.values, &error)) {
+        fail(QStringLiteral("read events"), error);
+        return nullptr;
+    }
+    return cursor;
+}
+
 bool WorkspaceReader::forEachEventInTimeOrder(
     int chunkSize, const std::function<bool(const QList<RequestEvent> &chunk)> &callback,
     const EventFilter &filter, qint64 upToRowId)
 {
     chunkSize = qMax(1, chunkSize);
-    const SqlFilter sql = buildFilter(filter, 0, upToRowId);
-    // One forward-only statement: SQLite streams rows off the ts_ms index without
-    // materialising the result, and the read transaction gives a consistent snapshot even
-    // while the writer keeps appending.
-    store::Statement query;
-    QString error;
-    if (!prepareNative(query, m_db,
-                       u"SELECT " + store::eventColumnList() + u" FROM events" + sql.where +
-                           u" ORDER BY ts_ms, id",
-                       sql.values, &error)) {
-        return fail(QStringLiteral("read events"), error);
-    }
+    const std::unique_ptr<TimeOrderedCursor> cursor = timeOrdered(filter, upToRowId);
+    if (!cursor)
+        return false;
     QList<RequestEvent> chunk;
     chunk.reserve(chunkSize);
-    while (query.next(&error)) {
-        RequestEvent event;
-        const qint64 sourceId = store::readEvent(query, 0, event);
-        event.source = sourcePath(sourceId);
-        chunk.append(std::move(event));
-        if (chunk.size() >= chunkSize) {
-            if (!callback(chunk))
-                return true;
-            chunk.clear();
-        }
+    while (cursor->next(chunkSize, &chunk)) {
+        if (!callback(chunk))
+            return true;
+        chunk.clear();
     }
-    if (!error.isEmpty())
-        return fail(QStringLiteral("read events"), error);
-    if (!chunk.isEmpty())
-        callback(chunk);
+    if (cursor->failed()) {
+        m_error = cursor->errorString();
+        return false;
+    }
     return true;
 }
 

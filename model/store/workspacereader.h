@@ -17,11 +17,15 @@
 #include <QString>
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 namespace ts {
 
 struct BlockPlan; // workspacereader.cpp
+namespace store {
+class Statement; // storesql.h
+}
 
 struct EventFilter
 {
@@ -33,11 +37,12 @@ struct EventFilter
     std::optional<qint64> fromMs; // ts_ms >= fromMs
     std::optional<qint64> toMs;   // ts_ms < toMs
     qint64 sourceId = 0;          // 0 = every source
+    QList<qint64> sourceIds;      // any of these (with sourceId: both hold); empty = every source
 
     [[nodiscard]] bool isEmpty() const
     {
         return identity.isEmpty() && !status && errorCode.isEmpty() && lane.isEmpty() &&
-               text.isEmpty() && !fromMs && !toMs && sourceId == 0;
+               text.isEmpty() && !fromMs && !toMs && sourceId == 0 && sourceIds.isEmpty();
     }
 };
 
@@ -83,6 +88,32 @@ public:
     forEachEventInTimeOrder(int chunkSize,
                             const std::function<bool(const QList<RequestEvent> &chunk)> &callback,
                             const EventFilter &filter = {}, qint64 upToRowId = 0);
+    // The same read as forEachEventInTimeOrder, pulled a chunk at a time: for merging several
+    // stores by time (AnalysisSession's replay after a policy change). Lives no longer than
+    // the reader that made it, and on its thread.
+    class TimeOrderedCursor
+    {
+    public:
+        ~TimeOrderedCursor();
+        TimeOrderedCursor(const TimeOrderedCursor &) = delete;
+        TimeOrderedCursor &operator=(const TimeOrderedCursor &) = delete;
+        // Appends up to max of the next events to *chunk; false once there are none left
+        // (failed() tells an error from the end).
+        bool next(int max, QList<RequestEvent> *chunk);
+        [[nodiscard]] bool failed() const { return !m_error.isEmpty(); }
+        [[nodiscard]] QString errorString() const { return m_error; }
+
+    private:
+        friend class WorkspaceReader;
+        explicit TimeOrderedCursor(WorkspaceReader &reader);
+        WorkspaceReader &m_reader;
+        std::unique_ptr<store::Statement> m_query;
+        QString m_error;
+        bool m_done = false;
+    };
+    // Null (and errorString()) when the query cannot be prepared.
+    std::unique_ptr<TimeOrderedCursor> timeOrdered(const EventFilter &filter = {},
+                                                   qint64 upToRowId = 0);
     // The newest event's row id, 0 when there is none (-1 on error).
     qint64 lastEventRowId();
     // SQLite's PRAGMA data_version on this connection: it changes when another connection
