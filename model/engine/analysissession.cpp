@@ -374,14 +374,26 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
     merge.holdUnterminatedTail = true;
     QElapsedTimer sincePublish;
     sincePublish.start();
+    QElapsedTimer sinceStart;
+    sinceStart.start();
     qint64 publishEveryMs = kReadPublishMinIntervalMs;
-    merge.progress = [this, &sincePublish, &publishEveryMs](qint64 done, qint64 total) {
+    merge.progress = [this, &sincePublish, &sinceStart, &publishEveryMs](qint64 done,
+                                                                         qint64 total) {
         Q_EMIT progress(done, total); // the progress bar: cheap, every chunk
         m_dirty = true;
         // Long reads show their analysis in the views too, not only at the end, but rarely:
         // a snapshot (series for every bucket) and the views redrawing it cost as much as
         // reading tens of thousands of lines, and a busy host makes both slower.
-        if (sincePublish.elapsed() >= publishEveryMs) {
+        if (sincePublish.elapsed() < publishEveryMs)
+            return;
+        // Not when the read's end, and with it the complete picture, comes sooner than half an
+        // interval at the pace so far: that snapshot would be on screen for a moment, and
+        // alive while the final one is built (tens of MB of series on a million-line file).
+        const qint64 elapsedMs = sinceStart.elapsed();
+        const bool endingSoon =
+            total > 0 && done > 0 && elapsedMs > 0 &&
+            double(total - done) * double(elapsedMs) / double(done) < double(publishEveryMs) / 2;
+        if (!endingSoon) {
             QElapsedTimer cost;
             cost.start();
             publishIfDirty();
