@@ -631,7 +631,8 @@ void AnalysisSession::closeSessionWriter()
     m_sessionPollSources.clear();
 }
 
-QString AnalysisSession::copyPolledSources(Workspace &target, WorkspaceWriter &writer)
+QString AnalysisSession::copyPolledSources(Workspace &target, WorkspaceWriter &writer,
+                                           QSet<qint64> *copied)
 {
     if (!m_scratch || !m_scratchWriter || m_scratchPollSources.isEmpty())
         return {};
@@ -650,36 +651,44 @@ QString AnalysisSession::copyPolledSources(Workspace &target, WorkspaceWriter &w
             problems += target.errorString() + u'\n';
             continue;
         }
-        // The rows first, the cursor with the last batch: a saved workspace never holds a
-        // cursor past rows it does not have (a restart would skip them).
-        EventFilter filter;
-        filter.sourceId = record.source.id;
-        QList<RequestEvent> held;
-        bool submitted = reader.forEachEventInTimeOrder(
-            8192,
-            [&](const QList<RequestEvent> &chunk) {
-                if (!held.isEmpty()) {
-                    WriteBatch batch;
-                    batch.sourceId = targetId;
-                    batch.events = std::move(held);
-                    if (!writer.submit(std::move(batch)))
-                        return false;
-                }
-                held = chunk;
-                return true;
-            },
-            filter);
-        WriteBatch last;
-        last.sourceId = targetId;
-        last.events = std::move(held);
-        if (!record.cursorState.isEmpty())
-            last.pollCursor = record.cursorState;
-        submitted = submitted && writer.submit(std::move(last));
-        if (!submitted)
-            problems += record.source.path + QStringLiteral(": ") + reader.errorString()
-                        + writer.errorString() + u'\n';
+        copied->insert(targetId);
+        problems += copyPolledRows(reader, record, targetId, writer);
     }
     return problems;
+}
+
+QString AnalysisSession::copyPolledRows(WorkspaceReader &reader, const PolledSourceRecord &record,
+                                        qint64 targetId, WorkspaceWriter &writer)
+{
+    // The rows first, the cursor with the last batch: a saved workspace never holds a cursor
+    // past rows it does not have (a restart would skip them).
+    EventFilter filter;
+    filter.sourceId = record.source.id;
+    QList<RequestEvent> held;
+    bool submitted = reader.forEachEventInTimeOrder(
+        8192,
+        [&](const QList<RequestEvent> &chunk) {
+            if (!held.isEmpty()) {
+                WriteBatch batch;
+                batch.sourceId = targetId;
+                batch.events = std::move(held);
+                if (!writer.submit(std::move(batch)))
+                    return false;
+            }
+            held = chunk;
+            return true;
+        },
+        filter);
+    WriteBatch last;
+    last.sourceId = targetId;
+    last.events = std::move(held);
+    if (!record.cursorState.isEmpty())
+        last.pollCursor = record.cursorState;
+    submitted = submitted && writer.submit(std::move(last));
+    if (!submitted)
+        return record.source.path + QStringLiteral(": ") + reader.errorString() +
+               writer.errorString() + u'\n';
+    return {};
 }
 
 QString AnalysisSession::copyLiveSources(Workspace &target, WorkspaceWriter &writer)
@@ -710,7 +719,8 @@ QString AnalysisSession::copyLiveSources(Workspace &target, WorkspaceWriter &wri
 }
 
 QString AnalysisSession::copyOpenedWorkspaces(Workspace &target, const QString &targetPath,
-                                              WorkspaceWriter &writer)
+                                              WorkspaceWriter &writer,
+                                              const QSet<qint64> &polledCopied)
 {
     QString problems;
     const QString targetFile = QFileInfo(targetPath).canonicalFilePath();
@@ -723,8 +733,36 @@ QString AnalysisSession::copyOpenedWorkspaces(Workspace &target, const QString &
             problems += opened + QStringLiteral(": ") + reader.errorString() + u'\n';
             continue;
         }
+        // Its polled stores stay polled stores, with their cursors: the saved session resumes
+        // polling after the rows it holds, as the opened one would have.
+        QHash<qint64, PolledSourceRecord> polled;
+        {
+            Workspace openedWorkspace;
+            if (openedWorkspace.open(openedFile)) {
+                if (const auto records = openedWorkspace.polledSources()) {
+                    for (const PolledSourceRecord &record : *records)
+                        polled.insert(record.source.id, record);
+                }
+            }
+        }
         const QList<SourceRecord> sources = reader.sources();
         for (const SourceRecord &source : sources) {
+            const auto poll = polled.constFind(source.id);
+            if (poll != polled.cend()) {
+                const qint64 targetId = target.ensurePolledSource(source.path, source.format);
+                if (targetId == 0) {
+                    problems += target.errorString() + u'\n';
+                    continue;
+                }
+                // Saved again: replaced by what the workspace holds now, unless this save has
+                // just copied the session's own polls of the store there.
+                if (!polledCopied.contains(targetId) && !target.discardSourceData(targetId)) {
+                    problems += target.errorString() + u'\n';
+                    continue;
+                }
+                problems += copyPolledRows(reader, *poll, targetId, writer);
+                continue;
+            }
             // Named by where it came from: saving again (from this session or another that
             // opened the same workspace) replaces the copy with what the workspace holds now.
             const QByteArray identity =
@@ -1016,11 +1054,12 @@ void AnalysisSession::saveWorkspace(const QString &path)
             problems += file + QStringLiteral(": ") + result.error + u'\n';
     }
     // Polled stores' rows go with their cursors: the saved session resumes polling after them.
-    problems += copyPolledSources(workspace, writer);
+    QSet<qint64> polledCopied;
+    problems += copyPolledSources(workspace, writer, &polledCopied);
     // What only the scratch workspace holds: the demo's and the listener's events.
     problems += copyLiveSources(workspace, writer);
     // The workspaces opened in the session (with what other processes committed to them).
-    problems += copyOpenedWorkspaces(workspace, path, writer);
+    problems += copyOpenedWorkspaces(workspace, path, writer, polledCopied);
     const bool ok = writer.finish() && problems.isEmpty();
     if (ok)
         adoptSavedWorkspace(workspace, path);

@@ -15,6 +15,7 @@
 #include <QList>
 #include <QMutex>
 #include <QObject>
+#include <QSet>
 #include <QStringList>
 #include <QVariantMap>
 
@@ -34,6 +35,7 @@ class Workspace;
 class WorkspaceFollower;
 class WorkspaceReader;
 class WorkspaceWriter;
+struct PolledSourceRecord;
 struct SourceRecord;
 struct WriteBatch;
 
@@ -204,16 +206,22 @@ private:
                                        const QList<MalformedRecord> &malformed,
                                        const QByteArray &cursorState);
     void closeSessionWriter();
-    QString copyPolledSources(Workspace &target, WorkspaceWriter &writer);
+    // Save As: the scratch workspace's polled stores, rows and cursors; *copied gets the
+    // target's source id of each.
+    QString copyPolledSources(Workspace &target, WorkspaceWriter &writer, QSet<qint64> *copied);
+    // One polled store's rows from `reader` into target source targetId, then its cursor.
+    QString copyPolledRows(WorkspaceReader &reader, const PolledSourceRecord &record,
+                           qint64 targetId, WorkspaceWriter &writer);
     // Save As: the live sources' events and malformed records (demo, listener feeds), which no
     // file on disk holds, copied from the scratch workspace. Saving again to the same workspace
     // replaces this session's copy instead of adding a second one.
     QString copyLiveSources(Workspace &target, WorkspaceWriter &writer);
     // Save As: the events and malformed records of the workspaces opened in the session (not
     // the one saved onto), each source under "workspace:PATH#ID" so that saving again
-    // replaces it. Polled sources come as rows, without their cursor.
+    // replaces it. A polled store stays one, with its rows and cursor (replacing what the
+    // target held for it, unless polledCopied says this save copied the session's polls there).
     QString copyOpenedWorkspaces(Workspace &target, const QString &targetPath,
-                                 WorkspaceWriter &writer);
+                                 WorkspaceWriter &writer, const QSet<qint64> &polledCopied);
     // One source's rows from `reader` into `target` under `identity`, replacing what an earlier
     // copy under that identity stored; "" or what went wrong.
     QString copySourceRows(WorkspaceReader &reader, const SourceRecord &source, Workspace &target,
