@@ -27,6 +27,7 @@ struct WriterStatements
     {
         db = connection;
         sqlite3 *handle = store::nativeHandle(db);
+        insertEventRuns.clear();
         return insertEvent.prepare(handle, store::eventInsertSql(), error) &&
                insertEventRun.prepare(handle, store::eventInsertSql(kEventsPerInsert), error) &&
                insertMalformed.prepare(
@@ -76,15 +77,38 @@ struct WriterStatements
                (nativeHandle = handle) != nullptr;
     }
 
+    // The insert of kEventsPerInsert rows naming `columns` (store::eventInsertSql()), prepared
+    // on first use; insertEventRun once kMaxInsertVariants are in use (a log whose rows have
+    // ever new combinations of empty fields).
+    store::Statement *insertRun(store::EventColumns columns, QString *error)
+    {
+        if (columns == store::kAllEventColumns)
+            return &insertEventRun;
+        const auto known = insertEventRuns.find(columns);
+        if (known != insertEventRuns.end())
+            return known->second.get();
+        if (insertEventRuns.size() >= kMaxInsertVariants)
+            return &insertEventRun;
+        auto statement = std::make_unique<store::Statement>();
+        if (!statement->prepare(nativeHandle, store::eventInsertSql(kEventsPerInsert, columns),
+                                error)) {
+            return nullptr;
+        }
+        return insertEventRuns.emplace(columns, std::move(statement)).first->second.get();
+    }
+
     // Rows per execution of insertEventRun. Each execution of an INSERT opens and closes its
     // cursors, allocates its record buffer and finds the last row id again; at one row per
     // execution that was a third of SQLite's time per row.
     static constexpr int kEventsPerInsert = 16;
+    static constexpr size_t kMaxInsertVariants = 64;
 
     QSqlDatabase db;
     sqlite3 *nativeHandle = nullptr;
     store::Statement insertEvent;    // one row
-    store::Statement insertEventRun; // kEventsPerInsert rows
+    store::Statement insertEventRun; // kEventsPerInsert rows, every column
+    // kEventsPerInsert rows, only the columns that have a value in some of them (insertRun()).
+    std::unordered_map<store::EventColumns, std::unique_ptr<store::Statement>> insertEventRuns;
     store::Statement insertMalformed;
     store::Statement upsertLedger;
     store::Statement completeSource;
@@ -611,14 +635,31 @@ bool WorkspaceWriter::writeBatches(WriterStatements &statements, std::deque<Writ
                 for (qsizetype first = 0; first < eventCount;) {
                     const bool wholeRun = eventCount - first >= WriterStatements::kEventsPerInsert;
                     const int rows = wholeRun ? WriterStatements::kEventsPerInsert : 1;
-                    store::Statement &insert =
-                        wholeRun ? statements.insertEventRun : statements.insertEvent;
-                    insert.beginRows();
-                    for (int row = 0; row < rows; ++row) {
-                        store::bindEvent(insert, events[first + row], batch.sourceId,
-                                         row * store::kEventColumnCount);
+                    store::EventColumns columns = store::kAllEventColumns;
+                    store::Statement *insert = &statements.insertEvent;
+                    if (wholeRun) {
+                        columns = 0;
+                        for (int row = 0; row < rows; ++row)
+                            columns |=
+                                store::eventValueColumns(events[first + row], batch.sourceId);
+                        insert = statements.insertRun(columns, &error);
+                        if (!insert)
+                            return failWith(QStringLiteral("prepare event insert"));
+                        if (insert == &statements.insertEventRun)
+                            columns = store::kAllEventColumns;
                     }
-                    if (!insert.exec(&error))
+                    int columnCount = 0;
+                    for (int column = 0; column < store::kEventColumnCount; ++column)
+                        columnCount += int((columns >> column) & 1);
+                    insert->beginRows();
+                    for (int row = 0; row < rows; ++row) {
+                        if (!store::bindEvent(*insert, events[first + row], batch.sourceId,
+                                              row * columnCount, columns)) {
+                            error = QStringLiteral("a value for a column the insert leaves out");
+                            return failWith(QStringLiteral("insert event"));
+                        }
+                    }
+                    if (!insert->exec(&error))
                         return failWith(QStringLiteral("insert event"));
                     // The single writer appends: the rows of one INSERT get consecutive ids.
                     const qint64 lastRowId = sqlite3_last_insert_rowid(statements.nativeHandle);

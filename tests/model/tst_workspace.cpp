@@ -16,12 +16,14 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QRandomGenerator>
 #include <QSqlDatabase>
 #include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QVariant>
 
+#include <array>
 #include <atomic>
 
 using namespace ts;
@@ -492,6 +494,124 @@ private Q_SLOTS:
             return true;
         }));
         QCOMPARE(replayed, 1);
+    }
+
+    // The writer binds a row's columns only where they differ from what the statement holds
+    // from earlier rows (bindings survive a reset), names in a multi-row insert only the
+    // columns some of its rows have a value in, and caches the UTF-8 of shared strings. Rows
+    // whose every column goes from NULL to a value to another value (and back), as shared
+    // and as unshared strings, in runs and in tails of a batch, must read back exactly: a
+    // stale binding or a dropped column shows here.
+    void consecutiveRowsKeepTheirOwnValues_data()
+    {
+        QTest::addColumn<QString>("pattern");
+        QTest::addColumn<int>("rows");
+        for (const char *pattern :
+             {"null-a-b", "a-null-b-b", "one field per row", "sparse random"}) {
+            for (const int rows : {1, 3, 16, 17, 50, 2000}) {
+                if (QByteArray(pattern) == "sparse random" && rows < 50)
+                    continue;
+                QTest::addRow("%s, %d rows", pattern, rows) << QString::fromLatin1(pattern) << rows;
+            }
+        }
+    }
+
+    void consecutiveRowsKeepTheirOwnValues()
+    {
+        QFETCH(QString, pattern);
+        QFETCH(int, rows);
+        constexpr int kFields = 31; // every column but type and ts_ms
+        // Two values per text field, each one QString shared by every row that carries it
+        // (like the readers' interned strings, same characters at the same address).
+        QStringList shared[3];
+        for (int field = 0; field < kFields; ++field) {
+            shared[0].append(QString());
+            shared[1].append(QStringLiteral("a%1").arg(field));
+            shared[2].append(QStringLiteral("b%1-ünï").arg(field));
+        }
+        QRandomGenerator random(17);
+        auto valueOf = [&](int row, int field) {
+            if (pattern == u"null-a-b")
+                return (row + field) % 3;
+            if (pattern == u"a-null-b-b")
+                return std::array{1, 0, 2, 2}[size_t(row + field) % 4];
+            if (pattern == u"one field per row")
+                return row % kFields == field ? 1 + (row / kFields) % 2 : 0;
+            return random.bounded(10) == 0 ? 1 + int(random.bounded(2)) : 0; // sparse random
+        };
+        QList<RequestEvent> events;
+        QList<qint64> weights;
+        for (int row = 0; row < rows; ++row) {
+            RequestEvent event;
+            event.type = EventType(row % 3);
+            event.tsMs = 1000 + row;
+            int values[kFields];
+            for (int field = 0; field < kFields; ++field)
+                values[field] = valueOf(row, field);
+            auto text = [&](int field) { return shared[values[field]][field]; };
+            // A fresh copy each row: equal text at a new address.
+            auto unshared = [&](int field) {
+                return values[field] == 0 ? QString()
+                                          : QString(text(field).data(), text(field).size());
+            };
+            auto number = [&](int field, qint64 unknown, qint64 a, qint64 b) {
+                return std::array{unknown, a, b}[size_t(values[field])];
+            };
+            event.identity = text(0);
+            event.app = text(1);
+            event.tenant = text(2);
+            event.service = text(3);
+            event.category = text(4);
+            event.method = text(5);
+            event.url = unshared(6);
+            event.status = int(number(7, 0, 200, 429));
+            event.errorCode = text(8);
+            event.retryAfter = text(9);
+            if (values[10] >= 1)
+                event.headers.set(QStringLiteral("x-a"), text(10));
+            if (values[10] == 2)
+                event.headers.set(QStringLiteral("x-b"), QStringLiteral("q\"2"));
+            event.body = unshared(11);
+            event.durationMs = double(number(12, -1, 0, 84));
+            event.requestId = unshared(13);
+            event.batchId = unshared(14);
+            event.batchIndex = int(number(15, -1, 0, 3));
+            event.batchEnvelope = values[16] != 0;
+            event.attempt = int(number(17, -1, 0, 2));
+            event.operationId = unshared(18);
+            event.lane = text(19);
+            event.credits = double(number(20, -1, 0, 10));
+            event.serviceBusNamespace = text(21);
+            event.entity = text(22);
+            event.breakerScope = text(23);
+            event.breakerState = text(24);
+            event.text = unshared(25);
+            if (values[26] != 0)
+                event.extraJson =
+                    values[26] == 1 ? QByteArray("{\"x\":1}") : QByteArray("{\"y\":2}");
+            event.line = number(27, 0, 1, row + 2);
+            event.offset = number(28, -1, 0, 1000 + row);
+            event.weight = number(29, 1, 2, 5);
+            // Field 30: shared strings of other fields, swapped (a value moving between columns).
+            if (values[30] == 1)
+                std::swap(event.identity, event.lane);
+            events.append(event);
+            weights.append(event.weight);
+        }
+        const QString path = freshPath(QStringLiteral("consecutive"));
+        const qint64 sourceId = writeEvents(path, events);
+        QVERIFY(sourceId > 0);
+        WorkspaceReader reader;
+        QVERIFY2(reader.open(path), qPrintable(reader.errorString()));
+        const QList<StoredEvent> page = reader.fetchPage({}, 0, rows + 1);
+        QCOMPARE(page.size(), rows);
+        for (int row = 0; row < rows; ++row) {
+            testutil::compareEvents(page[row].event, events[row]);
+            if (QTest::currentTestFailed())
+                QFAIL(qPrintable(QStringLiteral("row %1").arg(row)));
+            QCOMPARE(page[row].event.weight, weights[row]);
+            QCOMPARE(page[row].sourceId, sourceId);
+        }
     }
 
     void secretsNeverReachTheFile_data()
