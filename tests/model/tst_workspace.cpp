@@ -508,7 +508,7 @@ private Q_SLOTS:
         QTest::addColumn<int>("rows");
         for (const char *pattern :
              {"null-a-b", "a-null-b-b", "one field per row", "sparse random"}) {
-            for (const int rows : {1, 3, 16, 17, 50, 2000}) {
+            for (const int rows : {1, 3, 16, 17, 50, 100, 2000}) {
                 if (QByteArray(pattern) == "sparse random" && rows < 50)
                     continue;
                 QTest::addRow("%s, %d rows", pattern, rows) << QString::fromLatin1(pattern) << rows;
