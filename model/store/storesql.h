@@ -156,6 +156,9 @@ EventColumns eventValueColumns(const RequestEvent &event, qint64 sourceId);
 // of an insert.
 QString eventInsertSql(int rows = 1, EventColumns columns = kAllEventColumns);
 
+// Page size of a workspace created by openConnection() (existing ones keep theirs).
+inline constexpr int kNewWorkspacePageSize = 16384;
+
 // How long a connection waits for another connection's lock before SQLITE_BUSY. Waiting on a
 // lock held by the writer's current transaction is normal (it is short).
 inline constexpr int kBusyTimeoutMs = 30000;

@@ -3,10 +3,11 @@
 // replaced file is a new source, resume after cancel and after a real SIGKILL), malformed
 // records with file:line, and the reader's filters, keyset pages and time-ordered replay.
 
-#include "sqltestutil.h"
 #include "importertestutil.h"
 #include "ingest/ndjsonreader.h"
+#include "sqltestutil.h"
 #include "store/importjob.h"
+#include "store/storesql.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
 #include "store/workspacewriter.h"
@@ -394,6 +395,43 @@ private Q_SLOTS:
         QCOMPARE(reopened.setting(QStringLiteral("tail.offset")).value_or(QString()),
                  QStringLiteral("1234"));
         QVERIFY(!reader.setting(QStringLiteral("absent")).has_value());
+    }
+
+    // A new workspace gets 16 KiB pages (fewer page splits and WAL frames for the writer); one
+    // that exists keeps its page size and is written as before.
+    void pageSizeOfNewAndExistingWorkspaces()
+    {
+        const QString fresh = freshPath(QStringLiteral("pages-new"));
+        QVERIFY(writeEvents(fresh, {fullRequest()}) > 0);
+        QCOMPARE(testutil::sqlScalar(fresh, QStringLiteral("PRAGMA page_size")).toInt(),
+                 store::kNewWorkspacePageSize);
+
+        // A 4 KiB file that is still empty of tables when the workspace is created in it.
+        const QString older = freshPath(QStringLiteral("pages-old"));
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), u"pages-old"_s);
+            db.setDatabaseName(older);
+            QVERIFY(db.open());
+            QSqlQuery query(db);
+            QVERIFY(query.exec(QStringLiteral("PRAGMA page_size=4096")));
+            QVERIFY(query.exec(QStringLiteral("CREATE TABLE scratch(a)")));
+            QVERIFY(query.exec(QStringLiteral("DROP TABLE scratch")));
+            query.finish();
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(u"pages-old"_s);
+        QList<RequestEvent> events;
+        for (int i = 0; i < 300; ++i) {
+            RequestEvent event = fullRequest();
+            event.tsMs += i;
+            events.append(event);
+        }
+        QVERIFY(writeEvents(older, events) > 0);
+        QVERIFY(writeEvents(older, events) > 0); // reopened: still its own page size
+        QCOMPARE(testutil::sqlScalar(older, QStringLiteral("PRAGMA page_size")).toInt(), 4096);
+        WorkspaceReader reader;
+        QVERIFY2(reader.open(older), qPrintable(reader.errorString()));
+        QCOMPARE(reader.countEvents(), 600);
     }
 
     void openRefuses_data()
