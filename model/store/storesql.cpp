@@ -834,7 +834,10 @@ void Statement::bindSharedUtf8OrNull(int index, const QString &value)
         if (!slot.utf8.isEmpty())
             m_retiredUtf8.push_back(std::move(slot.utf8));
         slot.text = value; // shares the characters: the address stays theirs
-        slot.utf8 = value.toUtf8();
+        // The encoder, not toUtf8(): the same bytes as bindUtf8OrNull() (U+FFFD, not '?',
+        // for a lone surrogate).
+        slot.utf8.resize(value.size() * 3);
+        slot.utf8.truncate(m_encoder.appendToBuffer(slot.utf8.data(), value) - slot.utf8.data());
         slot.id = ++m_lastSharedId;
     }
     BoundParameter &bound = m_bound[size_t(index)];
@@ -845,14 +848,9 @@ void Statement::bindSharedUtf8OrNull(int index, const QString &value)
                       SQLITE_STATIC);
 }
 
-void Statement::bindUtf8OrNull(int index, QStringView value)
+char *Statement::reserveUtf8(qsizetype needed)
 {
-    if (value.isEmpty()) {
-        bindNull(index);
-        return;
-    }
     constexpr qsizetype kBlockBytes = 64 * 1024;
-    const qsizetype needed = value.size() * 3; // UTF-8 needs at most 3 bytes per UTF-16 unit
     if (m_utf8Block < m_utf8Blocks.size() &&
         m_utf8Used + needed > m_utf8Blocks[m_utf8Block].size()) {
         ++m_utf8Block; // the bytes in the full block stay where they are
@@ -862,13 +860,96 @@ void Statement::bindUtf8OrNull(int index, QStringView value)
         m_utf8Blocks.emplace_back(qMax(kBlockBytes, needed), Qt::Uninitialized);
     else if (m_utf8Blocks[m_utf8Block].size() < needed)
         m_utf8Blocks[m_utf8Block].resize(needed); // empty: nothing bound points into it
-    QByteArray &block = m_utf8Blocks[m_utf8Block];
-    char *start = block.data() + m_utf8Used;
-    char *end = m_encoder.appendToBuffer(start, value);
-    m_utf8Used = end - block.data();
+    return m_utf8Blocks[m_utf8Block].data() + m_utf8Used;
+}
+
+void Statement::bindReservedUtf8(int index, const char *start, const char *end)
+{
+    const QByteArray &block = m_utf8Blocks[m_utf8Block];
+    m_utf8Used = end - block.constData();
     Q_ASSERT(m_utf8Used <= block.size());
     markBound(index);
     sqlite3_bind_text(m_stmt, index + 1, start, int(end - start), SQLITE_STATIC);
+}
+
+void Statement::bindUtf8OrNull(int index, QStringView value)
+{
+    if (value.isEmpty()) {
+        bindNull(index);
+        return;
+    }
+    // UTF-8 needs at most 3 bytes per UTF-16 unit.
+    char *start = reserveUtf8(value.size() * 3);
+    bindReservedUtf8(index, start, m_encoder.appendToBuffer(start, value));
+}
+
+char *Statement::appendJsonUtf8(char *out, QStringView value)
+{
+    // appendJsonString()'s escapes (all ASCII, so the runs between them encode to the same
+    // bytes as the whole escaped text would).
+    *out++ = '"';
+    const char16_t *run = value.utf16();
+    const char16_t *end = run + value.size();
+    for (const char16_t *p = run; p != end; ++p) {
+        const char16_t c = *p;
+        if (c >= 0x20 && c != u'"' && c != u'\\')
+            continue;
+        out = m_encoder.appendToBuffer(out, QStringView(run, p - run));
+        run = p + 1;
+        *out++ = '\\';
+        switch (c) {
+        case u'"':
+            *out++ = '"';
+            break;
+        case u'\\':
+            *out++ = '\\';
+            break;
+        case u'\n':
+            *out++ = 'n';
+            break;
+        case u'\r':
+            *out++ = 'r';
+            break;
+        case u'\t':
+            *out++ = 't';
+            break;
+        default:
+            *out++ = 'u';
+            *out++ = '0';
+            *out++ = '0';
+            *out++ = "0123456789abcdef"[c >> 4];
+            *out++ = "0123456789abcdef"[c & 0xf];
+        }
+    }
+    out = m_encoder.appendToBuffer(out, QStringView(run, end - run));
+    *out++ = '"';
+    return out;
+}
+
+void Statement::bindHeadersJsonOrNull(int index, const HttpHeaders &headers)
+{
+    if (headers.isEmpty()) {
+        bindNull(index);
+        return;
+    }
+    // Per UTF-16 unit at most 6 bytes ("\u001f"), per pair 2 x 2 quotes, ':' and ','.
+    qsizetype needed = 2;
+    for (const auto &[name, value] : headers.items())
+        needed += 6 * (name.size() + value.size()) + 6;
+    char *start = reserveUtf8(needed);
+    char *out = start;
+    *out++ = '{';
+    bool first = true;
+    for (const auto &[name, value] : headers.items()) {
+        if (!first)
+            *out++ = ',';
+        first = false;
+        out = appendJsonUtf8(out, name);
+        *out++ = ':';
+        out = appendJsonUtf8(out, value);
+    }
+    *out++ = '}';
+    bindReservedUtf8(index, start, out);
 }
 
 void Statement::bindUtf8(int index, const QByteArray &utf8)
@@ -1002,6 +1083,13 @@ bool bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId,
             else
                 missed = missed || !value.isEmpty();
         }
+        void bindHeadersJsonOrNull(int column, const HttpHeaders &headers)
+        {
+            if (const int p = parameter(column); p >= 0)
+                s.bindHeadersJsonOrNull(p, headers);
+            else
+                missed = missed || !headers.isEmpty();
+        }
         void bindUtf8(int column, const QByteArray &utf8)
         {
             if (const int p = parameter(column); p >= 0)
@@ -1025,9 +1113,6 @@ bool bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId,
         }
     } row{statement, columns & kAllEventColumns, firstParameter};
     RowBinder &s = row;
-    QString &headers = statement.headersScratch();
-    headers.resize(0); // keeps its capacity (clear() would free it)
-    appendHeadersJson(headers, event.headers);
 
     s.bindInt(0, int(event.type));
     s.bindInt(1, event.tsMs);
@@ -1041,7 +1126,7 @@ bool bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId,
     s.bindIntOrNull(9, event.status, event.status == 0);
     s.bindSharedUtf8OrNull(10, event.errorCode);
     s.bindSharedUtf8OrNull(11, event.retryAfter);
-    s.bindUtf8OrNull(12, headers);
+    s.bindHeadersJsonOrNull(12, event.headers);
     s.bindUtf8OrNull(13, event.body);
     s.bindDoubleOrNull(14, event.durationMs, event.durationMs < 0);
     s.bindUtf8OrNull(15, event.requestId);

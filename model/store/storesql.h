@@ -224,9 +224,10 @@ public:
     [[nodiscard]] QString internedTextAt(int column);
     [[nodiscard]] QByteArray utf8At(int column) const;
 
-    // Headers of the row being bound as JSON (bindEvent): kept here so that its buffer is
-    // reused from row to row instead of allocated per row.
-    QString &headersScratch() { return m_headersScratch; }
+    // `headers` as the JSON object appendHeadersJson() writes (the same bytes), encoded
+    // straight into the scratch blocks without a UTF-16 JSON text in between; NULL for no
+    // headers. Valid until the next beginRows(), like bindUtf8OrNull().
+    void bindHeadersJsonOrNull(int index, const HttpHeaders &headers);
 
 private:
     sqlite3_stmt *m_stmt = nullptr;
@@ -265,7 +266,10 @@ private:
     // UTF-8 of evicted slots: a parameter of the execution being bound may still point into
     // it (SQLITE_STATIC), so it is freed at the next beginRows() only.
     std::vector<QByteArray> m_retiredUtf8;
-    QString m_headersScratch;
+    // `needed` bytes in the scratch blocks; bindReservedUtf8() binds the part used.
+    char *reserveUtf8(qsizetype needed);
+    void bindReservedUtf8(int index, const char *start, const char *end);
+    char *appendJsonUtf8(char *out, QStringView value);
     // bindUtf8OrNull(): blocks of encoded text; a block is never resized while its bytes are
     // bound, a value that does not fit goes to the next block.
     std::vector<QByteArray> m_utf8Blocks;

@@ -20,6 +20,7 @@
 #include <QRandomGenerator>
 #include <QSqlDatabase>
 #include <QSqlQuery>
+#include <QStringEncoder>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QVariant>
@@ -29,6 +30,8 @@
 
 using namespace ts;
 using namespace Qt::StringLiterals;
+
+using HeaderPairs = QList<QPair<QString, QString>>;
 
 Q_DECLARE_METATYPE(ts::RequestEvent)
 Q_DECLARE_METATYPE(ts::EventFilter)
@@ -650,6 +653,66 @@ private Q_SLOTS:
             QCOMPARE(page[row].event.weight, weights[row]);
             QCOMPARE(page[row].sourceId, sourceId);
         }
+    }
+
+    // The writer encodes headers as JSON straight to UTF-8; the bytes stored must be those of
+    // headersToJson() (what readers and older versions expect), escapes and all.
+    void headersStoredAsTheirJson_data()
+    {
+        QTest::addColumn<HeaderPairs>("pairs");
+        using Pairs = HeaderPairs;
+        QTest::newRow("plain") << Pairs{{u"x-a"_s, u"1"_s}};
+        QTest::newRow("several") << Pairs{
+            {u"x-a"_s, u"1"_s}, {u"x-b"_s, u""_s}, {u"x-c"_s, u"3"_s}};
+        QTest::newRow("escapes") << Pairs{
+            {u"x-q"_s, u"a \"quoted\" \\ value"_s},
+            {u"x-ctl"_s, u"\t\n\r"_s + QChar(0x01) + QChar(0x1f) + u"end"_s}};
+        QTest::newRow("non-ascii") << Pairs{{u"x-ü"_s, u"ünïcödé ✓ 😀"_s}};
+        QTest::newRow("lone surrogates")
+            << Pairs{{u"x-s"_s, QString(QChar(0xd83d)) + u"\""_s + QChar(0xde00)},
+                     {u"x-t"_s, u"end"_s + QChar(0xd800)}};
+        QTest::newRow("long") << Pairs{{u"x-long"_s, QString(5000, u'a') + u"\\"_s}};
+    }
+
+    void headersStoredAsTheirJson()
+    {
+        QFETCH(HeaderPairs, pairs);
+        QList<RequestEvent> events;
+        RequestEvent event;
+        event.tsMs = 1;
+        for (const auto &[name, value] : std::as_const(pairs))
+            event.headers.set(name, value);
+        // A shared-string column too (bound from the writer's UTF-8 cache).
+        event.identity = pairs.last().second;
+        // In a multi-row insert and alone.
+        for (int i = 0; i < 17; ++i) {
+            event.tsMs = 1 + i;
+            events.append(event);
+        }
+        const QString path = freshPath(QStringLiteral("headers"));
+        QVERIFY(writeEvents(path, events) > 0);
+        // What the writer always stored: QStringEncoder's UTF-8, which writes U+FFFD for a lone
+        // surrogate (QString::toUtf8() writes '?').
+        QStringEncoder utf8(QStringEncoder::Utf8, QStringConverter::Flag::Stateless);
+        const QByteArray expected = utf8.encode(store::headersToJson(event.headers));
+        const QByteArray expectedIdentity = utf8.encode(event.identity);
+        for (const int row : {1, 17}) {
+            QCOMPARE(testutil::sqlScalar(path, QStringLiteral("SELECT CAST(headers AS BLOB) FROM "
+                                                              "events WHERE id = %1")
+                                                   .arg(row))
+                         .toByteArray(),
+                     expected);
+            const QVariant identity = testutil::sqlScalar(
+                path,
+                QStringLiteral("SELECT CAST(identity AS BLOB) FROM events WHERE id = %1").arg(row));
+            QCOMPARE(identity.toByteArray(), expectedIdentity);
+        }
+        WorkspaceReader reader;
+        QVERIFY2(reader.open(path), qPrintable(reader.errorString()));
+        const QList<StoredEvent> page = reader.fetchPage({}, 0, 100);
+        QCOMPARE(page.size(), 17);
+        QCOMPARE(page.last().event.headers.items(),
+                 store::headersFromJson(QString::fromUtf8(expected)).items());
     }
 
     void secretsNeverReachTheFile_data()
