@@ -144,8 +144,20 @@ private:
 // events columns, in binding order (without the rowid "id").
 inline constexpr int kEventColumnCount = 33;
 QString eventColumnList(); // "type,ts_ms,identity,..."
-// "INSERT INTO events(...) VALUES(?,?,...)", with `rows` rows of values.
-QString eventInsertSql(int rows = 1);
+// A set of events columns: bit i = column i of eventColumnList().
+using EventColumns = quint64;
+inline constexpr EventColumns kAllEventColumns = (EventColumns(1) << kEventColumnCount) - 1;
+// The columns `event` stores a value in (not NULL, see bindEvent()); type and ts_ms always.
+EventColumns eventValueColumns(const RequestEvent &event, qint64 sourceId);
+// "INSERT INTO events(...) VALUES(?,?,...)", with `rows` rows of values for `columns` only; the
+// others are left to their default, NULL. Many columns are NULL in every row of a log (a
+// Graph log has no Service Bus entity, a Fabric one no lane): naming only those with a value
+// saves SQLite copying and checking a NULL per column and row, about a third of the opcodes
+// of an insert.
+QString eventInsertSql(int rows = 1, EventColumns columns = kAllEventColumns);
+
+// Page size of a workspace created by openConnection() (existing ones keep theirs).
+inline constexpr int kNewWorkspacePageSize = 16384;
 
 // How long a connection waits for another connection's lock before SQLITE_BUSY. Waiting on a
 // lock held by the writer's current transaction is normal (it is short).
@@ -186,6 +198,13 @@ public:
     void beginRows();
     void bindUtf8OrNull(int index, QStringView value);
     void bindUtf8(int index, const QByteArray &utf8); // utf8 must outlive the step
+    // For the low-cardinality text columns (identity, service, method, lane, ...): readers
+    // intern these, so rows repeat a few strings that share their characters. Their UTF-8 is
+    // kept in a small cache keyed by the characters' address (encoded once per value, not once
+    // per row), and a parameter already bound to the same cached value is not bound again (the
+    // binding survives sqlite3_reset()). Same stored bytes as bindUtf8OrNull(). Only between
+    // beginRows() calls, like bindUtf8OrNull().
+    void bindSharedUtf8OrNull(int index, const QString &value);
     void bindIntOrNull(int index, qint64 value, bool isNull);
     void bindDoubleOrNull(int index, double value, bool isNull);
 
@@ -205,23 +224,52 @@ public:
     [[nodiscard]] QString internedTextAt(int column);
     [[nodiscard]] QByteArray utf8At(int column) const;
 
-    // Headers of the row being bound as JSON (bindEvent): kept here so that its buffer is
-    // reused from row to row instead of allocated per row.
-    QString &headersScratch() { return m_headersScratch; }
+    // `headers` as the JSON object appendHeadersJson() writes (the same bytes), encoded
+    // straight into the scratch blocks without a UTF-16 JSON text in between; NULL for no
+    // headers. Valid until the next beginRows(), like bindUtf8OrNull().
+    void bindHeadersJsonOrNull(int index, const HttpHeaders &headers);
 
 private:
     sqlite3_stmt *m_stmt = nullptr;
     sqlite3 *m_db = nullptr;
     void markBound(int index)
     {
-        if (size_t(index) < m_nullParameters.size())
-            m_nullParameters[size_t(index)] = 0;
+        if (size_t(index) < m_bound.size())
+            m_bound[size_t(index)].kind = BoundKind::Other;
     }
-    // Which parameters (0-based) are bound to NULL now. Bindings survive sqlite3_reset(), and
-    // most event columns are NULL row after row, so bindNull() skips re-binding those: each
-    // bind call takes the connection's mutex.
-    std::vector<quint8> m_nullParameters; // not vector<bool>: this is on the hot path
-    QString m_headersScratch;
+    // What each parameter (0-based) is bound to now. Bindings survive sqlite3_reset(), and an
+    // event column is often NULL, or the same number or shared string, row after row: such a
+    // parameter is not bound again (a bind call takes the connection's mutex, releases the old
+    // value and sets the new one: 100-180 instructions). Other: text bound from a buffer that
+    // is reused, always re-bound.
+    enum class BoundKind : quint8 { Null, Int, Double, Shared, Other };
+    struct BoundParameter
+    {
+        BoundKind kind = BoundKind::Null;
+        qint64 value = 0; // Int: the value; Double: its bits; Shared: the cache entry's id
+    };
+    std::vector<BoundParameter> m_bound;
+    // bindSharedUtf8OrNull(): direct-mapped by the address of the characters. A slot holds
+    // (shares) its string, so its characters stay alive and unchanged while the slot exists
+    // and no other text can be found at that address (the readers' interned strings are
+    // refcounted or never freed, see core/immortaltext.h). id: unique per slot filling, so a
+    // parameter bound to an evicted value never matches a new one.
+    struct SharedText
+    {
+        QString text;
+        QByteArray utf8;
+        qint64 id = 0;
+    };
+    static constexpr int kSharedTextSlotBits = 10;
+    std::vector<SharedText> m_sharedText;
+    qint64 m_lastSharedId = 0;
+    // UTF-8 of evicted slots: a parameter of the execution being bound may still point into
+    // it (SQLITE_STATIC), so it is freed at the next beginRows() only.
+    std::vector<QByteArray> m_retiredUtf8;
+    // `needed` bytes in the scratch blocks; bindReservedUtf8() binds the part used.
+    char *reserveUtf8(qsizetype needed);
+    void bindReservedUtf8(int index, const char *start, const char *end);
+    char *appendJsonUtf8(char *out, QStringView value);
     // bindUtf8OrNull(): blocks of encoded text; a block is never resized while its bytes are
     // bound, a value that does not fit goes to the next block.
     std::vector<QByteArray> m_utf8Blocks;
@@ -238,12 +286,14 @@ private:
     QStringEncoder m_encoder{QStringEncoder::Utf8, QStringConverter::Flag::Stateless};
 };
 
-// Binds every column of `event` positionally (firstParameter..firstParameter +
-// kEventColumnCount - 1) on a prepared eventInsertSql(). Empty strings and "unknown" numbers
+// Binds the `columns` of `event` positionally (firstParameter.. firstParameter +
+// popcount(columns) - 1, in column order) on a prepared eventInsertSql(rows, columns); columns
+// must include eventValueColumns(event, sourceId). Empty strings and "unknown" numbers
 // (-1) are stored as NULL: smaller file, same meaning. `event` must stay alive until the
-// statement has run; call statement.beginRows() before the first row of an execution.
-void bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId,
-               int firstParameter = 0);
+// statement has run; call statement.beginRows() before the first row of an execution. False if
+// `event` has a value in a column that `columns` leaves out (nothing bound for it).
+[[nodiscard]] bool bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId,
+                             int firstParameter = 0, EventColumns columns = kAllEventColumns);
 // Reads the columns of eventColumnList() starting at `firstColumn` into `event` (without the
 // source path, which the caller maps from source_id). Returns source_id.
 qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event);

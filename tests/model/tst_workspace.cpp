@@ -3,10 +3,11 @@
 // replaced file is a new source, resume after cancel and after a real SIGKILL), malformed
 // records with file:line, and the reader's filters, keyset pages and time-ordered replay.
 
-#include "sqltestutil.h"
 #include "importertestutil.h"
 #include "ingest/ndjsonreader.h"
+#include "sqltestutil.h"
 #include "store/importjob.h"
+#include "store/storesql.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
 #include "store/workspacewriter.h"
@@ -16,16 +17,21 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QRandomGenerator>
 #include <QSqlDatabase>
 #include <QSqlQuery>
+#include <QStringEncoder>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QVariant>
 
+#include <array>
 #include <atomic>
 
 using namespace ts;
 using namespace Qt::StringLiterals;
+
+using HeaderPairs = QList<QPair<QString, QString>>;
 
 Q_DECLARE_METATYPE(ts::RequestEvent)
 Q_DECLARE_METATYPE(ts::EventFilter)
@@ -394,6 +400,43 @@ private Q_SLOTS:
         QVERIFY(!reader.setting(QStringLiteral("absent")).has_value());
     }
 
+    // A new workspace gets 16 KiB pages (fewer page splits and WAL frames for the writer); one
+    // that exists keeps its page size and is written as before.
+    void pageSizeOfNewAndExistingWorkspaces()
+    {
+        const QString fresh = freshPath(QStringLiteral("pages-new"));
+        QVERIFY(writeEvents(fresh, {fullRequest()}) > 0);
+        QCOMPARE(testutil::sqlScalar(fresh, QStringLiteral("PRAGMA page_size")).toInt(),
+                 store::kNewWorkspacePageSize);
+
+        // A 4 KiB file that is still empty of tables when the workspace is created in it.
+        const QString older = freshPath(QStringLiteral("pages-old"));
+        {
+            QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), u"pages-old"_s);
+            db.setDatabaseName(older);
+            QVERIFY(db.open());
+            QSqlQuery query(db);
+            QVERIFY(query.exec(QStringLiteral("PRAGMA page_size=4096")));
+            QVERIFY(query.exec(QStringLiteral("CREATE TABLE scratch(a)")));
+            QVERIFY(query.exec(QStringLiteral("DROP TABLE scratch")));
+            query.finish();
+            db.close();
+        }
+        QSqlDatabase::removeDatabase(u"pages-old"_s);
+        QList<RequestEvent> events;
+        for (int i = 0; i < 300; ++i) {
+            RequestEvent event = fullRequest();
+            event.tsMs += i;
+            events.append(event);
+        }
+        QVERIFY(writeEvents(older, events) > 0);
+        QVERIFY(writeEvents(older, events) > 0); // reopened: still its own page size
+        QCOMPARE(testutil::sqlScalar(older, QStringLiteral("PRAGMA page_size")).toInt(), 4096);
+        WorkspaceReader reader;
+        QVERIFY2(reader.open(older), qPrintable(reader.errorString()));
+        QCOMPARE(reader.countEvents(), 600);
+    }
+
     void openRefuses_data()
     {
         QTest::addColumn<QString>("kind");
@@ -492,6 +535,184 @@ private Q_SLOTS:
             return true;
         }));
         QCOMPARE(replayed, 1);
+    }
+
+    // The writer binds a row's columns only where they differ from what the statement holds
+    // from earlier rows (bindings survive a reset), names in a multi-row insert only the
+    // columns some of its rows have a value in, and caches the UTF-8 of shared strings. Rows
+    // whose every column goes from NULL to a value to another value (and back), as shared
+    // and as unshared strings, in runs and in tails of a batch, must read back exactly: a
+    // stale binding or a dropped column shows here.
+    void consecutiveRowsKeepTheirOwnValues_data()
+    {
+        QTest::addColumn<QString>("pattern");
+        QTest::addColumn<int>("rows");
+        for (const char *pattern :
+             {"null-a-b", "a-null-b-b", "one field per row", "sparse random"}) {
+            for (const int rows : {1, 3, 16, 17, 50, 100, 2000}) {
+                if (QByteArray(pattern) == "sparse random" && rows < 50)
+                    continue;
+                QTest::addRow("%s, %d rows", pattern, rows) << QString::fromLatin1(pattern) << rows;
+            }
+        }
+    }
+
+    void consecutiveRowsKeepTheirOwnValues()
+    {
+        QFETCH(QString, pattern);
+        QFETCH(int, rows);
+        constexpr int kFields = 31; // every column but type and ts_ms
+        // Two values per text field, each one QString shared by every row that carries it
+        // (like the readers' interned strings, same characters at the same address).
+        QStringList shared[3];
+        for (int field = 0; field < kFields; ++field) {
+            shared[0].append(QString());
+            shared[1].append(QStringLiteral("a%1").arg(field));
+            shared[2].append(QStringLiteral("b%1-ünï").arg(field));
+        }
+        QRandomGenerator random(17);
+        auto valueOf = [&](int row, int field) {
+            if (pattern == u"null-a-b")
+                return (row + field) % 3;
+            if (pattern == u"a-null-b-b")
+                return std::array{1, 0, 2, 2}[size_t(row + field) % 4];
+            if (pattern == u"one field per row")
+                return row % kFields == field ? 1 + (row / kFields) % 2 : 0;
+            return random.bounded(10) == 0 ? 1 + int(random.bounded(2)) : 0; // sparse random
+        };
+        QList<RequestEvent> events;
+        QList<qint64> weights;
+        for (int row = 0; row < rows; ++row) {
+            RequestEvent event;
+            event.type = EventType(row % 3);
+            event.tsMs = 1000 + row;
+            int values[kFields];
+            for (int field = 0; field < kFields; ++field)
+                values[field] = valueOf(row, field);
+            auto text = [&](int field) { return shared[values[field]][field]; };
+            // A fresh copy each row: equal text at a new address.
+            auto unshared = [&](int field) {
+                return values[field] == 0 ? QString()
+                                          : QString(text(field).data(), text(field).size());
+            };
+            auto number = [&](int field, qint64 unknown, qint64 a, qint64 b) {
+                return std::array{unknown, a, b}[size_t(values[field])];
+            };
+            event.identity = text(0);
+            event.app = text(1);
+            event.tenant = text(2);
+            event.service = text(3);
+            event.category = text(4);
+            event.method = text(5);
+            event.url = unshared(6);
+            event.status = int(number(7, 0, 200, 429));
+            event.errorCode = text(8);
+            event.retryAfter = text(9);
+            if (values[10] >= 1)
+                event.headers.set(QStringLiteral("x-a"), text(10));
+            if (values[10] == 2)
+                event.headers.set(QStringLiteral("x-b"), QStringLiteral("q\"2"));
+            event.body = unshared(11);
+            event.durationMs = double(number(12, -1, 0, 84));
+            event.requestId = unshared(13);
+            event.batchId = unshared(14);
+            event.batchIndex = int(number(15, -1, 0, 3));
+            event.batchEnvelope = values[16] != 0;
+            event.attempt = int(number(17, -1, 0, 2));
+            event.operationId = unshared(18);
+            event.lane = text(19);
+            event.credits = double(number(20, -1, 0, 10));
+            event.serviceBusNamespace = text(21);
+            event.entity = text(22);
+            event.breakerScope = text(23);
+            event.breakerState = text(24);
+            event.text = unshared(25);
+            if (values[26] != 0)
+                event.extraJson =
+                    values[26] == 1 ? QByteArray("{\"x\":1}") : QByteArray("{\"y\":2}");
+            event.line = number(27, 0, 1, row + 2);
+            event.offset = number(28, -1, 0, 1000 + row);
+            event.weight = number(29, 1, 2, 5);
+            // Field 30: shared strings of other fields, swapped (a value moving between columns).
+            if (values[30] == 1)
+                std::swap(event.identity, event.lane);
+            events.append(event);
+            weights.append(event.weight);
+        }
+        const QString path = freshPath(QStringLiteral("consecutive"));
+        const qint64 sourceId = writeEvents(path, events);
+        QVERIFY(sourceId > 0);
+        WorkspaceReader reader;
+        QVERIFY2(reader.open(path), qPrintable(reader.errorString()));
+        const QList<StoredEvent> page = reader.fetchPage({}, 0, rows + 1);
+        QCOMPARE(page.size(), rows);
+        for (int row = 0; row < rows; ++row) {
+            testutil::compareEvents(page[row].event, events[row]);
+            if (QTest::currentTestFailed())
+                QFAIL(qPrintable(QStringLiteral("row %1").arg(row)));
+            QCOMPARE(page[row].event.weight, weights[row]);
+            QCOMPARE(page[row].sourceId, sourceId);
+        }
+    }
+
+    // The writer encodes headers as JSON straight to UTF-8; the bytes stored must be those of
+    // headersToJson() (what readers and older versions expect), escapes and all.
+    void headersStoredAsTheirJson_data()
+    {
+        QTest::addColumn<HeaderPairs>("pairs");
+        using Pairs = HeaderPairs;
+        QTest::newRow("plain") << Pairs{{u"x-a"_s, u"1"_s}};
+        QTest::newRow("several") << Pairs{
+            {u"x-a"_s, u"1"_s}, {u"x-b"_s, u""_s}, {u"x-c"_s, u"3"_s}};
+        QTest::newRow("escapes") << Pairs{
+            {u"x-q"_s, u"a \"quoted\" \\ value"_s},
+            {u"x-ctl"_s, u"\t\n\r"_s + QChar(0x01) + QChar(0x1f) + u"end"_s}};
+        QTest::newRow("non-ascii") << Pairs{{u"x-ü"_s, u"ünïcödé ✓ 😀"_s}};
+        QTest::newRow("lone surrogates")
+            << Pairs{{u"x-s"_s, QString(QChar(0xd83d)) + u"\""_s + QChar(0xde00)},
+                     {u"x-t"_s, u"end"_s + QChar(0xd800)}};
+        QTest::newRow("long") << Pairs{{u"x-long"_s, QString(5000, u'a') + u"\\"_s}};
+    }
+
+    void headersStoredAsTheirJson()
+    {
+        QFETCH(HeaderPairs, pairs);
+        QList<RequestEvent> events;
+        RequestEvent event;
+        event.tsMs = 1;
+        for (const auto &[name, value] : std::as_const(pairs))
+            event.headers.set(name, value);
+        // A shared-string column too (bound from the writer's UTF-8 cache).
+        event.identity = pairs.last().second;
+        // In a multi-row insert and alone.
+        for (int i = 0; i < 17; ++i) {
+            event.tsMs = 1 + i;
+            events.append(event);
+        }
+        const QString path = freshPath(QStringLiteral("headers"));
+        QVERIFY(writeEvents(path, events) > 0);
+        // What the writer always stored: QStringEncoder's UTF-8, which writes U+FFFD for a lone
+        // surrogate (QString::toUtf8() writes '?').
+        QStringEncoder utf8(QStringEncoder::Utf8, QStringConverter::Flag::Stateless);
+        const QByteArray expected = utf8.encode(store::headersToJson(event.headers));
+        const QByteArray expectedIdentity = utf8.encode(event.identity);
+        for (const int row : {1, 17}) {
+            QCOMPARE(testutil::sqlScalar(path, QStringLiteral("SELECT CAST(headers AS BLOB) FROM "
+                                                              "events WHERE id = %1")
+                                                   .arg(row))
+                         .toByteArray(),
+                     expected);
+            const QVariant identity = testutil::sqlScalar(
+                path,
+                QStringLiteral("SELECT CAST(identity AS BLOB) FROM events WHERE id = %1").arg(row));
+            QCOMPARE(identity.toByteArray(), expectedIdentity);
+        }
+        WorkspaceReader reader;
+        QVERIFY2(reader.open(path), qPrintable(reader.errorString()));
+        const QList<StoredEvent> page = reader.fetchPage({}, 0, 100);
+        QCOMPARE(page.size(), 17);
+        QCOMPARE(page.last().event.headers.items(),
+                 store::headersFromJson(QString::fromUtf8(expected)).items());
     }
 
     void secretsNeverReachTheFile_data()
