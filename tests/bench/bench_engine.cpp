@@ -4,7 +4,10 @@
 // writes; 100 identities; ~2 % throttled answers with error codes, Retry-After and bodies.
 //
 // Usage: bench_engine [events, default 5000000] [pool of distinct events, default 500000]
-// Prints events/s and the ratio to the 2,000,000 events/s goal.
+//                     [--no-plot-data]
+// Prints events/s and the ratio to the 2,000,000 events/s goal. --no-plot-data runs the engine
+// as `report` does (ThrottleEngine::Options::recordPlotData off): the difference to a run with
+// plot data is what the dashboard's series cost.
 
 #include "engine/throttleengine.h"
 #include "policy/policy.h"
@@ -138,13 +141,17 @@ std::vector<RequestEvent> makeStream(int count, QRandomGenerator &rng)
 int main(int argc, char **argv)
 {
     QCoreApplication application(argc, argv);
-    const qint64 total = argc > 1 ? QByteArray(argv[1]).toLongLong() : 5'000'000;
+    QStringList args = application.arguments().mid(1);
+    ThrottleEngine::Options options;
+    if (args.removeAll(QStringLiteral("--no-plot-data")) > 0)
+        options.recordPlotData = false;
+    const qint64 total = args.size() > 0 ? args[0].toLongLong() : 5'000'000;
     QRandomGenerator rng(42);
-    const int poolSize = argc > 2 ? QByteArray(argv[2]).toInt() : 500'000;
+    const int poolSize = args.size() > 1 ? args[1].toInt() : 500'000;
     std::vector<RequestEvent> pool = makeStream(poolSize, rng);
     const qint64 span = pool.back().tsMs - pool.front().tsMs + 1;
 
-    ThrottleEngine engine(PolicySet::builtin());
+    ThrottleEngine engine(PolicySet::builtin(), options);
     QElapsedTimer timer;
     qint64 elapsedNs = 0;
     qint64 cpuNs = 0;
@@ -176,6 +183,7 @@ int main(int argc, char **argv)
                 "(%.2fx the 2,000,000 events/s goal; wall %.3f s = %.0f events/s)\n",
                 static_cast<long long>(fed), seconds, rate, rate / 2e6, wallSeconds,
                 double(fed) / wallSeconds);
+    std::printf("  plot data %s\n", options.recordPlotData ? "on" : "off");
     std::printf("  %d policies, %lld scopes, %lld throttles observed (%lld attributed), "
                 "%lld predicted, %lld alerts, %lld unmatched\n",
                 int(engine.policies().size()), static_cast<long long>(scopes.size()),
