@@ -119,6 +119,8 @@ struct KeyEntry
 // as "429s per second now" and the lane share. Bounded by time, so a long log costs nothing.
 struct ActivityLog
 {
+    // Past the retention's 300 one-second bins by this many, the old ones are dropped.
+    static constexpr size_t kPruneAtBins = 512;
     QString key;
     std::deque<KeyActivityBin> bins;
 
@@ -127,8 +129,14 @@ struct ActivityLog
         const qint64 start = limiter::floorDiv(t, 1000) * 1000;
         if (bins.empty() || bins.back().startMs < start) {
             bins.emplace_back().startMs = start;
-            while (bins.front().startMs <= start - DashboardSnapshot::kActivityRetentionMs)
-                bins.pop_front();
+            // Bins past the retention are dropped in batches, not one per new second: the
+            // oldest bin is minutes old and out of cache, and reading it for every new bin of
+            // every key was a cache miss per second of each key (issue 17.5). The snapshot
+            // skips what is past the retention anyway.
+            if (bins.size() > kPruneAtBins) {
+                while (bins.front().startMs <= start - DashboardSnapshot::kActivityRetentionMs)
+                    bins.pop_front();
+            }
         }
         // A late event (older than the newest bin) counts in the newest bin: per-bucket
         // clamping does the same with its instant.
@@ -571,7 +579,9 @@ struct ThrottleEngine::Impl
     std::vector<ActivityLog> activities; // per key entry that saw traffic (plot data only)
     // Throttled events' causes (plot data only), and the copy the last snapshot got: reused
     // while nothing was added, so a quiet feed does not copy it ten times a second.
-    std::vector<EventCause> eventCauses;
+    // A deque: dropping the oldest quarter when full frees it without moving the other
+    // 75,000 records (that move was a visible share of the plot data's cost).
+    std::deque<EventCause> eventCauses;
     bool eventCausesSorted = true;
     quint64 eventCausesAdded = 0; // ever recorded: tells a snapshot whether they changed
     mutable quint64 publishedCausesAdded = 0;
@@ -1863,7 +1873,8 @@ void ThrottleEngine::fillSnapshot(DashboardSnapshot *snapshot, std::optional<qin
     snapshot->binMs = d->throttleBinMs;
     if (!d->publishedCauses || d->publishedCausesAdded != d->eventCausesAdded) {
         d->publishedCausesAdded = d->eventCausesAdded;
-        auto causes = std::make_shared<std::vector<EventCause>>(d->eventCauses);
+        auto causes =
+            std::make_shared<std::vector<EventCause>>(d->eventCauses.begin(), d->eventCauses.end());
         if (!d->eventCausesSorted)
             std::stable_sort(
                 causes->begin(), causes->end(),
@@ -1876,9 +1887,10 @@ void ThrottleEngine::fillSnapshot(DashboardSnapshot *snapshot, std::optional<qin
         // Only what is recent at the end of the data; a key silent for longer shows nothing.
         const qint64 since = *d->lastMs - DashboardSnapshot::kActivityRetentionMs;
         for (const ActivityLog &log : d->activities) {
-            auto first =
-                std::find_if(log.bins.begin(), log.bins.end(),
-                             [since](const KeyActivityBin &bin) { return bin.startMs > since; });
+            // (Ascending: a binary search past the bins the log has not dropped yet.)
+            auto first = std::partition_point(
+                log.bins.begin(), log.bins.end(),
+                [since](const KeyActivityBin &bin) { return bin.startMs <= since; });
             if (first == log.bins.end())
                 continue;
             KeyActivity &activity = snapshot->keyActivity.emplace_back();
