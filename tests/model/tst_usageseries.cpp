@@ -18,7 +18,8 @@ namespace {
 
 using Point = UsageSeries::Point;
 
-// The series before issue 17.5, kept as simple as it was: the reference.
+// The series before issue 17.5, kept as simple as it was (a division per bin, a rebuilt
+// vector per fold): the reference.
 struct ReferenceSeries
 {
     static constexpr size_t kInitial = 64;
@@ -47,6 +48,37 @@ struct ReferenceSeries
         lastIsEvent = true;
     }
 
+    static void appendPeak(std::vector<Point> &to, Point point, qint64 resolution)
+    {
+        point.t = limiter::floorDiv(point.t, resolution) * resolution;
+        if (!to.empty() && to.back().t == point.t) {
+            Point &back = to.back();
+            back.usage = std::max(back.usage, point.usage);
+            back.accepted = std::max(back.accepted, point.accepted);
+            back.pct = std::max(back.pct, point.pct);
+            back.blockedUntil = std::max(back.blockedUntil, point.blockedUntil);
+            return;
+        }
+        to.push_back(point);
+    }
+
+    static void appendCarried(std::vector<Point> &to, const Point &point, qint64 nextT,
+                              qint64 resolution)
+    {
+        appendPeak(to, point, resolution);
+        const qint64 b = limiter::floorDiv(point.t, resolution) * resolution + resolution;
+        const qint64 last = limiter::floorDiv(nextT, resolution) * resolution;
+        Point carried = point;
+        if (nextT > b) {
+            carried.t = b;
+            appendPeak(to, carried, resolution);
+        }
+        if (last > b && nextT > last) {
+            carried.t = last;
+            appendPeak(to, carried, resolution);
+        }
+    }
+
     void push(const Point &point, size_t cap)
     {
         points.push_back(point);
@@ -58,7 +90,7 @@ struct ReferenceSeries
     void foldPoint(std::vector<Point> &bins, size_t i) const
     {
         const Point &point = points[i];
-        UsageSeries::appendPeak(bins, point, resolutionMs);
+        appendPeak(bins, point, resolutionMs);
         if (i + 1 >= points.size())
             return;
         const Point &next = points[i + 1];
@@ -68,7 +100,7 @@ struct ReferenceSeries
             return;
         const bool line = linear && (next.usage != point.usage || next.accepted != point.accepted);
         if (!line || (next.t - b) / resolutionMs > qint64(kInitial)) {
-            UsageSeries::appendCarried(bins, point, next.t, resolutionMs);
+            appendCarried(bins, point, next.t, resolutionMs);
             return;
         }
         const double span = double(next.t - point.t);
@@ -79,7 +111,7 @@ struct ReferenceSeries
             at.usage = point.usage + (next.usage - point.usage) * share;
             at.accepted = point.accepted + (next.accepted - point.accepted) * share;
             at.pct = point.pct + (next.pct - point.pct) * share;
-            UsageSeries::appendPeak(bins, at, resolutionMs);
+            appendPeak(bins, at, resolutionMs);
         }
     }
 
@@ -94,9 +126,9 @@ struct ReferenceSeries
             resolutionMs *= 2;
             std::vector<Point> coarser;
             for (size_t k = 0; k < bins.size(); ++k)
-                UsageSeries::appendCarried(coarser, bins[k],
-                                           k + 1 < bins.size() ? bins[k + 1].t : points[foldEnd].t,
-                                           resolutionMs);
+                appendCarried(coarser, bins[k],
+                              k + 1 < bins.size() ? bins[k + 1].t : points[foldEnd].t,
+                              resolutionMs);
             bins = std::move(coarser);
         }
         bins.insert(bins.end(), points.begin() + qsizetype(foldEnd), points.end());
