@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,36 @@ RunResult runMeasured(const std::vector<std::string> &argv, const char *stdoutPa
     return result;
 }
 
+// CPU seconds (user + system) of this process's threads so far, by thread name: where the
+// dashboard's time goes (the scratch workspace's writer, the analysis pipeline, the GUI).
+// Threads started with std::thread carry the name of the thread that started them.
+std::map<std::string, double> cpuByThreadName()
+{
+    std::map<std::string, double> byName;
+    const double ticks = double(sysconf(_SC_CLK_TCK));
+    const QDir tasks(QStringLiteral("/proc/self/task"));
+    for (const QString &tid : tasks.entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+        QFile stat(tasks.filePath(tid + QStringLiteral("/stat")));
+        if (!stat.open(QIODevice::ReadOnly))
+            continue;
+        const QByteArray line = stat.readAll();
+        // "pid (comm) state ..." where comm may hold spaces: the fields follow the last ')'.
+        const qsizetype open = line.indexOf('(');
+        const qsizetype close = line.lastIndexOf(')');
+        if (open < 0 || close < open)
+            continue;
+        const QList<QByteArray> fields = line.mid(close + 2).split(' ');
+        if (fields.size() < 13)
+            continue;
+        // After the comm: state is field 3, utime field 14, stime field 15 (proc(5)).
+        const double seconds = (fields[11].toDouble() + fields[12].toDouble()) / ticks;
+        QByteArray name = line.mid(open + 1, close - open - 1);
+        name.replace(' ', '_'); // one word each in the line the parent reads
+        byName[name.toStdString()] += seconds;
+    }
+    return byName;
+}
+
 double median(std::vector<double> values)
 {
     std::sort(values.begin(), values.end());
@@ -102,8 +133,11 @@ int runChild(int argc, char *argv[], const QString &file, qint64 expected)
         if (shownMs < 0 && snapshot && snapshot->report.events == expected && filesFinished)
             shownMs = clock.elapsed();
         if (shownMs >= 0 && eventsPageReady) {
-            std::printf("shown_ms %lld complete_ms %lld\n", static_cast<long long>(shownMs),
+            std::printf("shown_ms %lld complete_ms %lld", static_cast<long long>(shownMs),
                         static_cast<long long>(clock.elapsed()));
+            for (const auto &[name, seconds] : cpuByThreadName())
+                std::printf(" cpu[%s] %.3f", name.c_str(), seconds);
+            std::printf("\n");
             std::fflush(stdout);
             for (const char *suffix : {"", "-wal", "-shm"})
                 QFile::remove(scratch + QString::fromLatin1(suffix));
@@ -163,21 +197,27 @@ int main(int argc, char *argv[])
     json.open(QIODevice::ReadOnly);
     const QByteArray text = json.readAll();
     const qsizetype at = text.indexOf("\"events\":");
-    const qint64 expected = at < 0 ? -1 : text.mid(at + 9, 20).trimmed().split(',').value(0).toLongLong();
+    const qint64 expected =
+        at < 0 ? -1 : text.mid(at + 9, 20).trimmed().split(',').value(0).toLongLong();
     if (warm.exitCode != 0 || expected <= 0) {
         std::fprintf(stderr, "report failed (exit %d)\n", warm.exitCode);
         return 1;
     }
 
-    const std::string self = QFileInfo(QString::fromLocal8Bit(argv[0])).absoluteFilePath().toStdString();
+    const std::string self =
+        QFileInfo(QString::fromLocal8Bit(argv[0])).absoluteFilePath().toStdString();
     const QString childOut = dir.filePath(QStringLiteral("child.txt"));
-    std::vector<double> report, dashboard, ratios, shown, reportCpu, dashboardCpu, cpuRatios;
+    std::vector<double> report, dashboard, ratios, shown, reportCpu, dashboardCpu, cpuRatios,
+        writerCpu, floorRatios;
+    const long cores = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
     long reportRss = 0;
     long dashboardRss = 0;
     for (int round = 0; round < rounds; ++round) {
-        const RunResult r = runMeasured({TS_APP_BINARY, "report", "--json", file.toStdString()}, "/dev/null");
-        const RunResult d = runMeasured({self, "--child", file.toStdString(), std::to_string(expected)},
-                                        childOut.toLocal8Bit().constData());
+        const RunResult r =
+            runMeasured({TS_APP_BINARY, "report", "--json", file.toStdString()}, "/dev/null");
+        const RunResult d =
+            runMeasured({self, "--child", file.toStdString(), std::to_string(expected)},
+                        childOut.toLocal8Bit().constData());
         if (r.exitCode != 0 || d.exitCode != 0) {
             std::fprintf(stderr, "round %d failed: report exit %d, dashboard exit %d\n", round,
                          r.exitCode, d.exitCode);
@@ -187,6 +227,18 @@ int main(int argc, char *argv[])
         out.open(QIODevice::ReadOnly);
         const QList<QByteArray> words = out.readAll().simplified().split(' ');
         shown.push_back(words.value(1).toDouble() / 1000.0);
+        // The child's CPU by thread: what the scratch workspace's writer alone took.
+        QByteArrayList threads;
+        double writer = 0;
+        for (qsizetype i = 4; i + 1 < words.size(); i += 2) {
+            threads << words[i].mid(4, words[i].size() - 5) + '=' + words[i + 1];
+            if (words[i] == "cpu[WorkspaceWriter]")
+                writer = words[i + 1].toDouble();
+        }
+        writerCpu.push_back(writer);
+        // No dashboard that does the report's work and also stores every row can finish
+        // sooner than both CPU totals spread over every core: the floor for the ratio here.
+        floorRatios.push_back((r.cpuSeconds + writer) / double(cores) / r.seconds);
         report.push_back(r.seconds);
         dashboard.push_back(d.seconds);
         ratios.push_back(d.seconds / r.seconds);
@@ -199,6 +251,7 @@ int main(int argc, char *argv[])
                     "analysis shown at %.2f s), ratio %.2f (cpu %.2f)\n",
                     round + 1, r.seconds, r.cpuSeconds, d.seconds, d.cpuSeconds, shown.back(),
                     ratios.back(), cpuRatios.back());
+        std::printf("  dashboard cpu by thread (s): %s\n", threads.join(' ').constData());
     }
     std::printf("read once, %lld lines (%lld events): report %.2f s (peak RSS %ld MB), dashboard "
                 "launch -> complete %.2f s (analysis shown %.2f s; peak RSS %ld MB): ratio %.2fx "
@@ -208,5 +261,9 @@ int main(int argc, char *argv[])
                 median(ratios), rounds);
     std::printf("cpu (user + system): report %.2f s, dashboard %.2f s: ratio %.2fx\n",
                 median(reportCpu), median(dashboardCpu), median(cpuRatios));
+    std::printf("floor on %ld cores with this writer: (report cpu + scratch writer cpu %.2f s) / "
+                "%ld = %.2fx the "
+                "report's time (calm host), before any plot data or drawing\n",
+                cores, median(writerCpu), cores, median(floorRatios));
     return 0;
 }
