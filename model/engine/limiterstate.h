@@ -663,7 +663,8 @@ public:
     // usage reaches zero: the line through the usage at `from` and x-1 is then exact at every
     // whole ms). With these points, a step series (or a line series for changesLinearly) is
     // the usage at every instant between events: what the Bucket chart draws and every view
-    // looks up. `from` must be at or after the last charge; reads the state only.
+    // looks up. `from` must be at or after the last charge; reads the state only. visit must
+    // not call forEachChange again (a concurrency state's ends are in per-thread scratch).
     template <typename Visit>
     void forEachChange(const Params &p, qint64 from, qint64 to, Visit &&visit) const
     {
@@ -701,10 +702,14 @@ public:
             if ((inFlight.empty() || inFlight.front() > to) &&
                 (acceptedInFlight.empty() || acceptedInFlight.front() > to))
                 break;
-            // The ends at or before `to` of a min-heap, without visiting the rest of it.
-            const auto endsUpTo = [to](const std::vector<qint64> &heap) {
-                std::vector<qint64> ends;
-                std::vector<size_t> stack;
+            // The ends at or before `to` of a min-heap, without visiting the rest of it. Into
+            // scratch vectors reused by every call on this thread: the engine asks between
+            // every two events of a concurrency bucket, and five fresh vectors a call were most
+            // of its plot data's cost there. (Hence visit must not come back here.)
+            thread_local std::vector<size_t> stack;
+            const auto endsUpTo = [to](const std::vector<qint64> &heap, std::vector<qint64> &ends) {
+                ends.clear();
+                stack.clear();
                 if (!heap.empty())
                     stack.push_back(0);
                 while (!stack.empty()) {
@@ -719,12 +724,13 @@ public:
                     }
                 }
                 std::sort(ends.begin(), ends.end());
-                return ends;
             };
-            const std::vector<qint64> all = endsUpTo(inFlight);
-            const std::vector<qint64> ok = endsUpTo(acceptedInFlight);
-            std::vector<qint64> instants;
-            instants.reserve(all.size() + ok.size());
+            thread_local std::vector<qint64> all;
+            thread_local std::vector<qint64> ok;
+            thread_local std::vector<qint64> instants;
+            endsUpTo(inFlight, all);
+            endsUpTo(acceptedInFlight, ok);
+            instants.clear();
             std::merge(all.begin(), all.end(), ok.begin(), ok.end(), std::back_inserter(instants));
             instants.erase(std::unique(instants.begin(), instants.end()), instants.end());
             for (qint64 x : instants) {

@@ -2,6 +2,7 @@
 
 #include "core/timeparse.h"
 #include "engine/limiterstate.h"
+#include "engine/usageseries.h"
 #include "policy/eventfields.h"
 #include "policy/textmatcher.h"
 #include "signals/throttlesignals.h"
@@ -118,6 +119,8 @@ struct KeyEntry
 // as "429s per second now" and the lane share. Bounded by time, so a long log costs nothing.
 struct ActivityLog
 {
+    // Past the retention's 300 one-second bins by this many, the old ones are dropped.
+    static constexpr size_t kPruneAtBins = 512;
     QString key;
     std::deque<KeyActivityBin> bins;
 
@@ -126,8 +129,14 @@ struct ActivityLog
         const qint64 start = limiter::floorDiv(t, 1000) * 1000;
         if (bins.empty() || bins.back().startMs < start) {
             bins.emplace_back().startMs = start;
-            while (bins.front().startMs <= start - DashboardSnapshot::kActivityRetentionMs)
-                bins.pop_front();
+            // Bins past the retention are dropped in batches, not one per new second: the
+            // oldest bin is minutes old and out of cache, and reading it for every new bin of
+            // every key was a cache miss per second of each key (issue 17.5). The snapshot
+            // skips what is past the retention anyway.
+            if (bins.size() > kPruneAtBins) {
+                while (bins.front().startMs <= start - DashboardSnapshot::kActivityRetentionMs)
+                    bins.pop_front();
+            }
         }
         // A late event (older than the newest bin) counts in the newest bin: per-bucket
         // clamping does the same with its instant.
@@ -371,6 +380,14 @@ struct EventContext
     }
 };
 
+// Prefetches, for writing, where the next item appended to v goes: a bucket's marks are
+// appended to between other buckets' events, and by its next one the slot is in cache.
+template <typename T> void prefetchNextSlot(const std::vector<T> &v)
+{
+    if (v.size() < v.capacity())
+        __builtin_prefetch(v.data() + v.size(), 1, 3);
+}
+
 // Instants kept for plotting, bounded: past the cap every other one is dropped and the stride
 // doubles, so the picture keeps its shape over any length of log.
 class BoundedInstants
@@ -382,6 +399,7 @@ public:
             return;
         m_skip = 0;
         m_items.push_back(t);
+        prefetchNextSlot(m_items);
         if (m_items.size() > cap) {
             size_t out = 0;
             for (size_t i = 0; i < m_items.size(); i += 2)
@@ -407,12 +425,20 @@ class BoundedPeaks
 public:
     void push(qint64 t, double value, size_t cap)
     {
-        if (m_inGroup == 0 || value > m_group.second)
-            m_group = {t, value};
+        if (m_inGroup == 0 || value > m_group.second) {
+            m_group.first = t;
+            m_group.second = value;
+        }
         if (++m_inGroup < m_stride)
             return;
         m_inGroup = 0;
-        m_items.push_back(m_group);
+        // Field by field: copying the pair whole reloads it as one 16-byte value just stored
+        // as two 8-byte ones, a store-forwarding stall behind the slot's cache miss (most of
+        // the cost of a header percentage per event, issue 17.5).
+        std::pair<qint64, double> &item = m_items.emplace_back();
+        item.first = m_group.first;
+        item.second = m_group.second;
+        prefetchNextSlot(m_items);
         if (m_items.size() > cap) {
             size_t out = 0;
             for (size_t i = 0; i < m_items.size(); i += 2) {
@@ -440,201 +466,7 @@ private:
     qint64 m_inGroup = 0;
 };
 
-// Points reserved when a series starts: a bucket that sees traffic for a minute records this
-// many points soon, and growing from one point by doubling copies every point ~8 times.
-constexpr size_t kInitialSeriesPoints = 64;
-
-// A bucket's usage over time, exact from its first exact point on (issue 19.6, one truth per
-// instant): a point at every event (the usage after it) and at every instant the usage changes
-// between events (limiter::State::forEachChange: a window ends, a charge leaves the sliding
-// window, a request in flight ends, a token or leaky bucket's line reaches zero). Step
-// algorithms hold a point's value until the next point; for token and leaky buckets the usage
-// is the line between two points (changesLinearly), and an event's jump is two points at its
-// instant (the line's end before it, the usage after it). So the chart draws, and every view
-// looks up (models::usageAt), the value the report gives at any instant.
-//
-// Bounded: past the budget (Options::usageSeriesPoints) the oldest exact points are folded into
-// peak bins (the bin's highest usage, at the bin's start) so that at least half the budget
-// stays exact, the newest part; the bins double in width when they fill the other half.
-struct Series
-{
-    // One point: the usage (as the limiter counts it), the accepted usage, the reconstructed
-    // percentage and the "no room until" at t (0: it had room); in the bins, the peaks of the
-    // bin starting at t. One vector of points, not parallel vectors: appending then touches one
-    // tail in memory instead of several.
-    struct Point
-    {
-        qint64 t;
-        double usage;
-        double accepted;
-        double pct;
-        qint64 blockedUntil;
-    };
-
-    // Width of the peak bins the oldest points are folded into (doubles as they fill).
-    qint64 resolutionMs = 1000;
-    bool linear = false; // limiter::State::changesLinearly
-    // points[0, exactFrom) are peak bins, points[exactFrom, end) exact points.
-    size_t exactFrom = 0;
-    // Whether the last point is an event's (the usage after it): a later event at the same
-    // instant replaces it, where a breakpoint at that instant is the line's end before it.
-    bool lastIsEvent = false;
-    qint64 lastPointT = kNoTime;
-    std::vector<Point> points;
-
-    // An instant where the usage changed (or, for a line, bent) without an event.
-    void recordChange(const Point &point, size_t cap)
-    {
-        if (lastPointT == point.t) {
-            points.back() = point; // (never earlier than the last point)
-        } else {
-            push(point, cap);
-        }
-        lastIsEvent = false;
-    }
-
-    // The usage after an event at point.t.
-    void recordEvent(const Point &point, size_t cap)
-    {
-        // A step holds one value per instant; a line keeps the breakpoint at this instant (the
-        // value before the event) and one point after it, replaced by later events of the ms.
-        if (lastPointT == point.t && (!linear || lastIsEvent)) {
-            Point &back = points.back();
-            back = point;
-        } else {
-            push(point, cap);
-        }
-        lastIsEvent = true;
-    }
-
-    static void appendPeak(std::vector<Point> &to, Point point, qint64 resolution)
-    {
-        point.t = limiter::floorDiv(point.t, resolution) * resolution;
-        if (!to.empty() && to.back().t == point.t) {
-            Point &back = to.back();
-            back.usage = std::max(back.usage, point.usage);
-            back.accepted = std::max(back.accepted, point.accepted);
-            back.pct = std::max(back.pct, point.pct);
-            back.blockedUntil = std::max(back.blockedUntil, point.blockedUntil);
-            return;
-        }
-        to.push_back(point);
-    }
-
-    // A point (or a finer bin) into its bin, and its value carried on, since it holds until
-    // the next point (at nextT): into the next bin (a bin without a point holds the one before
-    // it) and into the bin nextT falls in, when nextT is past their starts.
-    static void appendCarried(std::vector<Point> &to, const Point &point, qint64 nextT,
-                              qint64 resolution)
-    {
-        appendPeak(to, point, resolution);
-        const qint64 b = limiter::floorDiv(point.t, resolution) * resolution + resolution;
-        const qint64 last = limiter::floorDiv(nextT, resolution) * resolution;
-        Point carried = point;
-        if (nextT > b) {
-            carried.t = b;
-            appendPeak(to, carried, resolution);
-        }
-        if (last > b && nextT > last) {
-            carried.t = last;
-            appendPeak(to, carried, resolution);
-        }
-    }
-
-private:
-    void push(const Point &point, size_t cap)
-    {
-        if (points.empty())
-            points.reserve(kInitialSeriesPoints);
-        // Field by field into the vector: GCC builds a braced Point on the stack with
-        // mismatched store and load widths, and the store-forwarding stalls were most of the
-        // recording's time.
-        Point &p = points.emplace_back();
-        p.t = point.t;
-        p.usage = point.usage;
-        p.accepted = point.accepted;
-        p.pct = point.pct;
-        p.blockedUntil = point.blockedUntil;
-        lastPointT = point.t;
-        if (points.size() > std::max<size_t>(cap, 8))
-            fold(std::max<size_t>(cap, 8));
-    }
-
-    // Point i into the peak bins, and what it holds after its bin: a bin's peak is the highest
-    // usage in it, including what the point before it left (a bin without a point of its own
-    // would otherwise repeat the previous bin's peak, and a drained token bucket stay full in
-    // the chart until its next event). A line's value at each later bin start until the next
-    // point (the line only falls, so that is the bin's peak), a step's value at the next bin
-    // start when the next point is later.
-    void foldPoint(std::vector<Point> &bins, size_t i) const
-    {
-        const Point &point = points[i];
-        appendPeak(bins, point, resolutionMs);
-        if (i + 1 >= points.size())
-            return;
-        const Point &next = points[i + 1];
-        const qint64 binStart = limiter::floorDiv(point.t, resolutionMs) * resolutionMs;
-        qint64 b = binStart + resolutionMs;
-        if (next.t <= b)
-            return;
-        const bool line = linear && (next.usage != point.usage || next.accepted != point.accepted);
-        if (!line || (next.t - b) / resolutionMs > qint64(kInitialSeriesPoints)) {
-            appendCarried(bins, point, next.t, resolutionMs);
-            return;
-        }
-        const double span = double(next.t - point.t);
-        for (; b < next.t; b += resolutionMs) {
-            const double share = double(b - point.t) / span;
-            Point at = point;
-            at.t = b;
-            at.usage = point.usage + (next.usage - point.usage) * share;
-            at.accepted = point.accepted + (next.accepted - point.accepted) * share;
-            at.pct = point.pct + (next.pct - point.pct) * share;
-            appendPeak(bins, at, resolutionMs);
-        }
-    }
-
-    // Folds the oldest exact points into the peak bins so that half the budget stays exact.
-    // Runs once per half a budget of points: amortised O(1) per point.
-    void fold(size_t cap)
-    {
-        const size_t keepExact = cap / 2;
-        const size_t foldEnd = points.size() - keepExact;
-        // The bins are made in scratch vectors reused by every fold on this thread, and the
-        // points stay in their own vector: a fresh vector per fold (160 KB at the default
-        // budget) was an mmap, page faults and a munmap every 2,000 points of every bucket.
-        // Only the last bin takes part (new points merge into it), unless the bins coarsen.
-        thread_local std::vector<Point> bins;
-        thread_local std::vector<Point> coarser;
-        size_t kept = exactFrom > 0 ? exactFrom - 1 : 0; // bins left where they are
-        bins.assign(points.begin() + qsizetype(kept), points.begin() + qsizetype(exactFrom));
-        for (size_t i = exactFrom; i < foldEnd; ++i)
-            foldPoint(bins, i);
-        if (kept + bins.size() > cap - keepExact) {
-            bins.insert(bins.begin(), points.begin(), points.begin() + qsizetype(kept));
-            kept = 0;
-        }
-        while (bins.size() > cap - keepExact) {
-            resolutionMs *= 2;
-            coarser.clear();
-            for (size_t k = 0; k < bins.size(); ++k)
-                appendCarried(coarser, bins[k],
-                              k + 1 < bins.size() ? bins[k + 1].t : points[foldEnd].t,
-                              resolutionMs);
-            std::swap(bins, coarser);
-        }
-        exactFrom = kept + bins.size();
-        if (exactFrom <= foldEnd) {
-            std::copy(bins.begin(), bins.end(), points.begin() + qsizetype(kept));
-            std::move(points.begin() + qsizetype(foldEnd), points.end(),
-                      points.begin() + qsizetype(exactFrom));
-            points.resize(exactFrom + keepExact);
-        } else {
-            points.erase(points.begin() + qsizetype(kept), points.begin() + qsizetype(foldEnd));
-            points.insert(points.begin() + qsizetype(kept), bins.begin(), bins.end());
-        }
-    }
-};
+using Series = UsageSeries;
 
 // What a bucket's plot shows besides the usage steps; touched on throttles and observed
 // percentages only, so kept out of the bucket's hot lines.
@@ -764,7 +596,9 @@ struct ThrottleEngine::Impl
     std::vector<ActivityLog> activities; // per key entry that saw traffic (plot data only)
     // Throttled events' causes (plot data only), and the copy the last snapshot got: reused
     // while nothing was added, so a quiet feed does not copy it ten times a second.
-    std::vector<EventCause> eventCauses;
+    // A deque: dropping the oldest quarter when full frees it without moving the other
+    // 75,000 records (that move was a visible share of the plot data's cost).
+    std::deque<EventCause> eventCauses;
     bool eventCausesSorted = true;
     quint64 eventCausesAdded = 0; // ever recorded: tells a snapshot whether they changed
     mutable quint64 publishedCausesAdded = 0;
@@ -1228,9 +1062,8 @@ struct ThrottleEngine::Impl
         const double capacity = limit.params.capacity;
         const auto point = [&](qint64 at, double usage, double accepted) {
             const qint64 room = bucket.state.roomAt(limit.params, at);
-            series.recordChange(
-                {at, usage, accepted, capacity > 0 ? usage / capacity : 0, room > at ? room : 0},
-                cap);
+            series.recordChange(at, usage, accepted, capacity > 0 ? usage / capacity : 0,
+                                room > at ? room : 0, cap);
         };
         bucket.state.forEachChange(limit.params, from, to, point);
         if (series.linear && to > from && series.lastPointT != to)
@@ -1754,7 +1587,7 @@ struct ThrottleEngine::Impl
             // Time at the limit: the union of [exhausted, room again) intervals.
             const qint64 room = bucket.state.trackRoomAt(limit.params, t);
             if (options.recordPlotData)
-                bucket.series.recordEvent({t, usage, accepted, maxCountedFill, room > t ? room : 0},
+                bucket.series.recordEvent(t, usage, accepted, maxCountedFill, room > t ? room : 0,
                                           usageSeriesBudget());
             if (cap > 0 && acceptedFill >= options.nearLimitFill)
                 raiseNearLimit(bucket, limit, t, accepted, acceptedFill);
@@ -1897,20 +1730,21 @@ struct ThrottleEngine::Impl
         Series s = bucket.series;
         if (options.recordPlotData && lastMs && bucket.lastT != kNoTime && bucket.lastT < *lastMs)
             recordChanges(s, bucket, limits[size_t(bucket.limit)], bucket.lastT, *lastMs);
-        const std::vector<Series::Point> &points = s.points;
+        const size_t n = s.size();
         out.linear = s.linear;
-        out.firstExact = s.exactFrom;
-        out.usageT.reserve(points.size());
-        out.usage.reserve(points.size());
-        out.acceptedUsage.reserve(points.size());
-        out.blockedUntil.reserve(points.size());
-        out.reconstructedPct.reserve(points.size());
-        for (const Series::Point &point : points) {
-            out.usageT.push_back(point.t);
-            out.usage.push_back(point.usage);
-            out.acceptedUsage.push_back(point.accepted);
-            out.blockedUntil.push_back(point.blockedUntil);
-            out.reconstructedPct.push_back(point.pct);
+        out.firstExact = s.bins.size();
+        out.usageT.resize(n);
+        out.usage.resize(n);
+        out.acceptedUsage.resize(n);
+        out.blockedUntil.resize(n);
+        out.reconstructedPct.resize(n);
+        for (size_t i = 0; i < n; ++i) {
+            const Series::Point &point = s.at(i);
+            out.usageT[i] = point.t;
+            out.usage[i] = point.usage;
+            out.acceptedUsage[i] = point.accepted;
+            out.blockedUntil[i] = point.blockedUntil;
+            out.reconstructedPct[i] = point.pct;
         }
         for (const auto &[t, pct] : marks.observedPct.items()) {
             out.observedPctT.push_back(t);
@@ -2056,7 +1890,8 @@ void ThrottleEngine::fillSnapshot(DashboardSnapshot *snapshot, std::optional<qin
     snapshot->binMs = d->throttleBinMs;
     if (!d->publishedCauses || d->publishedCausesAdded != d->eventCausesAdded) {
         d->publishedCausesAdded = d->eventCausesAdded;
-        auto causes = std::make_shared<std::vector<EventCause>>(d->eventCauses);
+        auto causes =
+            std::make_shared<std::vector<EventCause>>(d->eventCauses.begin(), d->eventCauses.end());
         if (!d->eventCausesSorted)
             std::stable_sort(
                 causes->begin(), causes->end(),
@@ -2069,9 +1904,10 @@ void ThrottleEngine::fillSnapshot(DashboardSnapshot *snapshot, std::optional<qin
         // Only what is recent at the end of the data; a key silent for longer shows nothing.
         const qint64 since = *d->lastMs - DashboardSnapshot::kActivityRetentionMs;
         for (const ActivityLog &log : d->activities) {
-            auto first =
-                std::find_if(log.bins.begin(), log.bins.end(),
-                             [since](const KeyActivityBin &bin) { return bin.startMs > since; });
+            // (Ascending: a binary search past the bins the log has not dropped yet.)
+            auto first = std::partition_point(
+                log.bins.begin(), log.bins.end(),
+                [since](const KeyActivityBin &bin) { return bin.startMs <= since; });
             if (first == log.bins.end())
                 continue;
             KeyActivity &activity = snapshot->keyActivity.emplace_back();

@@ -4,9 +4,15 @@
 // writes; 100 identities; ~2 % throttled answers with error codes, Retry-After and bodies.
 //
 // Usage: bench_engine [events, default 5000000] [pool of distinct events, default 500000]
-// Prints events/s and the ratio to the 2,000,000 events/s goal.
+//                     [--no-plot-data] [--file LOG]
+// Prints events/s and the ratio to the 2,000,000 events/s goal. --no-plot-data runs the engine
+// as `report` does (ThrottleEngine::Options::recordPlotData off): the difference to a run with
+// plot data is what the dashboard's series cost. --file LOG feeds the events of a log instead
+// (read and parsed before the clock starts; e.g. the 1M-line canonical file of issue 17.5) and
+// also times the snapshot the dashboard takes at the end (ThrottleEngine::fillSnapshot).
 
 #include "engine/throttleengine.h"
+#include "ingest/sourcereader.h"
 #include "policy/policy.h"
 
 #include <QCoreApplication>
@@ -29,6 +35,40 @@ qint64 threadCpuNs()
     timespec ts{};
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return qint64(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Keeps every event a reader delivers.
+class Collect final : public IngestSink
+{
+public:
+    std::vector<RequestEvent> events;
+    void onEvent(RequestEvent &&event) override { events.push_back(std::move(event)); }
+    void onMalformed(MalformedRecord &&) override {}
+};
+
+// Feeds a log's events once and prints the engine's and the final snapshot's CPU time.
+int runFile(const QString &path, const ThrottleEngine::Options &options)
+{
+    Collect collect;
+    const SourceOutcome outcome = readSource(path, collect);
+    if (!outcome.readable()) {
+        std::fprintf(stderr, "bench_engine: %s\n", qPrintable(outcome.result.fatalError));
+        return 1;
+    }
+    ThrottleEngine engine(PolicySet::builtin(), options);
+    qint64 cpuStart = threadCpuNs();
+    engine.addBatch(std::span<const RequestEvent>(collect.events.data(), collect.events.size()));
+    const double seconds = double(threadCpuNs() - cpuStart) / 1e9;
+    cpuStart = threadCpuNs();
+    DashboardSnapshot snapshot;
+    engine.fillSnapshot(&snapshot);
+    const double snapshotSeconds = double(threadCpuNs() - cpuStart) / 1e9;
+    std::printf("bench_engine: %zu events of %s in %.3f s CPU = %.0f events/s, plot data %s; "
+                "final snapshot %.3f s CPU (%d scopes)\n",
+                collect.events.size(), qPrintable(path), seconds,
+                double(collect.events.size()) / seconds, options.recordPlotData ? "on" : "off",
+                snapshotSeconds, engine.scopeCount());
+    return 0;
 }
 
 std::vector<RequestEvent> makeStream(int count, QRandomGenerator &rng)
@@ -138,13 +178,24 @@ std::vector<RequestEvent> makeStream(int count, QRandomGenerator &rng)
 int main(int argc, char **argv)
 {
     QCoreApplication application(argc, argv);
-    const qint64 total = argc > 1 ? QByteArray(argv[1]).toLongLong() : 5'000'000;
+    QStringList args = application.arguments().mid(1);
+    ThrottleEngine::Options options;
+    if (args.removeAll(QStringLiteral("--no-plot-data")) > 0)
+        options.recordPlotData = false;
+    if (const qsizetype file = args.indexOf(QStringLiteral("--file")); file >= 0) {
+        if (file + 1 >= args.size()) {
+            std::fprintf(stderr, "bench_engine: --file needs a path\n");
+            return 2;
+        }
+        return runFile(args[file + 1], options);
+    }
+    const qint64 total = args.size() > 0 ? args[0].toLongLong() : 5'000'000;
     QRandomGenerator rng(42);
-    const int poolSize = argc > 2 ? QByteArray(argv[2]).toInt() : 500'000;
+    const int poolSize = args.size() > 1 ? args[1].toInt() : 500'000;
     std::vector<RequestEvent> pool = makeStream(poolSize, rng);
     const qint64 span = pool.back().tsMs - pool.front().tsMs + 1;
 
-    ThrottleEngine engine(PolicySet::builtin());
+    ThrottleEngine engine(PolicySet::builtin(), options);
     QElapsedTimer timer;
     qint64 elapsedNs = 0;
     qint64 cpuNs = 0;
@@ -176,6 +227,7 @@ int main(int argc, char **argv)
                 "(%.2fx the 2,000,000 events/s goal; wall %.3f s = %.0f events/s)\n",
                 static_cast<long long>(fed), seconds, rate, rate / 2e6, wallSeconds,
                 double(fed) / wallSeconds);
+    std::printf("  plot data %s\n", options.recordPlotData ? "on" : "off");
     std::printf("  %d policies, %lld scopes, %lld throttles observed (%lld attributed), "
                 "%lld predicted, %lld alerts, %lld unmatched\n",
                 int(engine.policies().size()), static_cast<long long>(scopes.size()),
