@@ -22,7 +22,7 @@ double valueAt(const ScopeSeries &series, const std::vector<double> &values, qin
     if (after == times.begin())
         return 0;
     const size_t i = static_cast<size_t>(std::distance(times.begin(), after) - 1);
-    if (!series.linear || i < series.firstExact || i + 1 >= times.size() || times[i] == tMs)
+    if (heldAsStep(series, i) || i + 1 >= times.size() || times[i] == tMs)
         return values[i];
     const double span = static_cast<double>(times[i + 1] - times[i]);
     const double share = static_cast<double>(tMs - times[i]) / span;
@@ -31,9 +31,28 @@ double valueAt(const ScopeSeries &series, const std::vector<double> &values, qin
 
 } // namespace
 
+bool heldAsStep(const ScopeSeries &series, size_t i)
+{
+    return !series.linear || i < series.firstExact;
+}
+
 double usageAt(const ScopeSeries &series, qint64 tMs)
 {
     return valueAt(series, series.usage, tMs);
+}
+
+double usagePeakOver(const ScopeSeries &series, qint64 fromMs, qint64 toMs)
+{
+    const auto &times = series.usageT;
+    if (times.empty() || series.usage.size() != times.size())
+        return 0;
+    // A step or a line between points is highest at one of its ends, so the peak is at fromMs,
+    // at toMs or at a point in between (points at fromMs are in the value at fromMs).
+    double peak = std::max(usageAt(series, fromMs), usageAt(series, toMs));
+    for (auto it = std::upper_bound(times.begin(), times.end(), fromMs);
+         it != times.end() && *it <= toMs; ++it)
+        peak = std::max(peak, series.usage[static_cast<size_t>(std::distance(times.begin(), it))]);
+    return peak;
 }
 
 std::optional<qint64> exactSince(const ScopeSeries &series)
