@@ -10,15 +10,13 @@ namespace ts::models {
 
 namespace {
 
-// The value of one of the series' layers at t (see ScopeSeries): the point at or before t held
-// as a step, or, for a line series past its first exact point, the line to the next point.
-double valueAt(const ScopeSeries &series, const std::vector<double> &values, qint64 tMs)
+// The value of one of the series' layers at t, given `after`, the first point strictly after t:
+// the point before it held as a step, or, for a line series past its first exact point, the
+// line to the next point.
+double valueBefore(const ScopeSeries &series, const std::vector<double> &values,
+                   std::vector<qint64>::const_iterator after, qint64 tMs)
 {
     const auto &times = series.usageT;
-    if (times.empty() || values.size() != times.size())
-        return 0;
-    // upper_bound: the first sample strictly after t; the one before it holds at t.
-    const auto after = std::upper_bound(times.begin(), times.end(), tMs);
     if (after == times.begin())
         return 0;
     const size_t i = static_cast<size_t>(std::distance(times.begin(), after) - 1);
@@ -27,6 +25,16 @@ double valueAt(const ScopeSeries &series, const std::vector<double> &values, qin
     const double span = static_cast<double>(times[i + 1] - times[i]);
     const double share = static_cast<double>(tMs - times[i]) / span;
     return values[i] + (values[i + 1] - values[i]) * share;
+}
+
+// The value of one of the series' layers at t (see ScopeSeries).
+double valueAt(const ScopeSeries &series, const std::vector<double> &values, qint64 tMs)
+{
+    const auto &times = series.usageT;
+    if (times.empty() || values.size() != times.size())
+        return 0;
+    // upper_bound: the first sample strictly after t; the one before it holds at t.
+    return valueBefore(series, values, std::upper_bound(times.begin(), times.end(), tMs), tMs);
 }
 
 } // namespace
@@ -44,15 +52,17 @@ double usageAt(const ScopeSeries &series, qint64 tMs)
 double usagePeakOver(const ScopeSeries &series, qint64 fromMs, qint64 toMs)
 {
     const auto &times = series.usageT;
-    if (times.empty() || series.usage.size() != times.size())
+    const auto &values = series.usage;
+    if (times.empty() || values.size() != times.size())
         return 0;
     // A step or a line between points is highest at one of its ends, so the peak is at fromMs,
     // at toMs or at a point in between (points at fromMs are in the value at fromMs).
-    double peak = std::max(usageAt(series, fromMs), usageAt(series, toMs));
-    for (auto it = std::upper_bound(times.begin(), times.end(), fromMs);
-         it != times.end() && *it <= toMs; ++it)
-        peak = std::max(peak, series.usage[static_cast<size_t>(std::distance(times.begin(), it))]);
-    return peak;
+    auto it = std::upper_bound(times.begin(), times.end(), fromMs);
+    double peak = valueBefore(series, values, it, fromMs);
+    for (; it != times.end() && *it <= toMs; ++it)
+        peak = std::max(peak, values[static_cast<size_t>(std::distance(times.begin(), it))]);
+    // `it` is now the first point after toMs.
+    return std::max(peak, valueBefore(series, values, it, toMs));
 }
 
 std::optional<qint64> exactSince(const ScopeSeries &series)
