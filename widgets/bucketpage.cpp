@@ -55,8 +55,7 @@ QVector<QCPGraphData> seriesPointsOf(const ScopeSeries &series, const std::vecto
     points.reserve(static_cast<qsizetype>(count * 2) + 1);
     for (size_t i = 0; i < count; ++i) {
         points.append(QCPGraphData(plotKey(times[i]), values[i] * scale));
-        const bool step = !series.linear || i < series.firstExact;
-        if (step && i + 1 < count && times[i + 1] > times[i])
+        if (models::heldAsStep(series, i) && i + 1 < count && times[i + 1] > times[i])
             points.append(QCPGraphData(plotKey(times[i + 1]), values[i] * scale));
     }
     if (count > 0 && untilMs && *untilMs > times[count - 1])

@@ -100,7 +100,23 @@ struct RequestEvent
     qint64 offset = -1; // byte offset of the record in the source, -1 = n/a
 
     [[nodiscard]] bool isRequest() const { return type == EventType::Request && !batchEnvelope; }
+    // The requests the report counts this event as (its `events`, Analysis::count): its weight
+    // (at least 1) for a request; none for an annotation or a $batch envelope (its
+    // sub-responses are the requests). The Ingest page counts a source's events the same way.
+    [[nodiscard]] qint64 countedRequests() const
+    {
+        return isRequest() ? (weight > 1 ? weight : 1) : 0;
+    }
 };
+
+// countedRequests() summed over a batch of events.
+template <typename Events> [[nodiscard]] qint64 countedRequests(const Events &events)
+{
+    qint64 requests = 0;
+    for (const RequestEvent &event : events)
+        requests += event.countedRequests();
+    return requests;
+}
 
 // Ask the cache for what the engine is about to read of an event, a few events ahead while
 // processing a batch, so the engine's loads find it in cache instead of waiting on memory.

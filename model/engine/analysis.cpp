@@ -284,13 +284,14 @@ void Analysis::count(const RequestEvent &event)
         m_late += requests;
     if (!m_lastMs || event.tsMs > *m_lastMs)
         m_lastMs = event.tsMs;
-    // A $batch envelope is not a request of its own: its sub-responses are (report-json.md).
-    if (!event.isRequest())
+    // A weighted event counts as the requests it stands for (RequestEvent::weight); a $batch
+    // envelope is not a request of its own: its sub-responses are (report-json.md).
+    const qint64 counted = event.countedRequests();
+    if (counted == 0)
         return;
-    // A weighted event counts as the requests it stands for (RequestEvent::weight).
-    m_events += requests;
+    m_events += counted;
     if (event.status >= 0 && event.status < int(m_byStatus.size()))
-        m_byStatus[size_t(event.status)] += requests;
+        m_byStatus[size_t(event.status)] += counted;
 }
 
 void Analysis::feedEngine(const std::shared_ptr<const Batch> &shared)

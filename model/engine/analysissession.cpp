@@ -224,7 +224,8 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
         {
             File &file = m_files[input];
             IngestSourceStatus &status = m_session.sourceStatus(file.path);
-            status.events += qint64(events.size());
+            status.rows += qint64(events.size());
+            status.events += countedRequests(events);
             status.lastEventTsMs = events.back().tsMs;
             if (m_writer && file.batch.sourceId > 0 && !m_eventsShared) {
                 file.batch.events.append(QList<RequestEvent>(events.cbegin(), events.cend()));
@@ -263,7 +264,7 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
                 Q_EMIT m_session.sourceRead(file.path,
                                             outcome.readable() ? outcome.format : QString(),
                                             outcome.result.endOffset, outcome.result.endLine,
-                                            done.events, done.errors);
+                                            done.rows, done.errors);
         }
 
     private:
@@ -341,6 +342,7 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
     for (const QString &path : paths) {
         IngestSourceStatus &status = sourceStatus(path);
         status.events = 0;
+        status.rows = 0;
         status.errors = 0;
         status.finished = false;
         qint64 scratchSource = 0;
@@ -431,7 +433,8 @@ void AnalysisSession::ingestBatch(const QList<RequestEvent> &events)
             if (status->format.isEmpty())
                 status->format = QStringLiteral("ndjson");
         }
-        ++status->events;
+        ++status->rows;
+        status->events += event.countedRequests();
         status->lastEventTsMs = event.tsMs;
         status->lastEventReceivedMs = now;
         RateWindow &rate = m_rates[status->path];
@@ -441,7 +444,7 @@ void AnalysisSession::ingestBatch(const QList<RequestEvent> &events)
             rate.windowStartMs = now;
             rate.events = 0;
         }
-        ++rate.events;
+        rate.events += event.countedRequests();
         m_analysis->add(event);
     }
     m_dirty = !events.isEmpty() || m_dirty;
@@ -478,7 +481,9 @@ void AnalysisSession::countFollowed(const QString &source, const QList<RequestEv
     IngestSourceStatus &status = sourceStatus(source);
     status.live = true;
     if (!events.isEmpty()) {
-        status.events += events.size();
+        const qint64 requests = countedRequests(events);
+        status.rows += events.size();
+        status.events += requests;
         status.lastEventTsMs = events.constLast().tsMs;
         status.lastEventReceivedMs = now;
         RateWindow &rate = m_rates[status.path];
@@ -488,7 +493,7 @@ void AnalysisSession::countFollowed(const QString &source, const QList<RequestEv
             rate.windowStartMs = now;
             rate.events = 0;
         }
-        rate.events += events.size();
+        rate.events += requests;
         std::vector<RequestEvent> batch(events.cbegin(), events.cend());
         m_analysis->onEvents(std::move(batch));
     }
@@ -545,7 +550,8 @@ void AnalysisSession::ingestPolled(const QString &url, const QString &kind,
     if (status.format.isEmpty())
         status.format = kind;
     if (!events.isEmpty()) {
-        status.events += events.size();
+        status.rows += events.size();
+        status.events += countedRequests(events);
         status.lastEventTsMs = events.constLast().tsMs;
         status.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch();
     }
@@ -893,7 +899,7 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
     for (const auto &opened : std::as_const(m_openedFiles)) {
         const IngestSourceStatus &status = sourceStatus(opened.first);
         const CoveredByReread pending = m_followedCovered.value(opened.first);
-        delivered.insert(opened.first, CoveredByReread{status.events - pending.events,
+        delivered.insert(opened.first, CoveredByReread{status.rows - pending.events,
                                                        status.errors - pending.malformed});
     }
     // What only a workspace holds comes back merged by time into the files' re-read
@@ -913,7 +919,7 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
     m_followedCovered.clear();
     for (auto it = delivered.cbegin(); it != delivered.cend(); ++it) {
         const IngestSourceStatus &status = sourceStatus(it.key());
-        const CoveredByReread ahead{qMax<qint64>(0, status.events - it->events),
+        const CoveredByReread ahead{qMax<qint64>(0, status.rows - it->events),
                                     qMax<qint64>(0, status.errors - it->malformed)};
         if (ahead.events > 0 || ahead.malformed > 0)
             m_followedCovered.insert(it.key(), ahead);
@@ -970,7 +976,9 @@ void AnalysisSession::openWorkspace(const QString &path)
     }
     IngestSourceStatus &status = sourceStatus(path);
     status.format = QStringLiteral("workspace");
+    qint64 requests = 0;
     const bool ok = follower->replay(8192, [&](const QList<RequestEvent> &chunk) {
+        requests += countedRequests(chunk);
         for (const RequestEvent &event : chunk)
             m_analysis->add(event);
         return !m_cancel.load();
@@ -979,11 +987,12 @@ void AnalysisSession::openWorkspace(const QString &path)
     m_analysis->countMalformed(follower->replayedMalformed);
     Q_EMIT workspaceReady(path);
     IngestSourceStatus &done = sourceStatus(path);
-    done.events = events;
+    done.rows = events;
+    done.events = requests;
     done.finished = true;
     m_dirty = true;
     publishIfDirty();
-    Q_EMIT operationFinished(ok, ok ? QString(path + QStringLiteral(": %1 events").arg(events))
+    Q_EMIT operationFinished(ok, ok ? QString(path + QStringLiteral(": %1 events").arg(requests))
                                     : QString(path + QStringLiteral(": ") + follower->errorString()));
     if (ok) {
         followWorkspace(std::move(follower));
@@ -1013,7 +1022,8 @@ void AnalysisSession::pollWorkspace()
     IngestSourceStatus &status = sourceStatus(m_workspaceFollower->path());
     status.live = true;
     status.finished = false; // followed: what others commit keeps arriving
-    status.events += news.events.size();
+    status.rows += news.events.size();
+    status.events += countedRequests(news.events);
     status.errors += news.malformed;
     if (!news.events.isEmpty()) {
         status.lastEventTsMs = news.events.constLast().tsMs;
@@ -1223,12 +1233,14 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
     status.live = true;
     status.errors += malformed.size();
     if (!events.isEmpty()) {
-        status.events += events.size();
+        const qint64 requests = countedRequests(events);
+        status.rows += events.size();
+        status.events += requests;
         status.lastEventReceivedMs = now;
         status.lastEventTsMs = events.constLast().tsMs;
         status.lagMs = now - events.constLast().tsMs;
         models::RateMeter &meter = m_feedRates[feed];
-        meter.add(now, events.size());
+        meter.add(now, requests);
         status.eventsPerSecond = meter.perSecond(now);
     }
     if (!malformed.isEmpty())

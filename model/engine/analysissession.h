@@ -241,7 +241,7 @@ private:
     // follower will still deliver that the re-read counted already (ingestFollowed skips them).
     struct CoveredByReread
     {
-        qint64 events = 0;
+        qint64 events = 0; // records (IngestSourceStatus::rows), not the requests they stand for
         qint64 malformed = 0;
     };
     QHash<QString, CoveredByReread> m_followedCovered;

@@ -32,20 +32,6 @@ int breakerRank(const QString &state)
     return 0;
 }
 
-// The peak of the step function (times, values) over [from, to]: the value holding at `from`
-// and every step inside.
-double peakOver(const std::vector<qint64> &times, const std::vector<double> &values, qint64 from,
-                qint64 to)
-{
-    if (times.empty() || values.size() != times.size())
-        return 0;
-    auto it = std::upper_bound(times.begin(), times.end(), from);
-    double peak = it == times.begin() ? 0.0 : values[size_t(std::distance(times.begin(), it) - 1)];
-    for (; it != times.end() && *it <= to; ++it)
-        peak = std::max(peak, values[size_t(std::distance(times.begin(), it))]);
-    return peak;
-}
-
 // The identity a breaker's scope names: "user:alice@contoso.com" -> "alice@contoso.com".
 QString breakerId(const QString &scope)
 {
@@ -161,7 +147,8 @@ void IdentityUrgencyModel::computeRow(Row &row) const
         const ScopeSeries &series = snap.series[size_t(scope)];
         for (int i = 0; i < kSparklineSamples; ++i) {
             const qint64 from = start + i * slice;
-            const double fill = peakOver(series.usageT, series.usage, from, from + slice) / capacity;
+            // Read as the Bucket chart draws it: a token or leaky bucket's line is not held.
+            const double fill = usagePeakOver(series, from, from + slice) / capacity;
             row.sparkline[size_t(i)] = std::max(row.sparkline[size_t(i)], fill);
         }
     }

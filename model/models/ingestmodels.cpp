@@ -143,6 +143,9 @@ QVariant IngestSourcesModel::data(const QModelIndex &index, int role) const
 
 QVariant IngestSourcesModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole && section == EventsColumn)
+        return tr("Requests, as the report counts them: an event of weight n (a store's count "
+                  "per second) is n requests; annotations and $batch envelopes are none");
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {

@@ -1,6 +1,6 @@
 #pragma once
-// The ingest panel's tables: one row per source (format, events, rate, "last event Ns ago",
-// errors) and one row per malformed record (source:line, reason).
+// The ingest panel's tables: one row per source (format, events as the report counts them, rate,
+// "last event Ns ago", errors) and one row per malformed record (source:line, reason).
 
 #include "ingeststatus.h"
 

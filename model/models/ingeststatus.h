@@ -17,8 +17,14 @@ struct IngestSourceStatus
 {
     QString path;   // file path, "-" (stdin), "http", "otlp", "demo", ...
     QString format; // ndjson | har | csv | otlp | access | ...
+    // The requests the source's events stand for, as the report counts them
+    // (RequestEvent::countedRequests: an event of weight n is n, an annotation or a $batch
+    // envelope none), so the page's counts add up to the report's; eventsPerSecond likewise.
     qint64 events = 0;
     double eventsPerSecond = 0; // recent arrival rate
+    // Records delivered, one per event whatever it stands for: where a file's follower and a
+    // policy re-read stand (AnalysisSession). Not shown.
+    qint64 rows = 0;
     // Wall-clock ms (since the epoch) when the last event of this source arrived; nullopt = none
     // yet. The panel shows "last event Ns ago" from it.
     std::optional<qint64> lastEventReceivedMs;

@@ -10,30 +10,59 @@ namespace ts::models {
 
 namespace {
 
-// The value of one of the series' layers at t (see ScopeSeries): the point at or before t held
-// as a step, or, for a line series past its first exact point, the line to the next point.
-double valueAt(const ScopeSeries &series, const std::vector<double> &values, qint64 tMs)
+// The value of one of the series' layers at t, given `after`, the first point strictly after t:
+// the point before it held as a step, or, for a line series past its first exact point, the
+// line to the next point.
+double valueBefore(const ScopeSeries &series, const std::vector<double> &values,
+                   std::vector<qint64>::const_iterator after, qint64 tMs)
 {
     const auto &times = series.usageT;
-    if (times.empty() || values.size() != times.size())
-        return 0;
-    // upper_bound: the first sample strictly after t; the one before it holds at t.
-    const auto after = std::upper_bound(times.begin(), times.end(), tMs);
     if (after == times.begin())
         return 0;
     const size_t i = static_cast<size_t>(std::distance(times.begin(), after) - 1);
-    if (!series.linear || i < series.firstExact || i + 1 >= times.size() || times[i] == tMs)
+    if (heldAsStep(series, i) || i + 1 >= times.size() || times[i] == tMs)
         return values[i];
     const double span = static_cast<double>(times[i + 1] - times[i]);
     const double share = static_cast<double>(tMs - times[i]) / span;
     return values[i] + (values[i + 1] - values[i]) * share;
 }
 
+// The value of one of the series' layers at t (see ScopeSeries).
+double valueAt(const ScopeSeries &series, const std::vector<double> &values, qint64 tMs)
+{
+    const auto &times = series.usageT;
+    if (times.empty() || values.size() != times.size())
+        return 0;
+    // upper_bound: the first sample strictly after t; the one before it holds at t.
+    return valueBefore(series, values, std::upper_bound(times.begin(), times.end(), tMs), tMs);
+}
+
 } // namespace
+
+bool heldAsStep(const ScopeSeries &series, size_t i)
+{
+    return !series.linear || i < series.firstExact;
+}
 
 double usageAt(const ScopeSeries &series, qint64 tMs)
 {
     return valueAt(series, series.usage, tMs);
+}
+
+double usagePeakOver(const ScopeSeries &series, qint64 fromMs, qint64 toMs)
+{
+    const auto &times = series.usageT;
+    const auto &values = series.usage;
+    if (times.empty() || values.size() != times.size())
+        return 0;
+    // A step or a line between points is highest at one of its ends, so the peak is at fromMs,
+    // at toMs or at a point in between (points at fromMs are in the value at fromMs).
+    auto it = std::upper_bound(times.begin(), times.end(), fromMs);
+    double peak = valueBefore(series, values, it, fromMs);
+    for (; it != times.end() && *it <= toMs; ++it)
+        peak = std::max(peak, values[static_cast<size_t>(std::distance(times.begin(), it))]);
+    // `it` is now the first point after toMs.
+    return std::max(peak, valueBefore(series, values, it, toMs));
 }
 
 std::optional<qint64> exactSince(const ScopeSeries &series)

@@ -18,6 +18,16 @@ namespace ts::models {
 // the event detail and the replay use, so they cannot disagree.
 double usageAt(const ScopeSeries &series, qint64 tMs);
 
+// Whether the series holds point i as a step until the next point (step algorithms, and the
+// peak bins before its first exact point) rather than joining it to the next one by a line
+// (token and leaky buckets): how usageAt reads it and the Bucket chart draws it.
+bool heldAsStep(const ScopeSeries &series, size_t i);
+
+// The highest usage over [fromMs, toMs] as usageAt reads the series: its value at fromMs, every
+// point inside and its value at toMs (on a line, the ends are on the line, not the point before
+// held as a step). The peak of a time slice: the Overview's sparkline.
+double usagePeakOver(const ScopeSeries &series, qint64 fromMs, qint64 toMs);
+
 // The instant from which the series is exact (before it: peak bins); nullopt without points.
 std::optional<qint64> exactSince(const ScopeSeries &series);
 

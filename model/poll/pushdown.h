@@ -21,7 +21,10 @@
 //     differ by the charges of the seconds where the limit was crossed.
 // The breakers get n samples of the event, each with the engine's fill after all n requests
 // (a request at a time, each would carry its own rising fill): a breaker may turn soft-open from
-// the fill up to n - 1 samples earlier; their request and failure counts are exact. The danger
+// the fill up to n - 1 samples earlier (at the same instant, its reason naming the fill after all
+// n; and when failures open it within those samples, closed -> soft-open -> open where the
+// requests one by one give closed -> open); every breaker's state after each instant, its
+// request and failure counts, trips and open time are exact (tst_breakersweighted). The danger
 // detectors see n requests.
 // The group carries one of its URLs (ClickHouse's any()), which the policies' URL rules
 // classify the whole group by: exact when the requests of one (second, identity, app,
