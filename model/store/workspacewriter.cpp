@@ -366,10 +366,15 @@ bool WorkspaceWriter::cancel(quint64 sequence)
 
 bool WorkspaceWriter::flush()
 {
+    // Freed after the lock is released, on this (the producer's) thread.
+    std::deque<WriteBatch> spent;
     QMutexLocker locker(&m_mutex);
     const quint64 target = m_submittedBatches;
     while (!m_failed && m_settledBatches < target)
         m_committed.wait(&m_mutex);
+    // Everything is committed: the batches handed back go now, not at the next submit(), which
+    // may be long in coming (the end of a file's read: up to a queue's worth of events).
+    spent.swap(m_spent);
     return !m_failed;
 }
 
