@@ -1399,15 +1399,14 @@ qint64 AnalysisSession::addWorkspaceReplay(StoredReplayMerge &merge, const QStri
     auto reader = std::make_unique<WorkspaceReader>();
     if (!reader->open(path))
         return 0;
+    const qint64 malformed = reader->countMalformed();
     // The workspace being followed: only the rows its follower has handed over. Those another
     // process committed since come with the follower's next poll, once.
-    const qint64 upToRowId = m_workspaceFollower && m_workspaceFollower->path() == path
-                                 ? m_workspaceFollower->lastRowId()
-                                 : 0;
-    const qint64 malformed = reader->countMalformed();
-    auto cursor = upToRowId > 0 || !m_workspaceFollower || m_workspaceFollower->path() != path
-                      ? reader->timeOrdered({}, upToRowId)
-                      : nullptr; // followed, and nothing handed over yet
+    const bool followed = m_workspaceFollower && m_workspaceFollower->path() == path;
+    const qint64 upToRowId = followed ? m_workspaceFollower->lastRowId() : 0;
+    if (followed && upToRowId == 0)
+        return malformed; // nothing handed over yet
+    auto cursor = reader->timeOrdered({}, upToRowId);
     merge.addStore(std::move(reader), std::move(cursor));
     return malformed;
 }
