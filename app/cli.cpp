@@ -6,12 +6,13 @@
 #include "ingest/sourcereader.h"
 #include "ingest/timemerge.h"
 #include "livecommands.h"
-#include "pollcommand.h"
 #include "policy/policy.h"
+#include "pollcommand.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
 #include "store/workspacewriter.h"
+#include "whatifcommand.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -136,6 +137,7 @@ void printUsage(QTextStream &out)
            "  throttlescope poll --workspace WS.tsws --source URL [--every S] [--once] "
            "[--since T]\n"
            "  throttlescope simulate --scenario NAME --out FILE [--seed N] [--duration S]\n"
+           "  throttlescope whatif [--pace R/min] [--obey-retry-after] [--out FILE] ... FILE...\n"
            "  throttlescope COMMAND --help                each command's options\n"
            "Dashboard options: --demo [--speed X], --screenshot FILE.png [--size WxH] "
            "[--page NAME] [--screenshot-delay MS]\n"
@@ -680,9 +682,8 @@ bool isHeadlessInvocation(int argc, char *argv[])
 {
     if (argc < 2)
         return false;
-    for (const char *command :
-         {"report", "import", "tail", "serve", "simulate", "poll", "--version", "-v", "--help",
-          "-h"}) {
+    for (const char *command : {"report", "import", "tail", "serve", "simulate", "poll", "whatif",
+                                "--version", "-v", "--help", "-h"}) {
         if (std::strcmp(argv[1], command) == 0)
             return true;
     }
@@ -716,6 +717,8 @@ int runHeadless(const QStringList &arguments)
         return runSimulate(rest);
     if (command == u"poll")
         return runPoll(rest);
+    if (command == u"whatif")
+        return runWhatIf(rest);
     printUsage(err());
     return kExitUsage;
 }
