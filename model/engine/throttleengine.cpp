@@ -113,6 +113,10 @@ struct KeyEntry
     // Inline for the usual handful of limits: one fewer pointer to follow per event.
     QVarLengthArray<int, 8> buckets;
     int activity = -1; // index into Impl::activities (plot data only)
+    // Requests charged under this key by any limit of the policy, and those the service
+    // refused: what the pace advice divides each limit's requests by.
+    qint64 requests = 0;
+    qint64 throttled = 0;
 };
 
 // The last minutes of one key's traffic, per second (see KeyActivity): what the Overview reads
@@ -491,7 +495,8 @@ struct alignas(64) Bucket
     bool nearLimit = false; // near-limit alert coalescing
     qint64 lastT = kNoTime;
     qint64 requests = 0;
-    double peakUsage = 0; // as the limiter counts it
+    double chargedCost = 0; // the costs of its requests, summed (the mix the advice reads)
+    double peakUsage = 0;   // as the limiter counts it
     double peakFill = 0;
     double acceptedPeakUsage = 0;
     // Exhaustion episodes: closed total plus the running [start, end).
@@ -522,6 +527,8 @@ struct alignas(64) Bucket
     SeriesMarks marks;
     QString key; // the key entry's parts joined with '+'
     QString service;
+    int keyEntry = -1;       // index into Impl::keyEntries
+    double serviceMsSum = 0; // concurrency limits: send to answer, summed over its requests
 };
 // One limit's view of the event being processed.
 struct Charge
@@ -576,6 +583,32 @@ qint64 defaultResolutionMs(const PolicyLimit &limit)
     if (horizonSeconds < 10)
         return 250;
     return 1000;
+}
+
+// The steady request rate into a bucket that its limit sustains at this mean cost
+// (engine/paceadvice.h); 0 when nothing limits it.
+double allowedRatePerSecond(const CompiledLimit &limit, double meanCost, double meanServiceSeconds)
+{
+    const PolicyLimit &spec = limit.spec;
+    switch (spec.algorithm) {
+    case Algorithm::FixedWindow:
+    case Algorithm::SlidingWindow:
+    case Algorithm::Credits:
+        // Evenly spaced, a window of W seconds holds at most ceil(rate x W) requests.
+        return spec.windowSeconds > 0 && meanCost > 0
+                   ? std::floor(limit.params.capacity / meanCost + 1e-9) / spec.windowSeconds
+                   : 0;
+    case Algorithm::TokenBucket:
+        return meanCost > 0 ? spec.refillPerSecond / meanCost : 0;
+    case Algorithm::LeakyBucket:
+        return double(limit.params.milliRate) / 1000.0;
+    case Algorithm::Concurrency:
+        // Little's law: requests in flight = rate x time in flight.
+        return meanServiceSeconds > 0 ? limit.params.capacity / meanServiceSeconds : 0;
+    case Algorithm::Observed:
+        break;
+    }
+    return 0;
 }
 
 } // namespace
@@ -890,6 +923,7 @@ struct ThrottleEngine::Impl
             return slot;
         Bucket bucket;
         bucket.limit = limitIndex;
+        bucket.keyEntry = entryIndex;
         bucket.key = keyEntries[size_t(entryIndex)].key;
         bucket.service = ctx.service.toString();
         bucket.series.resolutionMs = limit.resolutionMs;
@@ -1403,6 +1437,14 @@ struct ThrottleEngine::Impl
         verdict.matched = true;
         if (options.recordPlotData)
             recordActivity(policy, ctx, throttled, throttleCode, take);
+        // Each key the event was charged under, once (the limits that share a key share it).
+        for (size_t k = 0; k < policy.keys.size() && k < size_t(kMaxKeySignatures); ++k) {
+            if (ctx.keyEntries[k] >= 0) {
+                KeyEntry &entry = keyEntries[size_t(ctx.keyEntries[k])];
+                entry.requests += take;
+                entry.throttled += throttled ? take : 0;
+            }
+        }
         verdict.predictedThrottled = anyExhausted;
         if (mask != policy.lastChargedMask) { // the same set of limits again changes nothing
             policy.lastChargedMask = mask;
@@ -1529,6 +1571,9 @@ struct ThrottleEngine::Impl
             CompiledLimit &limit = limits[size_t(bucket.limit)];
             const qint64 t = bucket.lastT;
             bucket.requests += take;
+            bucket.chargedCost += c.cost * double(take);
+            if (limit.spec.algorithm == Algorithm::Concurrency)
+                bucket.serviceMsSum += double(std::max<qint64>(0, endMs - t0)) * double(take);
             if (!c.hadRoom) {
                 ++bucket.predicted;
                 ++bucket.predictedByCause[size_t(limitCause(c))];
@@ -1639,6 +1684,26 @@ struct ThrottleEngine::Impl
         return verdict;
     }
 
+    // What the pace advice reads of a bucket (ScopeSummary::keyRequests and after).
+    void fillAdviceInputs(ScopeSummary &s, const Bucket &bucket, const CompiledLimit &limit,
+                          const CompiledPolicy &policy) const
+    {
+        if (bucket.keyEntry < 0)
+            return;
+        const KeyEntry &entry = keyEntries[size_t(bucket.keyEntry)];
+        s.keyRequests = entry.requests;
+        s.keyThrottled = entry.throttled;
+        const std::vector<EventField> &fields = policy.keys[size_t(limit.keySignature)].fields;
+        for (size_t i = 0; i < fields.size(); ++i) {
+            if (fields[i] == EventField::Identity)
+                s.keyIdentity = entry.parts.value(qsizetype(i));
+        }
+        s.meanCost = bucket.requests > 0 ? bucket.chargedCost / double(bucket.requests) : 1;
+        const double meanServiceSeconds =
+            bucket.requests > 0 ? bucket.serviceMsSum / double(bucket.requests) / 1000.0 : 0;
+        s.allowedRatePerSecond = allowedRatePerSecond(limit, s.meanCost, meanServiceSeconds);
+    }
+
     // Limits of the same policy that charged the same events, transitively.
     [[nodiscard]] quint64 coChargedClosure(const CompiledPolicy &policy, int indexInPolicy) const
     {
@@ -1720,6 +1785,7 @@ struct ThrottleEngine::Impl
                 if (bucket.predictedByCause[size_t(c)] > 0)
                     s.predictedByCause.insert(name, bucket.predictedByCause[size_t(c)]);
             }
+            fillAdviceInputs(s, bucket, limit, policy);
             s.corrections = bucket.corrections;
             s.correctionLog =
                 QList<StateCorrection>(bucket.correctionLog.begin(), bucket.correctionLog.end());
