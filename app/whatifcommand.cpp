@@ -5,6 +5,7 @@
 #include "live/ndjsonformat.h"
 #include "policy/policy.h"
 #include "whatif/behaviour.h"
+#include "whatif/pacesweep.h"
 #include "whatif/simulation.h"
 #include "whatif/whatifformat.h"
 #include "whatif/workload.h"
@@ -42,6 +43,8 @@ struct WhatIfArguments
     QString out;
     Behaviour behaviour;
     QStringList files;
+    bool sweep = false; // --sweep pace
+    whatif::SweepOptions sweepOptions;
 };
 
 bool parseCount(const QString &option, const QString &text, int minimum, int *value)
@@ -126,6 +129,23 @@ std::map<QString, ValueOption> valueOptions(WhatIfArguments &parsed)
              b.breaker = whatif::parseBreaker(v, &error);
              return b.breaker ? true : fail(error);
          }},
+        {u"--sweep"_qs,
+         [&parsed, fail](const QString &o, const QString &v) {
+             parsed.sweep = v == u"pace";
+             return parsed.sweep ? true
+                                 : fail(o + u" takes pace (the one sweep there is), not \""_qs + v +
+                                        u"\""_qs);
+         }},
+        {u"--max-429"_qs,
+         [&parsed, fail](const QString &o, const QString &v) {
+             bool ok = false;
+             const double percent = v.endsWith(u'%') ? v.chopped(1).toDouble(&ok) : v.toDouble(&ok);
+             ok = ok && percent >= 0 && percent < 100;
+             if (ok)
+                 parsed.sweepOptions.max429Percent = percent;
+             return ok ? true
+                       : fail(o + u" takes a percentage in [0, 100), not \""_qs + v + u"\""_qs);
+         }},
         {u"--background-cap"_qs,
          [&b, fail](const QString &o, const QString &v) {
              bool ok = false;
@@ -193,6 +213,10 @@ void printWhatIfHelp(QTextStream &out)
            "  --json                  the comparison as JSON\n"
            "  --out FILE              the simulated sends as canonical NDJSON, their status the\n"
            "                          predicted answer: report replays it to the same throttles\n"
+           "  --sweep pace            search, per identity, the fastest pace whose run gets at\n"
+           "                          most --max-429 PCT % of its requests refused (default 0),\n"
+           "                          printing each step's finish time\n"
+           "  --max-429 PCT           the share of 429s the sweep accepts\n"
            "  --format FORMAT         the input format (as for report; also --map, --log-format)\n"
            "  -h, --help              this help\n"
            "Exit status: 0 done; 1 nothing could be read, or --out could not be written;\n"
@@ -256,6 +280,45 @@ std::optional<whatif::Workload> readWorkload(const WhatIfArguments &parsed)
     return work;
 }
 
+// whatif --sweep pace: the steps as they are simulated, then the answer per identity.
+int runSweep(const WhatIfArguments &parsed, const whatif::Workload &work, const PolicySet &policies)
+{
+    QTextStream out(stdout);
+    const auto onStep = [&](const whatif::SweepStep &step) {
+        if (!parsed.json) {
+            out << whatif::sweepStepToText(step, work);
+            out.flush();
+        }
+    };
+    if (!parsed.json)
+        out << "pace sweep: per identity, the fastest pace with at most "
+            << parsed.sweepOptions.max429Percent << " % 429s ("
+            << parsed.behaviour.describe().section(u", "_qs, 1) << ")\n";
+    const whatif::SweepResult sweep =
+        whatif::sweepPace(work, policies, parsed.behaviour, parsed.sweepOptions, onStep);
+    if (parsed.json) {
+        const QByteArray text = whatif::sweepToJson(sweep, work);
+        std::fwrite(text.constData(), 1, size_t(text.size()), stdout);
+        std::fflush(stdout);
+    } else {
+        out << "\n" << whatif::sweepToText(sweep);
+        out.flush();
+    }
+    return kExitOk;
+}
+
+// Usage errors of options that do not go together; empty when none.
+QString conflictingOptions(const WhatIfArguments &parsed)
+{
+    if (parsed.files.isEmpty())
+        return u"give at least one FILE (or - for standard input)"_qs;
+    if (parsed.sweep && parsed.behaviour.pacePerSecond)
+        return u"--sweep pace searches the pace: give no --pace"_qs;
+    if (parsed.sweep && !parsed.out.isEmpty())
+        return u"--sweep pace simulates many runs: --out writes one, give it without --sweep"_qs;
+    return {};
+}
+
 } // namespace
 
 int runWhatIf(const QStringList &args)
@@ -268,9 +331,8 @@ int runWhatIf(const QStringList &args)
         printWhatIfHelp(out);
         return kExitOk;
     }
-    if (parsed.files.isEmpty()) {
-        err() << "throttlescope whatif: give at least one FILE (or - for standard input)"
-              << Qt::endl;
+    if (const QString conflict = conflictingOptions(parsed); !conflict.isEmpty()) {
+        err() << "throttlescope whatif: " << conflict << Qt::endl;
         return kExitUsage;
     }
     PolicySet policies = parsed.policies.isEmpty() ? PolicySet::builtin() : PolicySet();
@@ -284,6 +346,8 @@ int runWhatIf(const QStringList &args)
     const std::optional<whatif::Workload> work = readWorkload(parsed);
     if (!work)
         return kExitNothingRead;
+    if (parsed.sweep)
+        return runSweep(parsed, *work, policies);
     SendLog sends;
     if (!parsed.out.isEmpty() && !sends.open(parsed.out)) {
         err() << parsed.out << ": " << sends.errorString() << Qt::endl;

@@ -2,7 +2,6 @@
 
 #include <QFile>
 #include <QJsonDocument>
-#include <QLocale>
 
 #include <cmath>
 #include <limits>
@@ -24,13 +23,6 @@ std::optional<qint64> secondsToMs(const QString &text)
 QString secondsText(qint64 ms)
 {
     return QString::number(double(ms) / 1000.0, 'g', 10);
-}
-
-// Rounds down to `decimals` places, so an advised rate is never above the one computed.
-double floorTo(double value, int decimals)
-{
-    const double scale = std::pow(10.0, decimals);
-    return std::floor(value * scale + 1e-9) / scale;
 }
 
 } // namespace
@@ -163,19 +155,6 @@ std::optional<double> parsePace(const QString &text, QString *error)
         return std::nullopt;
     }
     return count / seconds;
-}
-
-QString formatPace(double perSecond)
-{
-    const QLocale c = QLocale::c();
-    if (perSecond >= 10)
-        return c.toString(floorTo(perSecond, 1), 'g', 12) + u"/s"_qs;
-    const double perMinute = perSecond * 60;
-    if (perMinute >= 10)
-        return c.toString(std::floor(perMinute + 1e-9), 'f', 0) + u"/min"_qs;
-    if (perMinute >= 1)
-        return c.toString(floorTo(perMinute, 1), 'g', 12) + u"/min"_qs;
-    return c.toString(floorTo(perSecond * 3600, 1), 'g', 12) + u"/h"_qs;
 }
 
 std::optional<BreakerModel> parseBreaker(const QString &nameOrFile, QString *error)

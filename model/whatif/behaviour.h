@@ -4,6 +4,7 @@
 // on the background lane's share. Plain data with the parsers of the command line's spellings
 // ("110/min", "exp:2:60"), so the CLI, the What-if page and the tests agree on them.
 
+#include "engine/paceadvice.h" // formatPace
 #include "policy/breakermodel.h"
 
 #include <QJsonObject>
@@ -69,8 +70,6 @@ struct Behaviour
 
 // --pace R/s | R/min (also R/h, and a bare number = per second). nullopt and *error.
 std::optional<double> parsePace(const QString &text, QString *error);
-// A rate for people: "110/min" below 10 per second ("2.5/s" above), never rounded up.
-QString formatPace(double perSecond);
 // --breaker polly-v8 | resilience4j | FILE (a JSON file with a `breaker` object or the
 // object itself, docs/policy.md). nullopt and *error.
 std::optional<BreakerModel> parseBreaker(const QString &nameOrFile, QString *error);

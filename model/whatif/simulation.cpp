@@ -57,9 +57,12 @@ struct Client
     // The identity's operations, by lane when a cap separates them (else all in [0]).
     std::vector<qint32> lanes[2];
     size_t next[2] = {0, 0};
-    // Pacing in microseconds: the earliest instant of the next send.
-    double intervalMicro = 0;
-    double nextSendMicro = 0;
+    // Pacing: send k of a run of paced sends goes at anchor + ceil(k x interval), computed from
+    // the run's anchor rather than accumulated, so a window of W ms holds exactly the sends a
+    // steady pace puts there (no drift from adding rounded intervals).
+    double intervalMs = 0;
+    qint64 paceAnchorMs = 0;
+    qint64 pacedSends = 0;
     qint64 holdUntil = kNever; // a Retry-After the client obeys
     // Sends of the trailing minute, all and background (the lane cap's measure).
     std::deque<qint64> recentAll;
@@ -137,6 +140,23 @@ struct Simulation::Impl
         client.ready.push(slot);
     }
 
+    // The earliest instant the pace lets the client send next.
+    static qint64 nextPacedSend(const Client &client)
+    {
+        // (The epsilon keeps an exact multiple of the interval on its millisecond.)
+        return client.paceAnchorMs +
+               qint64(std::ceil(double(client.pacedSends) * client.intervalMs - 1e-6));
+    }
+    static void notePacedSend(Client &client, qint64 t)
+    {
+        if (t > nextPacedSend(client)) {
+            // Idle past its slot: a new run of paced sends starts here.
+            client.paceAnchorMs = t;
+            client.pacedSends = 0;
+        }
+        ++client.pacedSends;
+    }
+
     void startClients();
     qint32 nextOperation(Client &client, qint64 t);
     qint64 jittered(const Client &client, const Slot &slot, qint64 delayMs) const;
@@ -158,7 +178,7 @@ void Simulation::Impl::startClients()
         for (qint32 k = 0; k < qint32(identity.operations.size()); ++k)
             client.lanes[capped && identity.operations[size_t(k)].background ? 1 : 0].push_back(k);
         if (const auto pace = behaviour.paceFor(identity.identity); pace && *pace > 0)
-            client.intervalMicro = 1e6 / *pace;
+            client.intervalMs = 1000.0 / *pace;
         client.totals.startMs = identity.actual.startMs;
         client.totals.finishMs = identity.actual.startMs;
         client.totals.operations = qint64(identity.operations.size());
@@ -168,7 +188,7 @@ void Simulation::Impl::startClients()
                                                         : std::max(1, identity.peakConcurrency);
         for (int s = 0; s < slotCount && s < int(identity.operations.size()); ++s)
             pushSlot(client, Slot{-1, 0, identity.actual.startMs, 0});
-        client.nextSendMicro = double(identity.actual.startMs) * 1000.0;
+        client.paceAnchorMs = identity.actual.startMs;
         schedule(int(i), identity.actual.startMs);
     }
 }
@@ -257,8 +277,7 @@ void Simulation::Impl::attempt(Client &client, Slot slot, qint64 t)
         breakers->add(event, throttle::extract(event));
     if (observer)
         observer(event);
-    client.nextSendMicro =
-        std::max(client.nextSendMicro, double(t) * 1000.0) + client.intervalMicro;
+    notePacedSend(client, t);
     if (behaviour.backgroundCapPercent) {
         client.recentAll.push_back(t);
         if (operation.background)
@@ -293,7 +312,7 @@ void Simulation::Impl::takeTurn(int index, qint64 t)
             schedule(index, top.readyAt);
             return;
         }
-        qint64 gate = qint64(std::ceil(client.nextSendMicro / 1000.0 - 1e-9));
+        qint64 gate = nextPacedSend(client);
         if (behaviour.obeyRetryAfter)
             gate = std::max(gate, client.holdUntil);
         if (gate > t) {
@@ -333,6 +352,7 @@ void Simulation::Impl::collect()
     }
     std::sort(result.simulatedTimeline.completions.begin(),
               result.simulatedTimeline.completions.end());
+    result.advice = paceAdvice(engine.scopes());
 }
 
 SimulationResult Simulation::Impl::run()

@@ -19,6 +19,7 @@
 // Deterministic: clients take turns in time order (ties by identity order), jitter is seeded
 // per identity, operation and attempt. Not thread-safe; run() once per object.
 
+#include "engine/paceadvice.h"
 #include "engine/throttleengine.h"
 #include "policy/policy.h"
 #include "whatif/behaviour.h"
@@ -51,6 +52,8 @@ struct SimulationResult
     bool cancelled = false;
     // Filled when SimulationOptions::recordTimeline.
     Timeline simulatedTimeline;
+    // The pace advice of the simulated buckets (the log's mix of costs under the policy).
+    QList<PaceAdvice> advice;
 };
 
 struct SimulationOptions

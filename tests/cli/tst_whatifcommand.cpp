@@ -6,6 +6,7 @@
 #include "testcli.h"
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTemporaryDir>
@@ -64,6 +65,7 @@ private slots:
     void malformedLineIsNamedAndTheRestSimulated();
     void textHasTwoLinesPerIdentity();
     void outIsALogReportAndWhatIfRead();
+    void sweepPrintsEachStepAndTheFastestPace();
 };
 
 void TestWhatIfCommand::usageErrors_data()
@@ -90,6 +92,16 @@ void TestWhatIfCommand::usageErrors_data()
         << QStringList{u"--speed"_qs, u"x"_qs} << u"unknown option --speed"_qs;
     QTest::newRow("policy") << QStringList{u"--policy"_qs, u"no-such-policy"_qs, u"x"_qs}
                             << u"--policy no-such-policy"_qs;
+    QTest::newRow("sweep what") << QStringList{u"--sweep"_qs, u"speed"_qs, u"x"_qs}
+                                << u"--sweep takes pace"_qs;
+    QTest::newRow("sweep with a pace")
+        << QStringList{u"--sweep"_qs, u"pace"_qs, u"--pace"_qs, u"1/s"_qs, u"x"_qs}
+        << u"give no --pace"_qs;
+    QTest::newRow("sweep with --out")
+        << QStringList{u"--sweep"_qs, u"pace"_qs, u"--out"_qs, u"o.ndjson"_qs, u"x"_qs}
+        << u"--out writes one"_qs;
+    QTest::newRow("max-429") << QStringList{u"--max-429"_qs, u"100"_qs, u"x"_qs}
+                             << u"--max-429 takes a percentage"_qs;
 }
 
 void TestWhatIfCommand::usageErrors()
@@ -132,6 +144,9 @@ void TestWhatIfCommand::textHasTwoLinesPerIdentity()
              qPrintable(text));
     QVERIFY2(text.contains(u"sp-loader (300 operations)\n  actual: 29 s, 0 429s"_qs),
              qPrintable(text));
+    // Under the two lines, the pace the limits allow (Fabric: 200 a minute per identity).
+    QVERIFY2(text.contains(u"0 lost\n  the limits allow max 200/min, platform limit binds\n"_qs),
+             qPrintable(text));
 }
 
 void TestWhatIfCommand::outIsALogReportAndWhatIfRead()
@@ -170,6 +185,35 @@ void TestWhatIfCommand::outIsALogReportAndWhatIfRead()
     QCOMPARE(actual.value(u"lostOperations"_qs).toInteger(),
              simulated.value(u"lostOperations"_qs).toInteger());
     QCOMPARE(actual.value(u"finish"_qs).toString(), simulated.value(u"finish"_qs).toString());
+}
+
+void TestWhatIfCommand::sweepPrintsEachStepAndTheFastestPace()
+{
+    QTemporaryDir dir;
+    const QString log = write(dir, u"work.ndjson"_qs, fabricLog(false));
+    const AppRun text = runApp({u"whatif"_qs, u"--sweep"_qs, u"pace"_qs, log});
+    QCOMPARE(text.exitCode, 0);
+    const QString out = QString::fromUtf8(text.out);
+    QVERIFY2(out.contains(u"\nstep 0: sp-migrator unpaced: "_qs), qPrintable(out));
+    QVERIFY2(out.contains(u"\nstep 1: sp-migrator 200/min: 1 min 29 s, 0.0 % 429s"_qs),
+             qPrintable(out));
+    QVERIFY2(out.contains(u"\nsp-migrator: at most 200/min, finishes in 1 min 29 s (0.0 % 429s); "
+                          u"the limits allow max 200/min, platform limit binds\n"_qs),
+             qPrintable(out));
+
+    const AppRun json = runApp(
+        {u"whatif"_qs, u"--json"_qs, u"--sweep"_qs, u"pace"_qs, u"--max-429"_qs, u"5"_qs, log});
+    QCOMPARE(json.exitCode, 0);
+    const QJsonObject document = jsonOf(json.out);
+    const QJsonObject sweep = document.value(u"sweep"_qs).toObject();
+    QCOMPARE(sweep.value(u"max429Percent"_qs).toDouble(), 5.0);
+    QVERIFY(sweep.value(u"steps"_qs).toArray().size() >= 3);
+    const QJsonObject migrator =
+        sweep.value(u"byIdentity"_qs).toObject().value(u"sp-migrator"_qs).toObject();
+    QVERIFY(migrator.value(u"found"_qs).toBool());
+    QVERIFY(migrator.value(u"pacePerSecond"_qs).toDouble() > 200.0 / 60); // 5 % allowed: faster
+    QVERIFY(migrator.value(u"refusedPercent"_qs).toDouble() <= 5.0);
+    QCOMPARE(document.value(u"advice"_qs).toArray().size(), 2);
 }
 
 QTEST_GUILESS_MAIN(TestWhatIfCommand)

@@ -7,6 +7,7 @@
 #include "engine/throttleengine.h"
 #include "policy/policy.h"
 #include "whatif/behaviour.h"
+#include "whatif/pacesweep.h"
 #include "whatif/simulation.h"
 #include "whatif/whatifformat.h"
 #include "whatif/workload.h"
@@ -114,6 +115,7 @@ private slots:
     void breakerRefusesAttemptsWhileOpen();
     void backgroundCapKeepsItsShare();
     void deterministic();
+    void sweepFindsTheFastestPaceWithinTheShare();
     void parsers_data();
     void parsers();
     void outputNamesBothRuns();
@@ -489,6 +491,55 @@ void TestWhatIf::deterministic()
         QCOMPARE(first.sends[i].status, second.sends[i].status);
     }
     QCOMPARE(resultToJson(first.result), resultToJson(second.result));
+}
+
+void TestWhatIf::sweepFindsTheFastestPaceWithinTheShare()
+{
+    // alpha has 200 operations against 10 per 10 s; bravo 5, which never meet the limit.
+    std::vector<RequestEvent> events = steadyWork(u"alpha"_qs, 200, 10);
+    const std::vector<RequestEvent> few = steadyWork(u"bravo"_qs, 5, 10, kBase + 1);
+    events.insert(events.end(), few.begin(), few.end());
+    std::stable_sort(events.begin(), events.end(),
+                     [](const RequestEvent &a, const RequestEvent &b) { return a.tsMs < b.tsMs; });
+    const Workload work = workloadOf(events);
+    Behaviour behaviour;
+    behaviour.concurrency = 1;
+    behaviour.retries = 0;
+    SweepOptions options;
+    std::vector<int> announced;
+    const SweepResult sweep =
+        sweepPace(work, smallWindow(), behaviour, options,
+                  [&](const SweepStep &step) { announced.push_back(step.index); });
+    QCOMPARE(announced.size(), sweep.steps.size());
+    QVERIFY(sweep.steps.size() >= 3);
+    QVERIFY(!sweep.steps.front().byIdentity.front().pacePerSecond); // step 0: unpaced
+    QVERIFY(sweep.steps.front().byIdentity.front().totals.throttles > 0);
+    const IdentitySweep &alpha = sweep.byIdentity.at(0);
+    const IdentitySweep &bravo = sweep.byIdentity.at(1);
+    QVERIFY(bravo.unpaced);
+    QVERIFY(!bravo.fastestPace);
+    QVERIFY(alpha.fastestPace);
+    QVERIFY(alpha.advice);
+    QCOMPARE(alpha.advice->maxRatePerSecond, 1.0); // 10 per 10 s
+    // The pace found keeps every request within the limit, 5 % faster does not, and it is
+    // the limits' own bound to within the search's 2 %.
+    QVERIFY2(*alpha.fastestPace >= 0.98 && *alpha.fastestPace <= 1.05,
+             qPrintable(QString::number(*alpha.fastestPace)));
+    QCOMPARE(alpha.atFastest.totals.throttles, 0);
+    behaviour.pacePerSecond = *alpha.fastestPace;
+    QCOMPARE(simulate(work, smallWindow(), behaviour).result.byIdentity.at(0).whatif.throttles, 0);
+    behaviour.pacePerSecond = *alpha.fastestPace * 1.05;
+    QVERIFY(simulate(work, smallWindow(), behaviour).result.byIdentity.at(0).whatif.throttles > 0);
+
+    // Allowed 10 % of 429s, a faster pace qualifies.
+    options.max429Percent = 10;
+    behaviour.pacePerSecond.reset();
+    const SweepResult lenient = sweepPace(work, smallWindow(), behaviour, options);
+    QVERIFY(lenient.byIdentity.at(0).fastestPace);
+    QVERIFY(*lenient.byIdentity.at(0).fastestPace > *alpha.fastestPace * 1.05);
+    QVERIFY(lenient.byIdentity.at(0).atFastest.refusedShare() <= 0.10);
+    QVERIFY(sweepToText(lenient).contains(u"alpha: at most "_qs));
+    QVERIFY(sweepStepToText(lenient.steps.front(), work).startsWith(u"step 0: alpha unpaced: "_qs));
 }
 
 void TestWhatIf::parsers_data()
