@@ -5,6 +5,7 @@
 #include "live/ndjsonformat.h"
 #include "policy/policy.h"
 #include "whatif/behaviour.h"
+#include "whatif/clientsettings.h"
 #include "whatif/pacesweep.h"
 #include "whatif/simulation.h"
 #include "whatif/whatifformat.h"
@@ -45,6 +46,7 @@ struct WhatIfArguments
     QStringList files;
     bool sweep = false; // --sweep pace
     whatif::SweepOptions sweepOptions;
+    std::optional<whatif::ClientKind> emit; // --emit polly|resilience4j|azure-sdk
 };
 
 bool parseCount(const QString &option, const QString &text, int minimum, int *value)
@@ -128,6 +130,14 @@ std::map<QString, ValueOption> valueOptions(WhatIfArguments &parsed)
              QString error;
              b.breaker = whatif::parseBreaker(v, &error);
              return b.breaker ? true : fail(error);
+         }},
+        {u"--emit"_qs,
+         [&parsed, fail](const QString &o, const QString &v) {
+             parsed.emit = whatif::clientKindFromName(v);
+             return parsed.emit
+                        ? true
+                        : fail(o + u" takes "_qs + whatif::clientKindNames().join(u", "_qs) +
+                               u", not \""_qs + v + u"\""_qs);
          }},
         {u"--sweep"_qs,
          [&parsed, fail](const QString &o, const QString &v) {
@@ -217,6 +227,10 @@ void printWhatIfHelp(QTextStream &out)
            "                          most --max-429 PCT % of its requests refused (default 0),\n"
            "                          printing each step's finish time\n"
            "  --max-429 PCT           the share of 429s the sweep accepts\n"
+           "  --emit CLIENT           print settings to copy instead of the comparison: polly\n"
+           "                          (Polly v8, C#), resilience4j (YAML) or azure-sdk (.NET\n"
+           "                          retry options), with the pace the limits allow (or\n"
+           "                          --pace) and this behaviour's retries, backoff, breaker\n"
            "  --format FORMAT         the input format (as for report; also --map, --log-format)\n"
            "  -h, --help              this help\n"
            "Exit status: 0 done; 1 nothing could be read, or --out could not be written;\n"
@@ -314,6 +328,8 @@ QString conflictingOptions(const WhatIfArguments &parsed)
         return u"give at least one FILE (or - for standard input)"_qs;
     if (parsed.sweep && parsed.behaviour.pacePerSecond)
         return u"--sweep pace searches the pace: give no --pace"_qs;
+    if (parsed.sweep && parsed.emit)
+        return u"--emit prints the settings of one behaviour: give it without --sweep"_qs;
     if (parsed.sweep && !parsed.out.isEmpty())
         return u"--sweep pace simulates many runs: --out writes one, give it without --sweep"_qs;
     return {};
@@ -360,6 +376,14 @@ int runWhatIf(const QStringList &args)
     if (!parsed.out.isEmpty() && !sends.finish()) {
         err() << parsed.out << ": " << sends.errorString() << Qt::endl;
         return kExitNothingRead;
+    }
+    if (parsed.emit) {
+        QStringList identities;
+        for (const whatif::IdentityWork &identity : work->identities)
+            identities << identity.identity;
+        out << whatif::clientSettings(*parsed.emit, identities, result.advice, parsed.behaviour);
+        out.flush();
+        return kExitOk;
     }
     if (parsed.json) {
         const QByteArray text = whatif::resultToJson(result);
