@@ -46,7 +46,7 @@ struct WhatIfArguments
     QStringList files;
     bool sweep = false; // --sweep pace
     whatif::SweepOptions sweepOptions;
-    std::optional<whatif::ClientKind> emit; // --emit polly|resilience4j|azure-sdk
+    std::optional<whatif::ClientKind> emitClient; // --emit polly|resilience4j|azure-sdk
 };
 
 bool parseCount(const QString &option, const QString &text, int minimum, int *value)
@@ -133,8 +133,8 @@ std::map<QString, ValueOption> valueOptions(WhatIfArguments &parsed)
          }},
         {u"--emit"_qs,
          [&parsed, fail](const QString &o, const QString &v) {
-             parsed.emit = whatif::clientKindFromName(v);
-             return parsed.emit
+             parsed.emitClient = whatif::clientKindFromName(v);
+             return parsed.emitClient
                         ? true
                         : fail(o + u" takes "_qs + whatif::clientKindNames().join(u", "_qs) +
                                u", not \""_qs + v + u"\""_qs);
@@ -328,7 +328,7 @@ QString conflictingOptions(const WhatIfArguments &parsed)
         return u"give at least one FILE (or - for standard input)"_qs;
     if (parsed.sweep && parsed.behaviour.pacePerSecond)
         return u"--sweep pace searches the pace: give no --pace"_qs;
-    if (parsed.sweep && parsed.emit)
+    if (parsed.sweep && parsed.emitClient)
         return u"--emit prints the settings of one behaviour: give it without --sweep"_qs;
     if (parsed.sweep && !parsed.out.isEmpty())
         return u"--sweep pace simulates many runs: --out writes one, give it without --sweep"_qs;
@@ -377,11 +377,12 @@ int runWhatIf(const QStringList &args)
         err() << parsed.out << ": " << sends.errorString() << Qt::endl;
         return kExitNothingRead;
     }
-    if (parsed.emit) {
+    if (parsed.emitClient) {
         QStringList identities;
         for (const whatif::IdentityWork &identity : work->identities)
             identities << identity.identity;
-        out << whatif::clientSettings(*parsed.emit, identities, result.advice, parsed.behaviour);
+        out << whatif::clientSettings(*parsed.emitClient, identities, result.advice,
+                                      parsed.behaviour);
         out.flush();
         return kExitOk;
     }

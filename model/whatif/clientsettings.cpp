@@ -183,7 +183,7 @@ QString resilience4j(const QList<IdentityPace> &paces, const Behaviour &behaviou
         if (!pace.why.isEmpty())
             text += u"# "_qs + pace.identity + u": "_qs + pace.why + u"\n"_qs;
     }
-    const auto instance = [](const IdentityPace &pace) {
+    const auto instance = [](const IdentityPace &pace) -> QString {
         return u"      \""_qs + pace.identity + u"\":\n"_qs;
     };
     text += u"resilience4j:\n  ratelimiter:\n    instances:\n"_qs;

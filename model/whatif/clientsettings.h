@@ -28,7 +28,8 @@ std::optional<ClientKind> clientKindFromName(QStringView name);
 QStringList clientKindNames();
 
 // A steady pace as a rate limiter's permits per window: whole permits, a window of whole
-// seconds, never above the pace (permits / window <= perSecond).
+// seconds, never above the pace (permits / window <= perSecond); of the windows that come
+// closest to it, the shortest (the least bursty): 110/min is 55 per 30 s.
 struct PermitWindow
 {
     int permits = 1;

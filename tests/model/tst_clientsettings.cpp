@@ -62,8 +62,8 @@ void TestClientSettings::permitWindowNeverExceedsThePace_data()
     QTest::addColumn<double>("perSecond");
     QTest::addColumn<int>("permits");
     QTest::addColumn<int>("seconds");
-    QTest::newRow("110/min") << 110.0 / 60 << 110 << 60;
-    QTest::newRow("400/h") << 400.0 / 3600 << 400 << 3600;
+    QTest::newRow("110/min: 55 per 30 s") << 110.0 / 60 << 55 << 30;
+    QTest::newRow("400/h: 100 per 15 min") << 400.0 / 3600 << 100 << 900;
     QTest::newRow("25/s") << 25.0 << 25 << 1;
     QTest::newRow("2.5/s") << 2.5 << 5 << 2;
     QTest::newRow("1/h") << 1.0 / 3600 << 1 << 3600;
@@ -98,8 +98,8 @@ void TestClientSettings::pollyCarriesTheBehaviour()
           u"Delay = TimeSpan.FromMilliseconds(500),"_qs, u"MaxDelay = TimeSpan.FromSeconds(60),"_qs,
           u"UseJitter = true,"_qs, u"args.Outcome.Result?.Headers.RetryAfter?.Delta"_qs,
           u"FailureRatio = 0.1,"_qs, u"MinimumThroughput = 100,"_qs,
-          u"BreakDuration = TimeSpan.FromSeconds(5),"_qs, u"PermitLimit = 400,"_qs,
-          u"Window = TimeSpan.FromSeconds(3600),"_qs, u".Build();"_qs})
+          u"BreakDuration = TimeSpan.FromSeconds(5),"_qs, u"PermitLimit = 100,"_qs,
+          u"Window = TimeSpan.FromSeconds(900),"_qs, u".Build();"_qs})
         QVERIFY2(text.contains(expected), qPrintable(expected + u"\n---\n"_qs + text));
     QCOMPARE(text.count(u'{'), text.count(u'}'));
     QCOMPARE(text.count(u'('), text.count(u')'));
@@ -130,8 +130,8 @@ void TestClientSettings::resilience4jYamlReadsBack()
             .value(u"alice@contoso.com"_qs)
             .toObject();
     };
-    QCOMPARE(instance(u"ratelimiter"_qs).value(u"limitForPeriod"_qs).toInt(), 400);
-    QCOMPARE(instance(u"ratelimiter"_qs).value(u"limitRefreshPeriod"_qs).toString(), u"3600s"_qs);
+    QCOMPARE(instance(u"ratelimiter"_qs).value(u"limitForPeriod"_qs).toInt(), 100);
+    QCOMPARE(instance(u"ratelimiter"_qs).value(u"limitRefreshPeriod"_qs).toString(), u"900s"_qs);
     QCOMPARE(instance(u"retry"_qs).value(u"maxAttempts"_qs).toInt(), 4);
     QCOMPARE(instance(u"retry"_qs).value(u"waitDuration"_qs).toString(), u"2s"_qs);
     QCOMPARE(instance(u"retry"_qs).value(u"enableExponentialBackoff"_qs).toBool(), false);
@@ -155,7 +155,7 @@ void TestClientSettings::azureSdkRetryOptions()
          {u"options.Retry.Mode = RetryMode.Exponential;"_qs, u"options.Retry.MaxRetries = 3;"_qs,
           u"options.Retry.Delay = TimeSpan.FromMilliseconds(800);"_qs,
           u"options.Retry.MaxDelay = TimeSpan.FromSeconds(60);"_qs,
-          u"//   alice@contoso.com: 400 per 3600 s"_qs})
+          u"//   alice@contoso.com: 100 per 900 s"_qs})
         QVERIFY2(text.contains(expected), qPrintable(expected + u"\n---\n"_qs + text));
 }
 
