@@ -287,9 +287,4 @@ QString scopeLabel(const ScopeSummary &scope)
     return shortName(scope.key) + QStringLiteral(" · ") + limitLabel(scope);
 }
 
-QString formatDuration(qint64 ms)
-{
-    return ts::formatDuration(ms);
-}
-
 } // namespace ts::models
