@@ -229,12 +229,11 @@ void DashboardController::startDemo()
         m_simulator = nullptr;
         return;
     }
-    // A quick screenshot (the default delay) runs fast enough for the first 429 wave to show;
-    // one told how long to wait sees the demo as a person would.
-    const bool quickScreenshot =
-        !m_options.screenshotPath.isEmpty() && m_options.screenshotDelayMs < 0;
+    // A screenshot runs fast enough for the first 429 wave to show in a few seconds, unless
+    // --speed says otherwise.
     m_simulator->setSpeed(m_options.demoSpeed.value_or(
-        quickScreenshot ? kDemoScreenshotSpeed : live::LiveSimulator::kDemoSpeed));
+        m_options.screenshotPath.isEmpty() ? live::LiveSimulator::kDemoSpeed
+                                           : kDemoScreenshotSpeed));
     m_simulator->moveToThread(&m_workerThread);
     connect(&m_workerThread, &QThread::finished, m_simulator, &QObject::deleteLater);
     // Same thread: the batch goes straight into the analysis, no copy across threads.

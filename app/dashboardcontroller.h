@@ -38,7 +38,7 @@ struct DashboardOptions
     QStringList files;
     bool demo = false;
     // Simulated seconds per real second (--speed); nullopt: the demo's own
-    // (live::LiveSimulator::kDemoSpeed), or a fast one for a quick --screenshot.
+    // (live::LiveSimulator::kDemoSpeed), or a fast one for a --screenshot.
     std::optional<double> demoSpeed;
     QString screenshotPath; // non-empty: render, save, quit
     QSize screenshotSize{1600, 1000};
