@@ -1,14 +1,14 @@
 #include "dashboardcontroller.h"
 
 #include "dashboard.h"
-#include "dashboardlistener.h"
-#include "engine/analysissession.h"
-#include "engine/scratchworkspace.h"
-#include "followedsources.h"
 #include "listendialog.h"
-#include "livesimulator.h"
+#include "live/dashboardlistener.h"
+#include "live/followedsources.h"
+#include "live/livesimulator.h"
 #include "mainwindow.h"
 #include "poll/pollfeed.h"
+#include "session/analysissession.h"
+#include "session/scratchworkspace.h"
 #include "store/workspace.h"
 
 #include <QMessageBox>

@@ -6,7 +6,7 @@
 // (ts::AnalysisSession, wired in main.cpp), results come back as snapshots.
 
 #include "engine/reportdata.h"
-#include "models/ingeststatus.h"
+#include "ingest/ingeststatus.h"
 
 #include <QMainWindow>
 #include <QVariantMap>

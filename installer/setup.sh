@@ -3,7 +3,11 @@
 # Idempotent: installs only the packages that are missing, reuses the build directory.
 #
 #   installer/setup.sh demo   install what is missing, build, launch the dashboard on the demo
-#   installer/setup.sh test   install what is missing, build, run the whole test suite
+#   installer/setup.sh test   install what is missing, build, lint what changed, run the whole
+#                             test suite
+#   installer/setup.sh lint   clang-format --dry-run on the changed lines and clang-tidy (preset
+#                             tidy) on the C++ files changed since THROTTLESCOPE_LINT_BASE (default: the commit before
+#                             HEAD), uncommitted changes included
 #   installer/setup.sh build  install what is missing and build only
 #   installer/setup.sh release  install what is missing, build the profile-guided release
 #                             (build/release: the binary to package and to benchmark)
@@ -23,6 +27,7 @@ packages=(
   jq nginx-light xvfb xauth               # jq: benchmark reference; nginx: limiter ground truth
   clickhouse-server clickhouse-client     # a real log store for the poller's tests (tests/poll)
   clang libclang-rt-14-dev                # libFuzzer harnesses
+  clang-format clang-tidy                 # lint: the changed files (installer/setup.sh lint)
   fonts-dejavu-core
   python3-yaml                            # reads whatif --emit resilience4j back (tst_clientsettings)
   # The package (installer/CMakeLists.txt) and its tests (tests/package/): the icon's PNG sizes,
@@ -78,6 +83,61 @@ build_release() {
   "$root/build/release/app/throttlescope" --version
 }
 
+# What this change wrote in C++: "FILE FIRST:LAST" for each hunk of the diff since
+# THROTTLESCOPE_LINT_BASE (default: the commit before HEAD; a merge: all it brings), uncommitted
+# changes included, renames followed (a moved file's old lines are not new). Nothing when there
+# is no base to compare with (a clone of one commit).
+changed_cpp_lines() {
+  local base="${THROTTLESCOPE_LINT_BASE:-HEAD~1}"
+  if ! git rev-parse -q --verify "$base^{commit}" >/dev/null; then
+    echo "lint: no $base to compare with; nothing linted" >&2
+    return 0
+  fi
+  git diff -U0 -M --diff-filter=ACMR "$base" -- '*.cpp' '*.h' ':!tests/data' |
+    awk '/^\+\+\+ b\// { file = substr($0, 7) }
+         /^@@/ { match($0, /\+[0-9]+(,[0-9]+)?/); hunk = substr($0, RSTART + 1, RLENGTH - 1)
+                 n = split(hunk, part, ","); count = (n > 1) ? part[2] : 1
+                 if (count > 0) print file, part[1] ":" part[1] + count - 1 }'
+}
+
+# clang-format on the lines a change wrote (not the whole file: a small change to an old file
+# need not reformat it); clang-tidy (.clang-tidy) on the changed product sources, with the tidy
+# preset's compile database (clang's own flags); a changed header is checked through the .cpp of
+# the same name. Any finding fails.
+lint() {
+  cd "$root"
+  local changes
+  changes="$(changed_cpp_lines)"
+  if [ -z "$changes" ]; then
+    echo "lint: no C++ line changed"
+    return 0
+  fi
+  local files file
+  mapfile -t files < <(printf '%s\n' "$changes" | cut -d' ' -f1 | sort -u)
+  echo "lint: clang-format on the lines changed in ${#files[@]} file(s)"
+  for file in "${files[@]}"; do
+    local lines=()
+    mapfile -t lines < <(printf '%s\n' "$changes" | awk -v f="$file" '$1 == f { print "--lines=" $2 }')
+    clang-format --dry-run --Werror "${lines[@]}" "$file"
+  done
+  local sources=()
+  for file in "${files[@]}"; do
+    case "$file" in model/*|app/*|widgets/*) ;; *) continue ;; esac
+    file="${file%.h}"; file="${file%.cpp}.cpp"
+    if [ -f "$file" ]; then sources+=("$root/$file"); fi
+  done
+  if [ "${#sources[@]}" -eq 0 ]; then
+    echo "lint: no product source to tidy"
+    return 0
+  fi
+  cmake --preset tidy >/dev/null
+  # Configured only: no product source includes generated code (moc output), so clang-tidy
+  # needs nothing but the compile database.
+  echo "lint: clang-tidy on ${#sources[@]} product source(s)"
+  printf '%s\n' "${sources[@]}" | sort -u |
+    xargs -P 2 -n 2 clang-tidy -p "$root/build/tidy" --quiet
+}
+
 run_tests() {
   cd "$root"
   export QT_QPA_PLATFORM=offscreen
@@ -103,8 +163,9 @@ launch_demo() {
 case "${1:-}" in
   deps) install_deps ;;
   build) install_deps; build ;;
-  test) install_deps; build; run_tests ;;
+  test) install_deps; build; lint; run_tests ;;
+  lint) install_deps; lint ;;
   demo) install_deps; build; launch_demo ;;
   release) install_deps; build_release ;;
-  *) echo "usage: $0 demo|test|build|release|deps" >&2; exit 2 ;;
+  *) echo "usage: $0 demo|test|build|lint|release|deps" >&2; exit 2 ;;
 esac

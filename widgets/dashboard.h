@@ -4,7 +4,7 @@
 // second, and only the visible page redraws. MainWindow hosts one Dashboard and adds menus.
 
 #include "engine/reportdata.h"
-#include "models/ingeststatus.h"
+#include "ingest/ingeststatus.h"
 
 #include <QWidget>
 

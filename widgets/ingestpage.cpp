@@ -1,6 +1,6 @@
 #include "ingestpage.h"
 
-#include "models/feedhealth.h"
+#include "ingest/feedhealth.h"
 #include "models/ingestmodels.h"
 #include "models/snapshotmath.h"
 
@@ -111,7 +111,7 @@ void IngestPage::tick()
     for (const IngestSourceStatus &source : m_status.sources) {
         if (!source.countedInWorkspace)
             events += source.events;
-        rate += models::feedRateNow(source, now);
+        rate += feedRateNow(source, now);
     }
     // Singular spelled out: tr()'s %n plural needs a loaded translation to say "1 source".
     const QString sources = m_status.sources.size() == 1

@@ -3,7 +3,7 @@
 // arrived (ticking every second, so a dead feed is visible), and the malformed records with
 // their file:line.
 
-#include "models/ingeststatus.h"
+#include "ingest/ingeststatus.h"
 
 #include <QWidget>
 
@@ -29,7 +29,7 @@ public:
     [[nodiscard]] models::MalformedRecordsModel *malformedModel() const { return m_malformed; }
     [[nodiscard]] QString summaryText() const;
     // A live feed silent this long is marked stale (row, State column, summary, and
-    // staleFeedsChanged for the status bar); models/feedhealth.h has the default.
+    // staleFeedsChanged for the status bar); ingest/feedhealth.h has the default.
     void setStaleAfterSeconds(int seconds);
     [[nodiscard]] QStringList staleFeeds() const { return m_stale; }
 

@@ -1,6 +1,6 @@
 #include "listendialog.h"
 
-#include "models/feedhealth.h"
+#include "ingest/feedhealth.h"
 
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -28,9 +28,7 @@ ListenSettings ListenSettings::load()
     listen.port = settings.value(kPortKey, listen.port).toInt();
     listen.tokenFile = settings.value(kTokenFileKey).toString();
     listen.staleAfterSeconds =
-        settings
-            .value(QLatin1StringView(models::kStaleAfterSettingsKey),
-                   models::kDefaultStaleAfterSeconds)
+        settings.value(QLatin1StringView(kStaleAfterSettingsKey), kDefaultStaleAfterSeconds)
             .toInt();
     return listen;
 }
@@ -41,7 +39,7 @@ void ListenSettings::save() const
     settings.setValue(kAddressKey, address);
     settings.setValue(kPortKey, port);
     settings.setValue(kTokenFileKey, tokenFile);
-    settings.setValue(QLatin1StringView(models::kStaleAfterSettingsKey), staleAfterSeconds);
+    settings.setValue(QLatin1StringView(kStaleAfterSettingsKey), staleAfterSeconds);
 }
 
 ListenDialog::ListenDialog(const ListenSettings &settings, QWidget *parent)

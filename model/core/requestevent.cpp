@@ -1,7 +1,5 @@
 #include "requestevent.h"
 
-#include "ingest/redaction.h"
-
 namespace ts {
 
 void HttpHeaders::set(const QString &name, const QString &value)
@@ -41,11 +39,6 @@ bool HttpHeaders::contains(QStringView lowerName) const
 void HttpHeaders::remove(QStringView lowerName)
 {
     m_items.removeIf([lowerName](const auto &item) { return item.first == lowerName; });
-}
-
-MalformedRecord::MalformedRecord(QString sourceName, qint64 lineNumber, QString why)
-    : source(std::move(sourceName)), line(lineNumber), reason(redact::redactText(why))
-{
 }
 
 QString MalformedRecord::toString() const

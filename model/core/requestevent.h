@@ -156,12 +156,14 @@ inline void prefetchEventText(const RequestEvent &event)
 // A record that could not be read. Reported as "FILE:LINE: reason".
 struct MalformedRecord
 {
+    // Not an aggregate on purpose: a record is made by redact::malformedRecord()
+    // (ingest/redaction.h), which masks the reason's secrets. The reason may quote the record it
+    // rejects, and every reader makes its records there, before any sink (stderr, report,
+    // workspace, HTTP answers) can see them; core itself knows nothing of secrets. Readers quote
+    // values through redact::quoteMasked(), which also hides bare credentials that no pattern
+    // can recognise. Fields are set one by one only where the reason is masked already (a
+    // workspace reading back what it stored).
     MalformedRecord() = default;
-    // The reason may quote the record it rejects: its secrets are masked here, where every
-    // record is made, before any sink (stderr, report, workspace, HTTP answers) can see it.
-    // Readers quote values through redact::quoteMasked(), which also hides bare credentials
-    // that no pattern can recognise.
-    MalformedRecord(QString sourceName, qint64 lineNumber, QString why);
 
     QString source;
     qint64 line = 0;

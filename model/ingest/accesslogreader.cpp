@@ -418,7 +418,7 @@ ReadResult AccessLogReader::read(QIODevice &input, const QString &sourceName, In
             event.offset = lines.lineOffset();
             counted.onEvent(std::move(event));
         } else {
-            counted.onMalformed({sourceName, lines.lineNumber(), reason});
+            counted.onMalformed(redact::malformedRecord(sourceName, lines.lineNumber(), reason));
         }
         lines.checkpoint();
     }

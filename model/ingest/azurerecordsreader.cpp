@@ -267,7 +267,8 @@ ReadResult AzureRecordsReader::read(QIODevice &input, const QString &sourceName,
         if (scan.current() != '{') {
             if (!scan.skipValue())
                 return false;
-            counted.onMalformed({sourceName, line, QStringLiteral("record is not an object")});
+            counted.onMalformed(redact::malformedRecord(sourceName, line,
+                                                        QStringLiteral("record is not an object")));
             return true;
         }
         scan.pin(start);
@@ -288,7 +289,7 @@ ReadResult AzureRecordsReader::read(QIODevice &input, const QString &sourceName,
         }
         scan.unpin();
         if (!reason.isEmpty()) {
-            counted.onMalformed({sourceName, line, reason});
+            counted.onMalformed(redact::malformedRecord(sourceName, line, reason));
             return true;
         }
         event.source = sourceName;
@@ -341,7 +342,8 @@ ReadResult AzureRecordsReader::read(QIODevice &input, const QString &sourceName,
             continue;
         }
         if (c != '{') {
-            counted.onMalformed({sourceName, line, QStringLiteral("not a JSON object")});
+            counted.onMalformed(
+                redact::malformedRecord(sourceName, line, QStringLiteral("not a JSON object")));
             while (scan.ensure() && scan.current() != '\n')
                 scan.advance();
             continue;

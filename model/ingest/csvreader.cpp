@@ -611,7 +611,7 @@ ReadResult CsvReader::read(QIODevice &input, const QString &sourceName, IngestSi
         if (ingest::trimmed(record).empty())
             continue;
         const auto malformed = [&](const QString &reason) {
-            counted.onMalformed({sourceName, recordLine, reason});
+            counted.onMalformed(redact::malformedRecord(sourceName, recordLine, reason));
         };
         bool split = !recordUnterminated && splitRecord(record, delimiter, fields, fieldCount);
         if (split && joinedLines > 0 && fieldCount != columns.size()) {

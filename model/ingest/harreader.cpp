@@ -296,8 +296,8 @@ ReadResult HarReader::read(QIODevice &input, const QString &sourceName, IngestSi
             if (scan.current() != '{') {
                 if (!scan.skipValue())
                     return corrupt("an entry");
-                counted.onMalformed(
-                    {sourceName, line, QStringLiteral("entry %1: not an object").arg(entryNumber)});
+                counted.onMalformed(redact::malformedRecord(
+                    sourceName, line, QStringLiteral("entry %1: not an object").arg(entryNumber)));
             } else {
                 scan.pin(start);
                 if (!scan.skipContainer())
@@ -324,8 +324,8 @@ ReadResult HarReader::read(QIODevice &input, const QString &sourceName, IngestSi
                 }
                 scan.unpin();
                 if (!reason.isEmpty()) {
-                    counted.onMalformed(
-                        {sourceName, line, QStringLiteral("entry %1: ").arg(entryNumber) + reason});
+                    counted.onMalformed(redact::malformedRecord(
+                        sourceName, line, QStringLiteral("entry %1: ").arg(entryNumber) + reason));
                 } else {
                     d->identities.apply(event, authorization);
                     d->batchEvents.clear();

@@ -867,7 +867,7 @@ static ParsedChunk parseChunkLines(NdjsonReader::Impl &impl, const Chunk &chunk,
                 return parsed;
             } else {
                 parsed.events.pop_back();
-                parsed.malformed.push_back(MalformedRecord{sourceName, line, reason});
+                parsed.malformed.push_back(redact::malformedRecord(sourceName, line, reason));
             }
         }
         pos = end + 1;

@@ -189,9 +189,9 @@ void mapSpan(simdjson::dom::element span, const std::vector<Attribute> &resource
         name = {};
     const auto start = nanosOf(span, "startTimeUnixNano");
     if (!start) {
-        sink.onMalformed(
-            {source, line,
-             u"span " + redact::quoteMasked(toQString(name)) + u" has no startTimeUnixNano"});
+        sink.onMalformed(redact::malformedRecord(source, line,
+                                                 u"span " + redact::quoteMasked(toQString(name)) +
+                                                     u" has no startTimeUnixNano"));
         return;
     }
     RequestEvent event;
@@ -322,8 +322,8 @@ void mapSpan(simdjson::dom::element span, const std::vector<Attribute> &resource
         extra.addString("spanName", name);
     event.extraJson = extra.take();
     if (!problem.isEmpty()) {
-        sink.onMalformed(
-            {source, line, u"span " + redact::quoteMasked(toQString(name)) + u": " + problem});
+        sink.onMalformed(redact::malformedRecord(
+            source, line, u"span " + redact::quoteMasked(toQString(name)) + u": " + problem));
         return;
     }
     ingest::finishEvent(event, authorization);
@@ -405,7 +405,8 @@ ReadResult OtlpReader::read(QIODevice &input, const QString &sourceName, IngestS
         const qint64 offset = scan.offsetOf(start);
         if (scan.current() != '{') {
             // Not an object: skip to the end of the line and report it.
-            counted.onMalformed({sourceName, line, QStringLiteral("not a JSON object")});
+            counted.onMalformed(
+                redact::malformedRecord(sourceName, line, QStringLiteral("not a JSON object")));
             while (scan.ensure() && scan.current() != '\n')
                 scan.advance();
             continue;
@@ -428,7 +429,7 @@ ReadResult OtlpReader::read(QIODevice &input, const QString &sourceName, IngestS
         scan.unpin();
         ++documents;
         if (!reason.isEmpty())
-            counted.onMalformed({sourceName, line, reason});
+            counted.onMalformed(redact::malformedRecord(sourceName, line, reason));
         if (control.checkpoint)
             control.checkpoint(scan.offset(), scan.lineAt(scan.pos()));
     }

@@ -6,6 +6,7 @@
 
 #include "core/valuelimits.h"
 #include "ingest/ingest.h"
+#include "ingest/redaction.h"
 
 #include <QByteArray>
 #include <QString>
@@ -71,7 +72,7 @@ public:
     void onEvent(RequestEvent &&event) override
     {
         if (QString problem = limits::eventValueProblem(event); !problem.isEmpty()) {
-            onMalformed({event.source, event.line, std::move(problem)});
+            onMalformed(redact::malformedRecord(event.source, event.line, std::move(problem)));
             return;
         }
         ++events;

@@ -905,6 +905,15 @@ QString redactText(const QString &text)
     return result;
 }
 
+MalformedRecord malformedRecord(QString source, qint64 line, const QString &why)
+{
+    MalformedRecord record;
+    record.source = std::move(source);
+    record.line = line;
+    record.reason = redactText(why);
+    return record;
+}
+
 QByteArray redactBytes(const QByteArray &bytes)
 {
     if (bytes.isEmpty())

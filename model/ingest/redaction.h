@@ -43,6 +43,11 @@ QString redactText(const QString &text);
 // The same on UTF-8 / Latin-1 bytes (extraJson, raw records). Returns bytes itself when clean.
 QByteArray redactBytes(const QByteArray &bytes);
 
+// The one way a reader (or any other source of records: the listener, the poller, the session's
+// fatal read errors) makes a MalformedRecord: the reason may quote the record it rejects, so its
+// secrets are masked here (redactText), before any sink can see it.
+[[nodiscard]] MalformedRecord malformedRecord(QString source, qint64 line, const QString &why);
+
 // Drops secret headers (after reading the identity from an Authorization bearer token, see
 // applyIdentityFromAuthorization), masks secrets in the URL, body, annotation text, the other
 // header values and extraJson (whose unknown keys may be "authorization", "cookie", ...).

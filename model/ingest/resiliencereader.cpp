@@ -296,9 +296,9 @@ ReadResult ResilienceReader::read(QIODevice &input, const QString &sourceName, I
             target = target.substr(0, targetEnd);
             const auto state = resilience4jState(target);
             if (!state) {
-                counted.onMalformed(
-                    {sourceName, lines.lineNumber(),
-                     u"unknown circuit breaker state " + redact::quoteMasked(toQString(target))});
+                counted.onMalformed(redact::malformedRecord(
+                    sourceName, lines.lineNumber(),
+                    u"unknown circuit breaker state " + redact::quoteMasked(toQString(target))));
                 lines.checkpoint();
                 continue;
             }
@@ -353,11 +353,11 @@ ReadResult ResilienceReader::read(QIODevice &input, const QString &sourceName, I
             continue;
         }
         if (!lastTimestamp || !problem.isEmpty()) {
-            counted.onMalformed({sourceName, lines.lineNumber(),
-                                 !problem.isEmpty()
-                                     ? problem
-                                     : QStringLiteral("resilience event without a timestamp (no "
-                                                      "timestamped line before it)")});
+            counted.onMalformed(redact::malformedRecord(
+                sourceName, lines.lineNumber(),
+                !problem.isEmpty() ? problem
+                                   : QStringLiteral("resilience event without a timestamp (no "
+                                                    "timestamped line before it)")));
             lines.checkpoint();
             continue;
         }

@@ -2,6 +2,7 @@
 
 #include "core/timeparse.h"
 #include "ingest/readerutil.h"
+#include "ingest/redaction.h"
 
 #include <QIODevice>
 
@@ -360,8 +361,8 @@ ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSi
         const Node *request = item ? item->get("request") : nullptr;
         const Node *response = item ? item->get("response") : nullptr;
         if (!request || request->kind != Node::Kind::Map) {
-            counted.onMalformed(
-                {sourceName, blockLine, QStringLiteral("interaction without a request")});
+            counted.onMalformed(redact::malformedRecord(
+                sourceName, blockLine, QStringLiteral("interaction without a request")));
             return;
         }
         RequestEvent event;
@@ -434,13 +435,14 @@ ReadResult VcrReader::read(QIODevice &input, const QString &sourceName, IngestSi
             }
         }
         if (!problem.isEmpty()) {
-            counted.onMalformed({sourceName, blockLine, problem});
+            counted.onMalformed(redact::malformedRecord(sourceName, blockLine, problem));
             return;
         }
         if (!when) {
-            counted.onMalformed({sourceName, blockLine,
-                                 QStringLiteral("interaction without a readable response Date "
-                                                "header (cassettes record no other time)")});
+            counted.onMalformed(redact::malformedRecord(
+                sourceName, blockLine,
+                QStringLiteral("interaction without a readable response Date "
+                               "header (cassettes record no other time)")));
             return;
         }
         event.tsMs = *when;

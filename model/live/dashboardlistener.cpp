@@ -1,6 +1,6 @@
 #include "dashboardlistener.h"
 
-#include "engine/analysissession.h"
+#include "session/analysissession.h"
 
 #include <QEventLoop>
 #include <QFile>

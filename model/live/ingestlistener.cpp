@@ -4,6 +4,7 @@
 #include "inflate.h"
 #include "ingest/ndjsonreader.h"
 #include "ingest/otlpreader.h"
+#include "ingest/redaction.h"
 
 #include <QCryptographicHash>
 #include <QDateTime>
@@ -651,7 +652,7 @@ void IngestListener::handleRequest(HttpConnection &connection, HttpRequest &&req
                         errors.append(
                             QJsonObject{{u"line"_qs, lineNumber}, {u"reason"_qs, reason}});
                     }
-                    batch.malformed.append(MalformedRecord{source, lineNumber, reason});
+                    batch.malformed.append(redact::malformedRecord(source, lineNumber, reason));
                 }
             }
             lineStart = lineEnd + 1;

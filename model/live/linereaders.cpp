@@ -2,6 +2,7 @@
 
 #include "ingest/formatdetect.h"
 #include "ingest/ndjsonreader.h"
+#include "ingest/redaction.h"
 
 #include <QBuffer>
 #include <QFile>
@@ -53,7 +54,7 @@ public:
                 event.offset = line.offset;
                 events->append(std::move(event));
             } else {
-                malformed->append(MalformedRecord{batch.path, line.line, reason});
+                malformed->append(redact::malformedRecord(batch.path, line.line, reason));
             }
         }
     }

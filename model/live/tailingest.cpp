@@ -1,5 +1,6 @@
 #include "tailingest.h"
 
+#include "ingest/redaction.h"
 #include "linereaders.h"
 
 namespace ts::live {
@@ -46,11 +47,11 @@ void TailIngest::parse(const TailBatch &batch, QList<RequestEvent> *events,
     }
     if (!state.reported) {
         state.reported = true;
-        malformed->append(MalformedRecord{
+        malformed->append(redact::malformedRecord(
             batch.path, batch.lines.constFirst().line,
             QStringLiteral("%1 is a whole-document format and cannot be followed line by line; "
                            "read it with report or import")
-                .arg(state.format)});
+                .arg(state.format)));
     }
 }
 

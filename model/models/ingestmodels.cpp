@@ -1,7 +1,7 @@
 #include "ingestmodels.h"
 
 #include "core/timeparse.h"
-#include "feedhealth.h"
+#include "ingest/feedhealth.h"
 #include "snapshotmath.h"
 
 #include <QDateTime>

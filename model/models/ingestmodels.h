@@ -2,7 +2,7 @@
 // The ingest panel's tables: one row per source (format, events as the report counts them, rate,
 // "last event Ns ago", errors) and one row per malformed record (source:line, reason).
 
-#include "ingeststatus.h"
+#include "ingest/ingeststatus.h"
 
 #include <QAbstractTableModel>
 

@@ -618,7 +618,8 @@ Poller::Outcome Poller::pollOnce(const Deliver &deliver)
                     parsed[index].line = m_rowNumber;
                     events.append(std::move(parsed[index]));
                 } else {
-                    malformed.append(MalformedRecord(m_sourceName, m_rowNumber, reasons[index]));
+                    malformed.append(
+                        redact::malformedRecord(m_sourceName, m_rowNumber, reasons[index]));
                 }
             }
             m_health.rows += events.size() + malformed.size();
@@ -642,7 +643,8 @@ Poller::Outcome Poller::pollOnce(const Deliver &deliver)
                 m_health.lastEventTsMs = std::max(m_health.lastEventTsMs, parsed[index].tsMs);
                 events.append(std::move(parsed[index]));
             } else {
-                malformed.append(MalformedRecord(m_sourceName, m_rowNumber, reasons[index]));
+                malformed.append(
+                    redact::malformedRecord(m_sourceName, m_rowNumber, reasons[index]));
             }
         }
         m_health.rows += events.size() + malformed.size();

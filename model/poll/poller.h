@@ -12,7 +12,7 @@
 // exponentially, and every request counts in health(), which becomes the Ingest page's row
 // for the source (toIngestStatus).
 
-#include "models/ingeststatus.h"
+#include "ingest/ingeststatus.h"
 #include "poll/pollcursor.h"
 #include "poll/pollsource.h"
 

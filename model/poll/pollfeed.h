@@ -4,7 +4,7 @@
 // covers them (the session stores both in one transaction, so a restart resumes exactly where
 // the stored rows end) and its health as the Ingest page's row for the source.
 
-#include "models/ingeststatus.h"
+#include "ingest/ingeststatus.h"
 #include "poll/pollcursor.h"
 #include "poll/pollsource.h"
 

@@ -11,8 +11,8 @@
 #include "canonicalgenerator.h"
 #include "dashboard.h"
 #include "dashboardcontroller.h"
-#include "engine/analysissession.h"
 #include "mainwindow.h"
+#include "session/analysissession.h"
 
 #include <QApplication>
 #include <QDir>

@@ -4,9 +4,9 @@
 // workspace; the Ingest model shows the feed before its first event, then its events, rate,
 // lag and errors; after a (short, test-set) silence it is stale, and fresh again on the next
 // event.
-#include "dashboardlistener.h"
-#include "engine/analysissession.h"
+#include "live/dashboardlistener.h"
 #include "models/ingestmodels.h"
+#include "session/analysissession.h"
 #include "store/workspacereader.h"
 
 #include <QAbstractItemModelTester>

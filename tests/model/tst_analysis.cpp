@@ -2,8 +2,8 @@
 // the inline result, and the session publishes snapshots, ingest status, policy re-runs and a
 // browsable workspace from its own thread.
 #include "engine/analysis.h"
-#include "engine/analysissession.h"
 #include "engine/reportformat.h"
+#include "session/analysissession.h"
 
 #include <QScopeGuard>
 #include <QSignalSpy>

@@ -724,7 +724,8 @@ private Q_SLOTS:
         MalformedRecordsModel malformed;
         QAbstractItemModelTester malformedTester(
             &malformed, QAbstractItemModelTester::FailureReportingMode::QtTest);
-        malformed.setRecords({{QStringLiteral("a.ndjson"), 17, QStringLiteral("not JSON")}});
+        malformed.setRecords(
+            {redact::malformedRecord(QStringLiteral("a.ndjson"), 17, QStringLiteral("not JSON"))});
         QCOMPARE(malformed.index(0, 0).data().toString(), QStringLiteral("a.ndjson:17"));
         QCOMPARE(malformed.index(0, 1).data().toString(), QStringLiteral("not JSON"));
     }

@@ -1,7 +1,7 @@
-// A live feed's health as the Ingest page judges it (models/feedhealth.h): silence measured from
+// A live feed's health as the Ingest page judges it (ingest/feedhealth.h): silence measured from
 // the last event or from the feed's start, "stale" past the threshold, the arrival rate over a
 // trailing window and its decay once the feed goes quiet; and the Ingest model's rows for them.
-#include "models/feedhealth.h"
+#include "ingest/feedhealth.h"
 #include "models/ingestmodels.h"
 
 #include <QAbstractItemModelTester>

@@ -5,8 +5,8 @@
 // polled store, an opened workspace) feeds weighted events; the session's IngestStatus, the
 // IngestSourcesModel (under QAbstractItemModelTester) and the report all say the same count,
 // and a file's follower still starts after the records read (rows, not requests).
-#include "engine/analysissession.h"
 #include "models/ingestmodels.h"
+#include "session/analysissession.h"
 #include "store/workspace.h"
 #include "store/workspacewriter.h"
 

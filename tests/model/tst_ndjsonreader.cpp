@@ -2,6 +2,7 @@
 #include "core/immortaltext.h"
 #include "importertestutil.h"
 #include "ingest/ndjsonreader.h"
+#include "ingest/redaction.h"
 
 #include <QBuffer>
 #include <QTest>
@@ -322,7 +323,8 @@ private slots:
                     event.offset = from;
                     expected.push_back(std::move(event));
                 } else {
-                    expectedMalformed.push_back({QStringLiteral("test.ndjson"), line, reason});
+                    expectedMalformed.push_back(
+                        redact::malformedRecord(QStringLiteral("test.ndjson"), line, reason));
                 }
             }
             start = end + 1;

@@ -1,7 +1,7 @@
 // Opening a file in the dashboard reads it once (issue 17.5): the same pass feeds the analysis
 // and the scratch workspace the Events page browses, with progress and cancel. A named pipe can
 // only be read once, so a second read would find nothing (or wait forever).
-#include "engine/analysissession.h"
+#include "session/analysissession.h"
 #include "store/workspacereader.h"
 
 #include <QTemporaryDir>

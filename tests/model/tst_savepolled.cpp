@@ -2,7 +2,7 @@
 // restart resumes from the stored cursor): the saved workspace holds the store as a polled store,
 // with its rows and its cursor, so reopening it resumes polling after the rows it has. Copied as
 // plain rows under "workspace:PATH#ID", the cursor was lost and a resumed poll read them again.
-#include "engine/analysissession.h"
+#include "session/analysissession.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
 #include "store/workspacewriter.h"

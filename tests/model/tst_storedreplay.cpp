@@ -1,12 +1,12 @@
-// A policy change analyses the session again as one timeline (engine/storedreplay.h): what only
+// A policy change analyses the session again as one timeline (session/storedreplay.h): what only
 // a workspace holds (opened workspaces, live feeds in the scratch workspace) is merged by time
 // into the files' re-read, not replayed after them; and a followed workspace's rows are
 // replayed up to what its follower handed over, so its next poll counts none of them twice.
 #include "engine/analysis.h"
-#include "engine/analysissession.h"
 #include "engine/reportformat.h"
-#include "engine/storedreplay.h"
 #include "ingest/sourcereader.h"
+#include "session/analysissession.h"
+#include "session/storedreplay.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacewriter.h"

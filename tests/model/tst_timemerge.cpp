@@ -5,10 +5,10 @@
 
 #include "../bench/canonicalgenerator.h"
 #include "engine/analysis.h"
-#include "engine/analysissession.h"
 #include "engine/reportformat.h"
 #include "ingest/sourcereader.h"
 #include "ingest/timemerge.h"
+#include "session/analysissession.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"

@@ -5,6 +5,7 @@
 
 #include "importertestutil.h"
 #include "ingest/ndjsonreader.h"
+#include "ingest/redaction.h"
 #include "sqltestutil.h"
 #include "store/importjob.h"
 #include "store/storesql.h"
@@ -790,10 +791,10 @@ private Q_SLOTS:
         QVERIFY(writer.start(path));
         WriteBatch batch;
         batch.sourceId = sourceId;
-        batch.malformed.append(MalformedRecord{
+        batch.malformed.append(redact::malformedRecord(
             QStringLiteral("/logs/a.ndjson"), 7,
             QStringLiteral("not JSON: GET https://x.blob.core.windows.net/c?sv=1&sig="
-                           "S1gN4tureS3cretXYZ&se=2 marker-reason-ok")});
+                           "S1gN4tureS3cretXYZ&se=2 marker-reason-ok")));
         QVERIFY(writer.submit(std::move(batch)));
         QVERIFY(writer.finish());
         workspace.close();

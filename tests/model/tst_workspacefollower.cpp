@@ -2,7 +2,7 @@
 // real second process while the test appends to the log it follows. The follower's replay plus
 // what it polls afterwards is every committed event exactly once, and the dashboard's session
 // (AnalysisSession::openWorkspace) shows the new events without being asked.
-#include "engine/analysissession.h"
+#include "session/analysissession.h"
 #include "store/workspacefollower.h"
 #include "store/workspacereader.h"
 

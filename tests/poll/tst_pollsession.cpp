@@ -5,8 +5,8 @@
 // slots are called where it lives, as the controller's queued connections would).
 #include "fakestore.h"
 
-#include "engine/analysissession.h"
 #include "poll/pollfeed.h"
+#include "session/analysissession.h"
 #include "store/workspace.h"
 #include "store/workspacereader.h"
 

@@ -6,6 +6,7 @@
 // unterminated last line is left for a later read (like a log still being written).
 
 #include "ingest/ingest.h"
+#include "ingest/redaction.h"
 
 #include <QIODevice>
 #include <QThread>
@@ -72,8 +73,8 @@ public:
                 sink.onEvent(std::move(event));
                 ++result.events;
             } else {
-                sink.onMalformed(MalformedRecord{
-                    sourceName, line, QStringLiteral("expected 4 or 5 tab-separated fields")});
+                sink.onMalformed(redact::malformedRecord(
+                    sourceName, line, QStringLiteral("expected 4 or 5 tab-separated fields")));
                 ++result.malformed;
             }
             result.endOffset = offset;

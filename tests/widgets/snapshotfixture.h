@@ -4,6 +4,7 @@
 
 #include "core/timeparse.h"
 #include "engine/reportdata.h"
+#include "ingest/redaction.h"
 
 #include <memory>
 
@@ -179,7 +180,8 @@ inline std::shared_ptr<DashboardSnapshot> smallSnapshot()
                  QStringLiteral("fabric/platform at 90 %")},
                 {QStringLiteral("retry-storm"), QStringLiteral("critical"), at(130), alice,
                  QStringLiteral("12 retries within 1 s after a 429")}};
-    r.malformedSamples = {{QStringLiteral("requests.ndjson"), 17, QStringLiteral("not JSON")}};
+    r.malformedSamples = {
+        redact::malformedRecord(QStringLiteral("requests.ndjson"), 17, QStringLiteral("not JSON"))};
     return snap;
 }
 

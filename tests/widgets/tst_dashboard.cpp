@@ -4,10 +4,11 @@
 #include "alertspage.h"
 #include "breakerspage.h"
 #include "bucketpage.h"
+#include "core/timeparse.h"
 #include "dashboard.h"
 #include "eventspage.h"
+#include "ingest/redaction.h"
 #include "ingestpage.h"
-#include "core/timeparse.h"
 #include "models/alertsmodel.h"
 #include "models/bucketgridmodel.h"
 #include "models/eventsmodel.h"
@@ -616,7 +617,8 @@ private Q_SLOTS:
         source.events = 10;
         source.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch() - 120'000;
         status.sources = {source};
-        status.malformed = {{QStringLiteral("a.ndjson"), 3, QStringLiteral("bad JSON")}};
+        status.malformed = {
+            redact::malformedRecord(QStringLiteral("a.ndjson"), 3, QStringLiteral("bad JSON"))};
         status.malformedTotal = 5;
         page.setStatus(status);
         QVERIFY2(page.summaryText().contains(QStringLiteral("Silent feed")),

@@ -3,10 +3,10 @@
 // on catches up; a glob's folder brings in a file created later.
 #include "dashboard.h"
 #include "dashboardcontroller.h"
-#include "engine/analysissession.h"
 #include "ingestpage.h"
 #include "mainwindow.h"
 #include "models/ingestmodels.h"
+#include "session/analysissession.h"
 
 #include <QAction>
 #include <QApplication>

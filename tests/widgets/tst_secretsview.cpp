@@ -5,10 +5,10 @@
 // text items, and what the window exports (the JSON report, every table as CSV, the window
 // title and status bar). The command-line outputs are covered by tests/cli/tst_secrets.cpp.
 #include "dashboard.h"
-#include "engine/analysissession.h"
 #include "mainwindow.h"
 #include "plotstyle.h"
 #include "qcp.h"
+#include "session/analysissession.h"
 
 #include <QAbstractButton>
 #include <QAbstractItemView>

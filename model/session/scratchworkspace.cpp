@@ -1,4 +1,4 @@
-#include "engine/scratchworkspace.h"
+#include "session/scratchworkspace.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -43,9 +43,9 @@ QString scratchWorkspaceDirectory()
 QString newScratchWorkspacePath(quintptr tag)
 {
     return QDir(scratchWorkspaceDirectory())
-        .filePath(kPrefix + QStringLiteral("%1-%2.db")
-                                .arg(QCoreApplication::applicationPid())
-                                .arg(tag, 0, 16));
+        .filePath(
+            kPrefix +
+            QStringLiteral("%1-%2.db").arg(QCoreApplication::applicationPid()).arg(tag, 0, 16));
 }
 
 bool isScratchWorkspacePath(const QString &path)
@@ -60,7 +60,8 @@ bool createPrivateFile(const QString &path, QString *error)
     const int fd = ::open(native.constData(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         if (error)
-            *error = QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)));
+            *error =
+                QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)));
         return false;
     }
     // The mode given to open() is masked by the umask only to remove bits: 0600 stays 0600
@@ -91,9 +92,11 @@ int removeOrphanedScratchWorkspaces(const QString &directory)
         if (!match.hasMatch())
             continue;
         const QString path = dir.filePath(name);
-        struct stat info{};
-        if (::lstat(QFile::encodeName(path).constData(), &info) != 0 || info.st_uid != me
-            || !S_ISREG(info.st_mode))
+        struct stat info
+        {
+        };
+        if (::lstat(QFile::encodeName(path).constData(), &info) != 0 || info.st_uid != me ||
+            !S_ISREG(info.st_mode))
             continue; // only our own regular files
         if (processAlive(match.captured(1).toLongLong()))
             continue;

@@ -1,9 +1,9 @@
-#include "engine/analysissession.h"
+#include "session/analysissession.h"
 
 #include "engine/analysis.h"
 #include "engine/reportformat.h"
-#include "engine/scratchworkspace.h"
-#include "engine/storedreplay.h"
+#include "session/scratchworkspace.h"
+#include "session/storedreplay.h"
 #include "store/importjob.h"
 #include "store/workspace.h"
 #include "store/workspacefollower.h"
@@ -93,8 +93,8 @@ bool AnalysisSession::ensureScratchWorkspace()
     m_scratchPath = newScratchWorkspacePath(quintptr(this) + ++m_scratchCount);
     QString privateError;
     if (!createPrivateFile(m_scratchPath, &privateError)) {
-        Q_EMIT operationFinished(false, QStringLiteral("no scratch workspace for the Events page: ")
-                                            + privateError);
+        Q_EMIT operationFinished(
+            false, QStringLiteral("no scratch workspace for the Events page: ") + privateError);
         m_scratchPath.clear();
         m_scratchFailed = true;
         return false;
@@ -112,8 +112,9 @@ bool AnalysisSession::ensureScratchWorkspace()
         onScratchSettled(batches, error);
     };
     if (!m_scratch->open(m_scratchPath) || !m_scratchWriter->start(m_scratchPath, writerOptions)) {
-        Q_EMIT operationFinished(false, QStringLiteral("no scratch workspace for the Events page: ")
-                                            + m_scratch->errorString() + m_scratchWriter->errorString());
+        Q_EMIT operationFinished(false,
+                                 QStringLiteral("no scratch workspace for the Events page: ") +
+                                     m_scratch->errorString() + m_scratchWriter->errorString());
         m_scratchWriter.reset();
         m_scratch.reset();
         m_scratchFailed = true;
@@ -259,14 +260,13 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
                 ++done.errors;
                 ++m_session.m_ingest.malformedTotal;
                 m_session.m_ingest.malformed.append(
-                    MalformedRecord{file.path, 0, outcome.result.fatalError});
+                    redact::malformedRecord(file.path, 0, outcome.result.fatalError));
             }
             m_session.m_dirty = true;
             if (!outcome.result.cancelled && file.path != u"-")
-                Q_EMIT m_session.sourceRead(file.path,
-                                            outcome.readable() ? outcome.format : QString(),
-                                            outcome.result.endOffset, outcome.result.endLine,
-                                            done.rows, done.errors);
+                Q_EMIT m_session.sourceRead(
+                    file.path, outcome.readable() ? outcome.format : QString(),
+                    outcome.result.endOffset, outcome.result.endLine, done.rows, done.errors);
         }
 
     private:
@@ -355,8 +355,8 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
                 info.absoluteFilePath(),
                 info.isFile() ? detectFileFormat(path, nullptr) : QStringLiteral("auto"),
                 info.lastModified().toMSecsSinceEpoch(), 0,
-                QByteArrayLiteral("session:") + QByteArray::number(++m_scratchFiles) + ':'
-                    + QFile::encodeName(info.absoluteFilePath()));
+                QByteArrayLiteral("session:") + QByteArray::number(++m_scratchFiles) + ':' +
+                    QFile::encodeName(info.absoluteFilePath()));
             if (scratchSource > 0)
                 m_scratchSources.insert(path, scratchSource); // followed lines join it
         }
@@ -401,9 +401,9 @@ void AnalysisSession::readFiles(const QStringList &paths, const SourceOptions &o
             QElapsedTimer cost;
             cost.start();
             publishIfDirty();
-            publishEveryMs = qBound(kReadPublishMinIntervalMs,
-                                    cost.elapsed() * kReadPublishCostFactor,
-                                    kReadPublishMaxIntervalMs);
+            publishEveryMs =
+                qBound(kReadPublishMinIntervalMs, cost.elapsed() * kReadPublishCostFactor,
+                       kReadPublishMaxIntervalMs);
             sincePublish.restart();
         }
     };
@@ -447,7 +447,8 @@ void AnalysisSession::ingestBatch(const QList<RequestEvent> &events)
         RateWindow &rate = m_rates[status->path];
         if (now - rate.windowStartMs >= kRateWindowMs) {
             if (rate.windowStartMs > 0)
-                status->eventsPerSecond = double(rate.events) * 1000.0 / double(now - rate.windowStartMs);
+                status->eventsPerSecond =
+                    double(rate.events) * 1000.0 / double(now - rate.windowStartMs);
             rate.windowStartMs = now;
             rate.events = 0;
         }
@@ -496,7 +497,8 @@ void AnalysisSession::countFollowed(const QString &source, const QList<RequestEv
         RateWindow &rate = m_rates[status.path];
         if (now - rate.windowStartMs >= kRateWindowMs) {
             if (rate.windowStartMs > 0)
-                status.eventsPerSecond = double(rate.events) * 1000.0 / double(now - rate.windowStartMs);
+                status.eventsPerSecond =
+                    double(rate.events) * 1000.0 / double(now - rate.windowStartMs);
             rate.windowStartMs = now;
             rate.events = 0;
         }
@@ -546,10 +548,10 @@ void AnalysisSession::ingestPolled(const QString &url, const QString &kind,
     // would count them twice. Not stored there (a write error): analysed here, and a restart
     // re-reads them from the cursor stored before.
     const bool storedInSession =
-        !m_sessionWorkspace.isEmpty()
-        && storePolledInSessionWorkspace(url, kind, events, malformed, cursorState);
-    const bool followerAnalyses = storedInSession && m_workspaceFollower
-                                  && m_workspaceFollower->path() == m_sessionWorkspace;
+        !m_sessionWorkspace.isEmpty() &&
+        storePolledInSessionWorkspace(url, kind, events, malformed, cursorState);
+    const bool followerAnalyses =
+        storedInSession && m_workspaceFollower && m_workspaceFollower->path() == m_sessionWorkspace;
     IngestSourceStatus &status = sourceStatus(url);
     status.live = true;
     status.finished = false;
@@ -601,8 +603,8 @@ bool AnalysisSession::storePolledInSessionWorkspace(const QString &url, const QS
     if (!m_sessionWriter) {
         auto writer = std::make_unique<WorkspaceWriter>();
         if (!writer->start(m_sessionWorkspace)) {
-            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
-                                                + writer->errorString());
+            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ") +
+                                                writer->errorString());
             return false;
         }
         m_sessionWriter = std::move(writer);
@@ -614,8 +616,8 @@ bool AnalysisSession::storePolledInSessionWorkspace(const QString &url, const QS
         if (workspace.open(m_sessionWorkspace))
             sourceId = workspace.ensurePolledSource(url, kind);
         if (sourceId == 0) {
-            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
-                                                + workspace.errorString());
+            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ") +
+                                                workspace.errorString());
             return false;
         }
         m_sessionPollSources.insert(url, sourceId);
@@ -626,8 +628,8 @@ bool AnalysisSession::storePolledInSessionWorkspace(const QString &url, const QS
     batch.malformed = malformed;
     batch.pollCursor = cursorState; // committed with these rows, or not at all
     if (!m_sessionWriter->submit(std::move(batch))) {
-        Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
-                                            + m_sessionWriter->errorString());
+        Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ") +
+                                            m_sessionWriter->errorString());
         closeSessionWriter();
         return false;
     }
@@ -637,8 +639,8 @@ bool AnalysisSession::storePolledInSessionWorkspace(const QString &url, const QS
 void AnalysisSession::closeSessionWriter()
 {
     if (m_sessionWriter && !m_sessionWriter->finish())
-        Q_EMIT operationFinished(false, m_sessionWriterPath + QStringLiteral(": ")
-                                            + m_sessionWriter->errorString());
+        Q_EMIT operationFinished(false, m_sessionWriterPath + QStringLiteral(": ") +
+                                            m_sessionWriter->errorString());
     m_sessionWriter.reset();
     m_sessionWriterPath.clear();
     m_sessionPollSources.clear();
@@ -852,7 +854,8 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
     QString error;
     const QString trimmed = nameFileOrJson.trimmed();
     if (trimmed.startsWith(u'{')) {
-        const auto policy = Policy::fromJsonBytes(trimmed.toUtf8(), QStringLiteral("policy editor"), &error);
+        const auto policy =
+            Policy::fromJsonBytes(trimmed.toUtf8(), QStringLiteral("policy editor"), &error);
         if (!policy) {
             Q_EMIT policyError(error);
             return;
@@ -890,8 +893,8 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
             continue;
         seen.insert(path, true);
         auto group = std::find_if(groups.begin(), groups.end(), [&options](const auto &g) {
-            return g.second.format == options.format && g.second.csvMapping == options.csvMapping
-                   && g.second.accessLogFormat == options.accessLogFormat;
+            return g.second.format == options.format && g.second.csvMapping == options.csvMapping &&
+                   g.second.accessLogFormat == options.accessLogFormat;
         });
         if (group == groups.end())
             groups.append({QStringList{path}, options});
@@ -910,7 +913,7 @@ void AnalysisSession::setPolicies(const QString &nameFileOrJson)
                                                        status.errors - pending.malformed});
     }
     // What only a workspace holds comes back merged by time into the files' re-read
-    // (engine/storedreplay.h): one timeline, as the first reads gave the analysis.
+    // (session/storedreplay.h): one timeline, as the first reads gave the analysis.
     StoredReplayMerge stored(*m_analysis, &m_cancel);
     qint64 storedMalformed = 0;
     for (const QString &workspace : std::as_const(m_openedWorkspaces))
@@ -999,8 +1002,9 @@ void AnalysisSession::openWorkspace(const QString &path)
     done.finished = true;
     m_dirty = true;
     publishIfDirty();
-    Q_EMIT operationFinished(ok, ok ? QString(path + QStringLiteral(": %1 events").arg(requests))
-                                    : QString(path + QStringLiteral(": ") + follower->errorString()));
+    Q_EMIT operationFinished(ok,
+                             ok ? QString(path + QStringLiteral(": %1 events").arg(requests))
+                                : QString(path + QStringLiteral(": ") + follower->errorString()));
     if (ok) {
         followWorkspace(std::move(follower));
         announceStoredPollSources(path);
@@ -1050,8 +1054,8 @@ void AnalysisSession::saveWorkspace(const QString &path)
     Workspace workspace;
     WorkspaceWriter writer;
     if (!workspace.open(path) || !writer.start(path)) {
-        Q_EMIT operationFinished(false, path + QStringLiteral(": ") + workspace.errorString()
-                                            + writer.errorString());
+        Q_EMIT operationFinished(false, path + QStringLiteral(": ") + workspace.errorString() +
+                                            writer.errorString());
         return;
     }
     QString problems;
@@ -1088,8 +1092,8 @@ void AnalysisSession::exportReport(const QString &path)
 {
     Q_ASSERT(QThread::currentThread() == thread());
     QSaveFile file(path);
-    const bool ok = file.open(QIODevice::WriteOnly) && file.write(reportToJson(m_analysis->report())) >= 0
-                    && file.commit();
+    const bool ok = file.open(QIODevice::WriteOnly) &&
+                    file.write(reportToJson(m_analysis->report())) >= 0 && file.commit();
     Q_EMIT operationFinished(ok, ok ? QString(QStringLiteral("report written to ") + path)
                                     : QString(path + QStringLiteral(": ") + file.errorString()));
 }
@@ -1155,7 +1159,8 @@ void AnalysisSession::ingestAcknowledged(const QString &feed, const QList<Reques
         return;
     }
     if (!ensureScratchWorkspace()) {
-        settled(StoreOutcome::Failed, QStringLiteral("the dashboard has no workspace to store into"));
+        settled(StoreOutcome::Failed,
+                QStringLiteral("the dashboard has no workspace to store into"));
         return;
     }
     WriteBatch batch;
@@ -1168,12 +1173,13 @@ void AnalysisSession::ingestAcknowledged(const QString &feed, const QList<Reques
         QMutexLocker locker(&m_awaitingMutex);
         switch (m_scratchWriter->trySubmit(std::move(batch), &sequence)) {
         case WorkspaceWriter::SubmitStatus::Queued:
-            m_awaitingCommit.insert(sequence,
-                                    AwaitingCommit{feed, std::move(settled), m_sessionEpoch.load()});
+            m_awaitingCommit.insert(
+                sequence, AwaitingCommit{feed, std::move(settled), m_sessionEpoch.load()});
             break;
         case WorkspaceWriter::SubmitStatus::QueueFull:
             locker.unlock();
-            settled(StoreOutcome::Busy, QStringLiteral("the dashboard's workspace writer is behind"));
+            settled(StoreOutcome::Busy,
+                    QStringLiteral("the dashboard's workspace writer is behind"));
             return;
         case WorkspaceWriter::SubmitStatus::Stopped:
             locker.unlock();
@@ -1246,7 +1252,7 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
         status.lastEventReceivedMs = now;
         status.lastEventTsMs = events.constLast().tsMs;
         status.lagMs = now - events.constLast().tsMs;
-        models::RateMeter &meter = m_feedRates[feed];
+        RateMeter &meter = m_feedRates[feed];
         meter.add(now, requests);
         status.eventsPerSecond = meter.perSecond(now);
     }
@@ -1345,8 +1351,8 @@ void AnalysisSession::writeSessionSettings(const QStringList &keys)
         return; // an unsaved session: written when it is saved
     Workspace workspace;
     if (!workspace.open(m_sessionWorkspace)) {
-        Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
-                                            + workspace.errorString());
+        Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ") +
+                                            workspace.errorString());
         return;
     }
     for (const QString &key : keys) {
@@ -1354,8 +1360,8 @@ void AnalysisSession::writeSessionSettings(const QStringList &keys)
                             ? workspace.setSetting(key, m_sessionSettings.value(key))
                             : workspace.removeSetting(key);
         if (!ok)
-            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
-                                                + workspace.errorString());
+            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ") +
+                                                workspace.errorString());
     }
 }
 

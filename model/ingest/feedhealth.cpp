@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace ts::models {
+namespace ts {
 
 namespace {
 constexpr qint64 kSlotMs = 1000;
@@ -29,8 +29,8 @@ bool isFeedStale(const IngestSourceStatus &source, qint64 nowMs, qint64 staleAft
 
 double feedRateNow(const IngestSourceStatus &source, qint64 nowMs)
 {
-    if (source.live && !source.finished && source.lastEventReceivedMs
-        && nowMs - *source.lastEventReceivedMs > RateMeter::kWindowMs)
+    if (source.live && !source.finished && source.lastEventReceivedMs &&
+        nowMs - *source.lastEventReceivedMs > RateMeter::kWindowMs)
         return 0.0;
     return source.eventsPerSecond;
 }
@@ -67,4 +67,4 @@ void RateMeter::trim(qint64 nowMs) const
         m_slots.pop_front();
 }
 
-} // namespace ts::models
+} // namespace ts

@@ -1,4 +1,4 @@
-#include "engine/storedreplay.h"
+#include "session/storedreplay.h"
 
 #include <algorithm>
 

@@ -5,9 +5,9 @@
 // value snapshots back through queued signals, stale results dropped by generation).
 
 #include "engine/reportdata.h"
+#include "ingest/feedhealth.h"
+#include "ingest/ingeststatus.h"
 #include "ingest/sourcereader.h"
-#include "models/feedhealth.h"
-#include "models/ingeststatus.h"
 #include "policy/policy.h"
 
 #include <QDeadlineTimer>
@@ -100,7 +100,8 @@ public Q_SLOTS:
     // its data (the scratch workspace; the session's saved or opened workspace too), so that a
     // restart resumes exactly after the stored rows. Rows of a workspace the session follows
     // are analysed when the follower sees them committed, never twice.
-    void ingestPolled(const QString &url, const QString &kind, const QList<ts::RequestEvent> &events,
+    void ingestPolled(const QString &url, const QString &kind,
+                      const QList<ts::RequestEvent> &events,
                       const QList<ts::MalformedRecord> &malformed, const QByteArray &cursorState);
     // A built-in policy name, a policy file path, or a policy JSON document. Files opened so far
     // are read again under the new policies (the reconstruction redoes); live feeds continue
@@ -282,7 +283,7 @@ private:
     QMutex m_awaitingMutex;
     QHash<quint64, AwaitingCommit> m_awaitingCommit;
     // Arrival meters of the acknowledged feeds (session thread only).
-    QHash<QString, models::RateMeter> m_feedRates;
+    QHash<QString, RateMeter> m_feedRates;
 
     // Session hygiene (issue 17.7). The workspace settings keys the session restores.
     static constexpr const char *kPolicySetting = "policy";
@@ -293,10 +294,10 @@ private:
     // Bumped by addLiveSourcesReplay(): listener batches committed before it were replayed and are
     // not analysed again. Read on the writer's thread (onScratchSettled), hence atomic.
     std::atomic<quint64> m_liveReplays{0};
-    quint64 m_scratchCount = 0;        // scratch workspaces made, for unique names
-    QStringList m_openedWorkspaces;    // replayed again under new policies
-    QString m_sessionWorkspace;        // opened or saved: where settings are written
-    QString m_policySource;            // what setPolicies was given last ("" = built-in)
+    quint64 m_scratchCount = 0;                 // scratch workspaces made, for unique names
+    QStringList m_openedWorkspaces;             // replayed again under new policies
+    QString m_sessionWorkspace;                 // opened or saved: where settings are written
+    QString m_policySource;                     // what setPolicies was given last ("" = built-in)
     std::optional<BreakerModel> m_breakerModel; // setBreakerModel's, applied to every policy set
     QHash<QString, QString> m_sessionSettings;
     // Polled rows and cursors written to m_sessionWorkspace (opened or saved), on a writer of

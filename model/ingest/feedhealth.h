@@ -4,14 +4,14 @@
 // it stale, and its recent arrival rate. A silent feed must never look like a quiet system, so
 // "stale" is decided here, in one place, from the wall clock and a threshold the operator sets.
 
-#include "ingeststatus.h"
+#include "ingest/ingeststatus.h"
 
 #include <QtGlobal>
 
 #include <deque>
 #include <optional>
 
-namespace ts::models {
+namespace ts {
 
 // The Listen dialog's default; remembered in QSettings under kStaleAfterSettingsKey.
 inline constexpr int kDefaultStaleAfterSeconds = 60;
@@ -46,4 +46,4 @@ private:
     std::optional<qint64> m_firstMs;
 };
 
-} // namespace ts::models
+} // namespace ts
