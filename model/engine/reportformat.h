@@ -5,11 +5,23 @@
 #include "engine/reportdata.h"
 
 #include <QByteArray>
+#include <QHash>
+#include <QList>
 #include <QString>
 
 namespace ts {
 
 QByteArray reportToJson(const ReportData &report);
 QString reportToText(const ReportData &report);
+
+// How many of a breaker's latest transitions the text report prints under it.
+inline constexpr int kTextTimelineTransitions = 5;
+
+// Each breaker's transitions (report.breakerTransitions of its scope and source) in time
+// order, by breakerTimelineKey(): what `breakers[].timeline` lists. The pointers refer into
+// `report`.
+QHash<QString, QList<const BreakerTransition *>> breakerTimelines(const ReportData &report);
+QString breakerTimelineKey(const QString &scope, const QString &source);
+QString breakerTimelineKey(const BreakerSummary &breaker);
 
 } // namespace ts
