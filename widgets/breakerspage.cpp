@@ -243,6 +243,7 @@ void BreakersPage::buildForm(QVBoxLayout *layout)
     addField(options, tr("Options (the library's, as in the client's code):"), m_libraryOptions);
     libraryLayout->addLayout(options);
     libraryLayout->addWidget(m_libraryError);
+    libraryLayout->addStretch(1); // the field beside the picker, not centred in the page's rows
     m_formPages->addWidget(reference);
     m_formPages->addWidget(library);
     // The form never sets the window's minimum width (an 800 px window stays 800 px): at a
@@ -409,9 +410,13 @@ void BreakersPage::applyForm()
 
 void BreakersPage::updateModelText()
 {
-    m_modelText->setText(tr("Reference breaker replayed on the log: %1. A failure is a throttle, "
-                            "a 5xx or a 408; soft-open only marks a limit nearly used.")
-                             .arg(m_inEffect.describe()));
+    const QString replayed =
+        m_inEffect.rules == BreakerModel::Rules::Reference
+            ? tr("Reference breaker replayed on the log: %1.")
+            : tr("Breaker replayed on the log by its library's own rules: %1.");
+    m_modelText->setText(replayed.arg(m_inEffect.describe()) +
+                         tr(" A failure is a throttle, a 5xx or a 408; soft-open only marks a "
+                            "limit nearly used."));
 }
 
 void BreakersPage::refresh()
