@@ -2,6 +2,7 @@
 
 #include "engine/alertdetector.h"
 #include "engine/breakertracker.h"
+#include "engine/paceadvice.h"
 #include "engine/throttleengine.h"
 #include "ingest/redaction.h"
 #include "signals/throttlesignals.h"
@@ -444,6 +445,7 @@ void Analysis::fillOwnFields(ReportData &data) const
     const qint64 endMs = m_lastMs.value_or(0);
     m_breakers->fillReport(&data, endMs);
     data.breakerModel = m_breakers->defaultModel();
+    data.advice = paceAdvice(data.scopes);
     // The engine's near-limit alerts are already in data.alerts.
     data.alerts += m_alerts->alerts();
     std::stable_sort(data.alerts.begin(), data.alerts.end(),

@@ -2,6 +2,7 @@
 
 #include "core/jsonwriter.h"
 #include "core/timeparse.h"
+#include "engine/paceadvice.h"
 
 #include <QJsonObject>
 #include <QJsonValue>
@@ -60,6 +61,63 @@ QString StateCorrection::describe() const
                                     : u"the model counted "_qs + c.toString(modelUsage, 'g', 6);
     return u"at "_qs + formatIsoMs(atMs) + u" the service said "_qs + said + u" ("_qs + reason +
            u"); "_qs + model;
+}
+
+namespace {
+
+// "advice": the pace advice per bucket key (docs/report-json.md).
+void writeAdvice(JsonWriter &json, const QList<PaceAdvice> &advice)
+{
+    json.key(u"advice");
+    json.beginArray();
+    for (const PaceAdvice &entry : advice) {
+        json.beginObject();
+        json.stringMember(u"bindingLimit", entry.bindingLimit);
+        json.stringMember(u"identity", entry.identity);
+        json.stringMember(u"key", entry.key);
+        json.key(u"limits");
+        json.beginArray();
+        for (const LimitAllowance &limit : entry.limits) {
+            json.beginObject();
+            json.stringMember(u"algorithm", limit.algorithm);
+            json.stringMember(u"limit", limit.limit);
+            json.numberMember(u"meanCost", limit.meanCost);
+            json.numberMember(u"ratePerSecond", limit.ratePerSecond);
+            json.numberMember(u"share", limit.share);
+            json.endObject();
+        }
+        json.endArray();
+        json.numberMember(u"maxRatePerSecond", entry.maxRatePerSecond);
+        json.stringMember(u"policy", entry.policy);
+        json.stringMember(u"summary", describeAdvice(entry));
+        json.endObject();
+    }
+    json.endArray();
+}
+
+// The pace advice in the text report, one line per key.
+QString adviceText(const QList<PaceAdvice> &advice)
+{
+    if (advice.isEmpty())
+        return {};
+    QString text = u"Pace advice (the fastest steady pace the limits allow for this log's mix of "
+                   u"costs):\n"_qs;
+    for (const PaceAdvice &entry : advice)
+        text += u"  "_qs + entry.key + u" ("_qs + entry.policy + u"): "_qs + describeAdvice(entry) +
+                u"\n"_qs;
+    return text + u"\n"_qs;
+}
+
+} // namespace
+
+QByteArray adviceToJson(const QList<PaceAdvice> &advice)
+{
+    QByteArray out;
+    JsonWriter json(out);
+    json.beginObject();
+    writeAdvice(json, advice);
+    json.endObject();
+    return out;
 }
 
 namespace {
@@ -260,6 +318,7 @@ QByteArray reportToJson(const ReportData &report)
                 600 * report.alerts.size() + 200 * report.breakerTransitions.size());
     JsonWriter json(out);
     json.beginObject();
+    writeAdvice(json, report.advice);
     writeAlerts(json, report.alerts);
     writeBreakers(json, report);
     writeByStatus(json, report);
@@ -294,6 +353,7 @@ public:
         header();
         throttles();
         scopes();
+        m_out += adviceText(m_report.advice);
         breakers();
         alerts();
         malformed();
