@@ -8,6 +8,7 @@
 #include "engine/breakertracker.h"
 #include "signals/throttlesignals.h"
 
+#include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QTest>
@@ -98,6 +99,20 @@ private slots:
         QTest::newRow("opossum: the threshold is strict (>)") << R"({"preset":"opossum"})"
                                                               << "0:S 10:F 20:F"
                                                               << "open@20" << 0;
+        // The reference breaker's rule as docs/policy.md and report-json.md state it (issue
+        // 35.4): a time window (Polly) is weighed only when a failure arrives, so a ratio that
+        // successes reach as older ones leave opens nothing until the next failure; a count
+        // window (Resilience4j) after every call.
+        QTest::newRow("reference time window: opens only when a failure arrives")
+            << R"({"failureRatio":0.5,"minimumThroughput":4,"samplingDurationSeconds":1,
+                   "breakDurationSeconds":5})"
+            << "0:S 10:S 20:S 150:F 160:F 170:S 1005:S 1010:F"
+            << "open@1010" << 0;
+        QTest::newRow("reference count window: weighed after every call")
+            << R"({"failureRatio":0.5,"window":"count","windowCalls":4,"minimumThroughput":4,
+                   "breakDurationSeconds":5})"
+            << "0:F 10:F 20:S 30:S"
+            << "open@30" << 0;
     }
     void rulesAsTheLibrariesHaveThem()
     {
@@ -122,6 +137,33 @@ private slots:
         QCOMPARE(actual.join(u' '), transitions);
         QCOMPARE(report.breakers.size(), 1);
         QCOMPARE(report.breakers.first().blockedRequests, qint64(refused));
+    }
+
+    // Every preset is documented: its options in docs/policy.md, its rules in
+    // docs/throttle-models.md (issue 35.4).
+    void presetsAreDocumented()
+    {
+        const QStringList presets{u"polly-v8"_qs, u"resilience4j"_qs, u"cockatiel"_qs,
+                                  u"opossum"_qs};
+        QCOMPARE(BreakerModel::presetNames(), presets);
+        auto read = [](const char *name) {
+            QFile file(QStringLiteral(TS_TEST_DATA_DIR "/../../docs/") + QLatin1StringView(name));
+            return file.open(QIODevice::ReadOnly) ? QString::fromUtf8(file.readAll()) : QString();
+        };
+        const QString policy = read("policy.md");
+        const QString models = read("throttle-models.md");
+        const qsizetype rules = models.indexOf(u"## Circuit breakers: the rules of each preset");
+        QVERIFY2(rules >= 0, "throttle-models.md has no section on the presets' rules");
+        for (const QString &preset : presets) {
+            const QString quoted = u'`' + preset + u'`';
+            QVERIFY2(policy.contains(quoted), qPrintable(preset + u" not in policy.md"_qs));
+            QVERIFY2(models.indexOf(quoted, rules) > rules,
+                     qPrintable(preset + u" has no rules in throttle-models.md"_qs));
+        }
+        for (const char *option :
+             {"errorThresholdPercentage", "rollingCountBuckets", "volumeThreshold", "minimumRps",
+              "minimumNumberOfCalls", "halfOpenAfter"})
+            QVERIFY2(policy.contains(u'`' + QLatin1StringView(option) + u'`'), option);
     }
 
     // The options as the library takes them: its names, its defaults, its checks.
