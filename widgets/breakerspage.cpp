@@ -13,12 +13,16 @@
 #include <QDoubleSpinBox>
 #include <QHeaderView>
 #include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonParseError>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMap>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -49,7 +53,8 @@ std::vector<BreakerBand> breakerBands(const ReportData &report, QStringList *row
     rowLabels->clear();
     for (auto it = rows.begin(); it != rows.end(); ++it, ++row) {
         const QStringList parts = it.key().split(QChar(0x1f));
-        rowLabels->append(models::shortScope(parts.value(0)) + QStringLiteral(" (") + parts.value(1).mid(1) + u')');
+        rowLabels->append(models::shortScope(parts.value(0)) + QStringLiteral(" (") +
+                          parts.value(1).mid(1) + u')');
         auto &transitions = it.value();
         std::stable_sort(transitions.begin(), transitions.end(),
                          [](const BreakerTransition *a, const BreakerTransition *b) {
@@ -82,99 +87,15 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
       m_modelText(new QLabel), m_preset(new QComboBox), m_failurePercent(new QDoubleSpinBox),
       m_window(new QComboBox), m_windowSize(new QSpinBox), m_minimumThroughput(new QSpinBox),
       m_breakSeconds(new QDoubleSpinBox), m_probes(new QSpinBox), m_retryAfter(new QCheckBox),
+      m_formPages(new QStackedWidget), m_libraryOptions(new QLineEdit), m_libraryError(new QLabel),
       m_apply(new QPushButton(tr("Apply"))), m_model(new models::BreakerTransitionsModel(this)),
       m_proxy(new QSortFilterProxyModel(this)), m_view(new QTableView)
 {
     auto *layout = new QVBoxLayout(this);
-
-    // The reference breaker: what the reconstruction replays, and the form to change it. One
-    // line of words first (what people compare with Polly / Resilience4j), then the numbers.
-    m_modelText->setObjectName(QStringLiteral("breakerModelText"));
-    m_modelText->setWordWrap(true);
-    m_modelText->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    layout->addWidget(m_modelText);
-    m_preset->setObjectName(QStringLiteral("breakerPreset"));
-    m_preset->addItem(tr("Polly v8 defaults"), QStringLiteral("polly-v8"));
-    m_preset->addItem(tr("Resilience4j defaults"), QStringLiteral("resilience4j"));
-    m_preset->addItem(tr("Custom"), QStringLiteral("custom"));
-    m_failurePercent->setObjectName(QStringLiteral("breakerFailurePercent"));
-    m_failurePercent->setRange(0.1, 100);
-    m_failurePercent->setDecimals(1);
-    m_failurePercent->setSuffix(QStringLiteral(" %"));
-    m_failurePercent->setToolTip(tr("Opens when at least this share of the requests in the "
-                                    "window failed (throttles, 5xx, 408)"));
-    m_window->setObjectName(QStringLiteral("breakerWindow"));
-    m_window->addItem(tr("seconds"), QStringLiteral("time"));
-    m_window->addItem(tr("last calls"), QStringLiteral("count"));
-    m_windowSize->setObjectName(QStringLiteral("breakerWindowSize"));
-    m_windowSize->setRange(1, 86400);
-    m_windowSize->setToolTip(tr("The sampling window: a duration (Polly) or a number of calls "
-                                "(Resilience4j COUNT_BASED)"));
-    m_minimumThroughput->setObjectName(QStringLiteral("breakerMinimumThroughput"));
-    m_minimumThroughput->setRange(1, 1000000);
-    m_minimumThroughput->setToolTip(tr("Requests the window must hold before the ratio counts"));
-    m_breakSeconds->setObjectName(QStringLiteral("breakerBreakSeconds"));
-    m_breakSeconds->setRange(0, 86400);
-    m_breakSeconds->setDecimals(1);
-    m_breakSeconds->setSuffix(QStringLiteral(" s"));
-    m_probes->setObjectName(QStringLiteral("breakerProbes"));
-    m_probes->setRange(1, 1000);
-    m_probes->setToolTip(tr("Half-open: the requests whose failure ratio decides"));
-    m_retryAfter->setObjectName(QStringLiteral("breakerRetryAfter"));
-    m_retryAfter->setText(tr("Retry-After extends the break"));
-    m_apply->setObjectName(QStringLiteral("breakerApply"));
-    m_apply->setToolTip(tr("Replay the log with this breaker"));
-    // Two short rows, so the page still fits a 1024 px screen: the rule, then the break.
-    auto *rule = new QHBoxLayout;
-    auto *pause = new QHBoxLayout;
-    auto addField = [](QHBoxLayout *row, const QString &label, QWidget *field) {
-        if (!label.isEmpty())
-            row->addWidget(new QLabel(label));
-        row->addWidget(field);
-    };
-    addField(rule, tr("Breaker:"), m_preset);
-    addField(rule, tr("opens at"), m_failurePercent);
-    addField(rule, tr("failed, of at least"), m_minimumThroughput);
-    addField(rule, tr("requests in"), m_windowSize);
-    addField(rule, {}, m_window);
-    rule->addStretch(1);
-    addField(pause, tr("Open for"), m_breakSeconds);
-    addField(pause, tr("then probes:"), m_probes);
-    addField(pause, {}, m_retryAfter);
-    pause->addWidget(m_apply);
-    pause->addStretch(1);
-    // The form never sets the window's minimum width (an 800 px window stays 800 px): at a
-    // narrow width its right end is cut rather than the window widened.
-    auto *form = new QWidget;
-    form->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    auto *formLayout = new QVBoxLayout(form);
-    formLayout->setContentsMargins(0, 0, 0, 0);
-    formLayout->addLayout(rule);
-    formLayout->addLayout(pause);
-    layout->addWidget(form);
+    buildForm(layout);
     setFormModel(m_inEffect);
     updateModelText();
-    connect(m_preset, &QComboBox::activated, this, [this] {
-        const QString name = m_preset->currentData().toString();
-        if (name != u"custom")
-            selectPreset(name);
-    });
-    for (auto *spin : {m_windowSize, m_minimumThroughput, m_probes})
-        connect(spin, &QSpinBox::valueChanged, this, &BreakersPage::formEdited);
-    for (auto *spin : {m_failurePercent, m_breakSeconds})
-        connect(spin, &QDoubleSpinBox::valueChanged, this, &BreakersPage::formEdited);
-    connect(m_window, &QComboBox::currentIndexChanged, this, [this] {
-        if (m_fillingForm)
-            return;
-        // Show the window size of the kind chosen (kept from before when switching back).
-        const bool time = m_window->currentData().toString() == u"time";
-        m_fillingForm = true;
-        m_windowSize->setValue(time ? int(m_samplingMs / 1000) : m_windowCalls);
-        m_fillingForm = false;
-        formEdited();
-    });
-    connect(m_retryAfter, &QCheckBox::toggled, this, &BreakersPage::formEdited);
-    connect(m_apply, &QPushButton::clicked, this, &BreakersPage::applyForm);
+    connectForm();
 
     QStringList legend;
     for (const QString &state : {QStringLiteral("closed"), QStringLiteral("soft-open"),
@@ -236,13 +157,176 @@ BreakersPage::BreakersPage(models::TimeRange *timeRange, QWidget *parent)
     });
 }
 
+void BreakersPage::buildForm(QVBoxLayout *layout)
+{
+    // The reference breaker: what the reconstruction replays, and the form to change it. One
+    // line of words first (what people compare with Polly / Resilience4j), then the numbers.
+    m_modelText->setObjectName(QStringLiteral("breakerModelText"));
+    m_modelText->setWordWrap(true);
+    m_modelText->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    layout->addWidget(m_modelText);
+    m_preset->setObjectName(QStringLiteral("breakerPreset"));
+    m_preset->addItem(tr("Polly v8 defaults"), QStringLiteral("polly-v8"));
+    m_preset->addItem(tr("Resilience4j defaults"), QStringLiteral("resilience4j"));
+    m_preset->addItem(tr("cockatiel (Node): its options"), QStringLiteral("cockatiel"));
+    m_preset->addItem(tr("opossum (Node): its options"), QStringLiteral("opossum"));
+    m_preset->addItem(tr("Custom"), QStringLiteral("custom"));
+    m_preset->setToolTip(tr("The breaker replayed on every caller: a library's defaults, or a "
+                            "Node library's own rules with the options its client was given"));
+    m_failurePercent->setObjectName(QStringLiteral("breakerFailurePercent"));
+    m_failurePercent->setRange(0.1, 100);
+    m_failurePercent->setDecimals(1);
+    m_failurePercent->setSuffix(QStringLiteral(" %"));
+    m_failurePercent->setToolTip(tr("Opens when at least this share of the requests in the "
+                                    "window failed (throttles, 5xx, 408)"));
+    m_window->setObjectName(QStringLiteral("breakerWindow"));
+    m_window->addItem(tr("seconds"), QStringLiteral("time"));
+    m_window->addItem(tr("last calls"), QStringLiteral("count"));
+    m_windowSize->setObjectName(QStringLiteral("breakerWindowSize"));
+    m_windowSize->setRange(1, 86400);
+    m_windowSize->setToolTip(tr("The sampling window: a duration (Polly) or a number of calls "
+                                "(Resilience4j COUNT_BASED)"));
+    m_minimumThroughput->setObjectName(QStringLiteral("breakerMinimumThroughput"));
+    m_minimumThroughput->setRange(1, 1000000);
+    m_minimumThroughput->setToolTip(tr("Requests the window must hold before the ratio counts"));
+    m_breakSeconds->setObjectName(QStringLiteral("breakerBreakSeconds"));
+    m_breakSeconds->setRange(0, 86400);
+    m_breakSeconds->setDecimals(1);
+    m_breakSeconds->setSuffix(QStringLiteral(" s"));
+    m_probes->setObjectName(QStringLiteral("breakerProbes"));
+    m_probes->setRange(1, 1000);
+    m_probes->setToolTip(tr("Half-open: the requests whose failure ratio decides"));
+    m_retryAfter->setObjectName(QStringLiteral("breakerRetryAfter"));
+    m_retryAfter->setText(tr("Retry-After extends the break"));
+    m_apply->setObjectName(QStringLiteral("breakerApply"));
+    m_apply->setToolTip(tr("Replay the log with this breaker"));
+    m_libraryOptions->setObjectName(QStringLiteral("breakerLibraryOptions"));
+    m_libraryOptions->setToolTip(
+        tr("The library's options as JSON, by its own names and in ms, e.g. cockatiel "
+           "{\"breaker\": \"SamplingBreaker\", \"threshold\": 0.2, \"duration\": 30000, "
+           "\"halfOpenAfter\": 10000}; opossum {\"errorThresholdPercentage\": 50, "
+           "\"resetTimeout\": 30000}"));
+    m_libraryError->setObjectName(QStringLiteral("breakerLibraryError"));
+    m_libraryError->setWordWrap(true);
+    m_libraryError->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    // Short rows, so the page still fits a 1024 px screen: the preset and Apply, then the rule
+    // and the break (or a library's options).
+    auto addField = [](QHBoxLayout *row, const QString &label, QWidget *field) {
+        if (!label.isEmpty())
+            row->addWidget(new QLabel(label));
+        row->addWidget(field);
+    };
+    auto *head = new QHBoxLayout;
+    addField(head, tr("Breaker:"), m_preset);
+    head->addWidget(m_apply);
+    head->addStretch(1);
+    auto *reference = new QWidget;
+    auto *referenceLayout = new QVBoxLayout(reference);
+    referenceLayout->setContentsMargins(0, 0, 0, 0);
+    auto *rule = new QHBoxLayout;
+    auto *pause = new QHBoxLayout;
+    addField(rule, tr("opens at"), m_failurePercent);
+    addField(rule, tr("failed, of at least"), m_minimumThroughput);
+    addField(rule, tr("requests in"), m_windowSize);
+    addField(rule, {}, m_window);
+    rule->addStretch(1);
+    addField(pause, tr("Open for"), m_breakSeconds);
+    addField(pause, tr("then probes:"), m_probes);
+    addField(pause, {}, m_retryAfter);
+    pause->addStretch(1);
+    referenceLayout->addLayout(rule);
+    referenceLayout->addLayout(pause);
+    auto *library = new QWidget;
+    auto *libraryLayout = new QVBoxLayout(library);
+    libraryLayout->setContentsMargins(0, 0, 0, 0);
+    auto *options = new QHBoxLayout;
+    addField(options, tr("Options (the library's, as in the client's code):"), m_libraryOptions);
+    libraryLayout->addLayout(options);
+    libraryLayout->addWidget(m_libraryError);
+    libraryLayout->addStretch(1); // the field beside the picker, not centred in the page's rows
+    m_formPages->addWidget(reference);
+    m_formPages->addWidget(library);
+    // The form never sets the window's minimum width (an 800 px window stays 800 px): at a
+    // narrow width its right end is cut rather than the window widened.
+    auto *form = new QWidget;
+    form->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    auto *formLayout = new QVBoxLayout(form);
+    formLayout->setContentsMargins(0, 0, 0, 0);
+    formLayout->addLayout(head);
+    formLayout->addWidget(m_formPages);
+    layout->addWidget(form);
+}
+
+void BreakersPage::connectForm()
+{
+    connect(m_preset, &QComboBox::activated, this, [this] {
+        const QString name = m_preset->currentData().toString();
+        if (name != u"custom") {
+            selectPreset(name);
+            return;
+        }
+        // Custom: the reference form, from what it holds.
+        m_formPages->setCurrentIndex(0);
+        formEdited();
+    });
+    for (auto *spin : {m_windowSize, m_minimumThroughput, m_probes})
+        connect(spin, &QSpinBox::valueChanged, this, &BreakersPage::formEdited);
+    for (auto *spin : {m_failurePercent, m_breakSeconds})
+        connect(spin, &QDoubleSpinBox::valueChanged, this, &BreakersPage::formEdited);
+    connect(m_window, &QComboBox::currentIndexChanged, this, [this] {
+        if (m_fillingForm)
+            return;
+        // Show the window size of the kind chosen (kept from before when switching back).
+        const bool time = m_window->currentData().toString() == u"time";
+        m_fillingForm = true;
+        m_windowSize->setValue(time ? int(m_samplingMs / 1000) : m_windowCalls);
+        m_fillingForm = false;
+        formEdited();
+    });
+    connect(m_retryAfter, &QCheckBox::toggled, this, &BreakersPage::formEdited);
+    connect(m_libraryOptions, &QLineEdit::textEdited, this, &BreakersPage::formEdited);
+    connect(m_apply, &QPushButton::clicked, this, &BreakersPage::applyForm);
+}
+
 QAbstractItemModel *BreakersPage::tableModel() const
 {
     return m_proxy;
 }
 
-BreakerModel BreakersPage::formModel() const
+bool BreakersPage::libraryPresetChosen() const
 {
+    return m_formPages->currentIndex() == 1;
+}
+
+BreakerModel BreakersPage::formModel(QString *error) const
+{
+    if (libraryPresetChosen()) {
+        // The library's options, under the preset's name.
+        const QString preset = m_preset->currentData().toString();
+        QJsonObject options;
+        QJsonParseError parseError;
+        const QString text = m_libraryOptions->text().trimmed();
+        const QJsonDocument document =
+            QJsonDocument::fromJson((text.isEmpty() ? u"{}"_qs : text).toUtf8(), &parseError);
+        QString why;
+        std::optional<BreakerModel> model;
+        if (!document.isObject()) {
+            why = tr("the options must be a JSON object (%1)")
+                      .arg(parseError.error != QJsonParseError::NoError ? parseError.errorString()
+                                                                        : tr("not an object"));
+        } else {
+            options = document.object();
+            if (options.contains(u"preset"))
+                why = tr("the preset is chosen above: leave \"preset\" out");
+            else
+                options.insert(u"preset"_qs, preset);
+            if (why.isEmpty())
+                model = BreakerModel::fromJson(options, &why);
+        }
+        if (error)
+            *error = model ? QString() : why;
+        return model ? *model : BreakerModel::fromPreset(preset).value_or(BreakerModel{});
+    }
     BreakerModel model;
     model.failureRatio = m_failurePercent->value() / 100.0;
     model.window = m_window->currentData().toString() == u"count" ? BreakerModel::Window::Count
@@ -256,12 +340,25 @@ BreakerModel BreakersPage::formModel() const
     model.breakDurationMs = qint64(std::llround(m_breakSeconds->value() * 1000.0));
     model.halfOpenCalls = m_probes->value();
     model.retryAfterExtendsBreak = m_retryAfter->isChecked();
+    if (error)
+        error->clear();
     return model;
 }
 
 void BreakersPage::setFormModel(const BreakerModel &model)
 {
     m_fillingForm = true;
+    if (model.rules != BreakerModel::Rules::Reference) {
+        // A library's preset: its options, by its names (the reference form keeps its values).
+        m_formPages->setCurrentIndex(1);
+        m_preset->setCurrentIndex(m_preset->findData(model.matchingPreset()));
+        m_libraryOptions->setText(QString::fromUtf8(
+            QJsonDocument(model.libraryOptions()).toJson(QJsonDocument::Compact)));
+        m_fillingForm = false;
+        formEdited();
+        return;
+    }
+    m_formPages->setCurrentIndex(0);
     m_samplingMs = model.samplingDurationMs;
     m_windowCalls = model.windowCalls;
     m_failurePercent->setValue(model.failureRatio * 100.0);
@@ -286,28 +383,40 @@ void BreakersPage::formEdited()
 {
     if (m_fillingForm)
         return;
-    const BreakerModel model = formModel();
-    if (m_window->currentData().toString() == u"time")
-        m_samplingMs = model.samplingDurationMs;
-    else
-        m_windowCalls = model.windowCalls;
-    m_preset->setCurrentIndex(m_preset->findData(model.matchingPreset()));
+    QString error;
+    const BreakerModel model = formModel(&error);
+    m_libraryError->setText(error);
+    m_libraryError->setVisible(!error.isEmpty());
+    if (!libraryPresetChosen()) {
+        if (m_window->currentData().toString() == u"time")
+            m_samplingMs = model.samplingDurationMs;
+        else
+            m_windowCalls = model.windowCalls;
+        m_preset->setCurrentIndex(m_preset->findData(model.matchingPreset()));
+    }
     m_formEdited = !(model == m_inEffect);
-    m_apply->setEnabled(m_formEdited);
+    m_apply->setEnabled(m_formEdited && error.isEmpty());
 }
 
 void BreakersPage::applyForm()
 {
-    const BreakerModel model = formModel();
+    QString error;
+    const BreakerModel model = formModel(&error);
+    if (!error.isEmpty())
+        return;
     Q_EMIT breakerModelChangeRequested(
         QString::fromUtf8(QJsonDocument(model.toJson()).toJson(QJsonDocument::Compact)));
 }
 
 void BreakersPage::updateModelText()
 {
-    m_modelText->setText(tr("Reference breaker replayed on the log: %1. A failure is a throttle, "
-                            "a 5xx or a 408; soft-open only marks a limit nearly used.")
-                             .arg(m_inEffect.describe()));
+    const QString replayed =
+        m_inEffect.rules == BreakerModel::Rules::Reference
+            ? tr("Reference breaker replayed on the log: %1.")
+            : tr("Breaker replayed on the log by its library's own rules: %1.");
+    m_modelText->setText(replayed.arg(m_inEffect.describe()) +
+                         tr(" A failure is a throttle, a 5xx or a 408; soft-open only marks a "
+                            "limit nearly used."));
 }
 
 void BreakersPage::refresh()

@@ -1,8 +1,10 @@
 #pragma once
 // Breakers view: the reference breaker the reconstruction replays (its parameters, a preset
-// combo and a small form to change them: Apply re-runs the reconstruction), a timeline of state
-// bands per scope (closed, soft-open, open, half-open), the logged and the reconstructed breaker
-// of the same scope on adjacent rows, and the transitions listed below.
+// combo and a small form to change them: Apply re-runs the reconstruction; a Node library's
+// preset, cockatiel or opossum, takes that library's options as JSON, pasted from the client's
+// code), a timeline of state bands per scope (closed, soft-open, open, half-open), the logged
+// and the reconstructed breaker of the same scope on adjacent rows, and the transitions listed
+// below.
 
 #include "dashboardpage.h"
 #include "policy/breakermodel.h"
@@ -13,11 +15,14 @@ class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QLineEdit;
 class QPushButton;
+class QStackedWidget;
 class QSortFilterProxyModel;
 class QSpinBox;
 class QTableView;
 class QCPItemStraightLine;
+class QVBoxLayout;
 
 namespace ts::models {
 class BreakerTransitionsModel;
@@ -51,9 +56,12 @@ public:
 
     // The reference breaker: the one in effect (from the snapshot) and the form's values.
     [[nodiscard]] const BreakerModel &modelInEffect() const { return m_inEffect; }
-    [[nodiscard]] BreakerModel formModel() const;
+    // The form's breaker; a library preset whose options do not read gives its defaults and
+    // *error says why (Apply is disabled then).
+    [[nodiscard]] BreakerModel formModel(QString *error = nullptr) const;
     void setFormModel(const BreakerModel &model);
-    // Picks a preset in the combo (its values fill the form), by name: polly-v8, resilience4j.
+    // Picks a preset in the combo (its values fill the form), by name: polly-v8, resilience4j,
+    // cockatiel, opossum (a library's defaults in its options field).
     void selectPreset(const QString &name);
     // Apply: emits breakerModelChangeRequested with the form's values.
     void applyForm();
@@ -70,6 +78,9 @@ private:
     void applyTimeRange();
     void formEdited();
     void updateModelText();
+    void buildForm(QVBoxLayout *layout);
+    void connectForm();
+    [[nodiscard]] bool libraryPresetChosen() const;
 
     QCustomPlot *m_plot;
     QLabel *m_summary;
@@ -82,6 +93,10 @@ private:
     QDoubleSpinBox *m_breakSeconds;
     QSpinBox *m_probes;
     QCheckBox *m_retryAfter;
+    // The reference form (page 0) or a library's options (page 1).
+    QStackedWidget *m_formPages;
+    QLineEdit *m_libraryOptions; // the library's options object, as JSON
+    QLabel *m_libraryError;
     QPushButton *m_apply;
     BreakerModel m_inEffect;
     // The form's window size of the other window kind, so switching kinds and back keeps it.

@@ -53,6 +53,10 @@ struct RequestEvent
     // redact::ensureMasked(), which masks whatever arrives unmasked and costs one byte load for
     // the rest, so no path can skip masking and no event pays for it twice.
     bool secretsMasked = false;
+    // The client's own circuit breaker refused the request: it never reached the service
+    // (canonical `"refused": "breaker"`; cockatiel's BrokenCircuitError, opossum's reject,
+    // Polly's BrokenCircuitException). No status; charged to no limit.
+    bool refusedByClientBreaker = false;
     int status = 0;         // 0 = no response (failed request, not a throttle)
     int batchIndex = -1;    // position inside its batch, -1 = none
     int attempt = -1;       // 0 first try, 1.. retries, -1 unknown

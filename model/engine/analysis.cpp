@@ -291,7 +291,9 @@ void Analysis::count(const RequestEvent &event)
     if (counted == 0)
         return;
     m_events += counted;
-    if (event.status >= 0 && event.status < int(m_byStatus.size()))
+    if (event.refusedByClientBreaker)
+        m_refusedByClientBreaker += counted;
+    else if (event.status >= 0 && event.status < int(m_byStatus.size()))
         m_byStatus[size_t(event.status)] += counted;
 }
 
@@ -402,6 +404,9 @@ void Analysis::feedAlerts(const Batch &batch)
                            category = nextCategory->second;
                            ++nextCategory;
                        }
+                       // Refused by the client's own breaker: never sent, nothing to detect.
+                       if (event.refusedByClientBreaker)
+                           return;
                        // A weighted event is that many requests (RequestEvent::weight).
                        for (qint64 unit = 0; unit < std::max<qint64>(1, event.weight); ++unit)
                            m_alerts->add(event, sig, category);
@@ -412,7 +417,9 @@ void Analysis::feedDetectors(const RequestEvent &event, const throttle::Throttle
                              const QString *quotaGroup)
 {
     m_breakers->add(event, sig);
-    m_alerts->add(event, sig, quotaGroup);
+    // Refused by the client's own breaker: never sent, nothing to detect.
+    if (!event.refusedByClientBreaker)
+        m_alerts->add(event, sig, quotaGroup);
 }
 
 void Analysis::onMalformed(MalformedRecord &&record)
@@ -427,6 +434,7 @@ void Analysis::fillOwnFields(ReportData &data) const
     data.events = m_events;
     data.malformed = m_malformed;
     data.lateEvents = m_late;
+    data.refusedByClientBreaker = m_refusedByClientBreaker;
     for (size_t status = 0; status < m_byStatus.size(); ++status) {
         if (m_byStatus[status])
             data.byStatus.insert(int(status), m_byStatus[status]);
@@ -435,8 +443,7 @@ void Analysis::fillOwnFields(ReportData &data) const
     data.firstMs = m_firstMs;
     data.lastMs = m_lastMs;
     const qint64 endMs = m_lastMs.value_or(0);
-    data.breakers = m_breakers->summaries(endMs);
-    data.breakerTransitions = m_breakers->transitions();
+    m_breakers->fillReport(&data, endMs);
     data.breakerModel = m_breakers->defaultModel();
     data.advice = paceAdvice(data.scopes);
     // The engine's near-limit alerts are already in data.alerts.

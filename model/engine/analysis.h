@@ -84,7 +84,8 @@ private:
 
     qint64 m_events = 0;
     qint64 m_malformed = 0;
-    qint64 m_late = 0; // events older than the newest one analysed before them
+    qint64 m_late = 0;                   // events older than the newest one analysed before them
+    qint64 m_refusedByClientBreaker = 0; // requests the client's own breaker refused
     std::array<qint64, 1000> m_byStatus{};
     QList<MalformedRecord> m_malformedSamples;
     std::optional<qint64> m_firstMs;

@@ -89,6 +89,15 @@ BreakerTracker::BreakerTracker(Parameters parameters, const PolicySet &policies)
         });
     if (differs)
         m_policies = policies;
+    const auto keepsTimeFromCreation = [](const BreakerModel &model) {
+        return model.rules == BreakerModel::Rules::Opossum;
+    };
+    m_createAtFirstRequest =
+        keepsTimeFromCreation(m_models.front()) ||
+        std::any_of(m_policies.policies().cbegin(), m_policies.policies().cend(),
+                    [&](const Policy &policy) {
+                        return policy.breaker && keepsTimeFromCreation(*policy.breaker);
+                    });
 }
 
 int BreakerTracker::modelFor(const RequestEvent &event)
@@ -224,6 +233,10 @@ int BreakerTracker::findOrCreate(const Key &key, const RequestEvent &event)
     breaker.name = nameOf(key);
     breaker.applicationWide = key.kind == Kind::App;
     breaker.model = modelFor(event);
+    if (m_models[size_t(breaker.model)].rules != BreakerModel::Rules::Reference) {
+        breaker.library = std::make_unique<Reconstructed::Library>();
+        breaker.library->opossum.start(event.tsMs); // opossum's buckets rotate from here
+    }
     m_breakers.push_back(std::move(breaker));
     const int index = int(m_breakers.size()) - 1;
     m_index.emplace(key.hash, index);
@@ -279,8 +292,11 @@ void BreakerTracker::moveTo(Reconstructed &breaker, BreakerState to, qint64 atMs
 void BreakerTracker::advance(Reconstructed &breaker, qint64 nowMs,
                              QList<BreakerTransition> *log) const
 {
-    if (breaker.state == BreakerState::Open && nowMs >= breaker.openUntilMs) {
-        const int probes = m_models[size_t(breaker.model)].halfOpenCalls;
+    const BreakerModel &model = m_models[size_t(breaker.model)];
+    // (cockatiel has no timer: its first call after the break half-opens it, passRequest().)
+    if (breaker.state == BreakerState::Open && nowMs >= breaker.openUntilMs &&
+        model.rules != BreakerModel::Rules::Cockatiel) {
+        const int probes = model.rules == BreakerModel::Rules::Reference ? model.halfOpenCalls : 1;
         moveTo(
             breaker, BreakerState::HalfOpen, breaker.openUntilMs,
             probes == 1
@@ -368,10 +384,10 @@ void BreakerTracker::open(int index, const RequestEvent &event,
     const BreakerModel &model = m_models[size_t(breaker.model)];
     // Opened when the deciding answer arrived (never before the current state began).
     const qint64 openedAtMs = std::max(responseArrivalMs(event), breaker.sinceMs);
-    qint64 openUntilMs = openedAtMs + model.breakDurationMs;
+    qint64 openUntilMs = openedAtMs + model.breakMs();
     QString reason = why + QStringLiteral("; last answer ") + answerText(event, sig) +
-                     QStringLiteral(", break ") + seconds(model.breakDurationMs);
-    if (model.retryAfterExtendsBreak && sig.retryAtMs && *sig.retryAtMs > openUntilMs) {
+                     QStringLiteral(", break ") + seconds(model.breakMs());
+    if (model.honoursRetryAfter() && sig.retryAtMs && *sig.retryAtMs > openUntilMs) {
         openUntilMs = *sig.retryAtMs;
         reason +=
             QStringLiteral(", held %1 for its Retry-After").arg(seconds(openUntilMs - openedAtMs));
@@ -391,90 +407,203 @@ void BreakerTracker::passRequest(int index, const RequestEvent &event,
 {
     Reconstructed &breaker = m_breakers[size_t(index)];
     const BreakerModel &model = m_models[size_t(breaker.model)];
-    const bool failure = outcome == Outcome::Failure;
-    switch (breaker.state) {
+    // cockatiel has no timer: the first call after halfOpenAfter finds the break over and
+    // becomes the probe.
+    if (breaker.state == BreakerState::Open && model.rules == BreakerModel::Rules::Cockatiel &&
+        event.tsMs >= breaker.openUntilMs) {
+        change(index, BreakerState::HalfOpen, event.tsMs,
+               QStringLiteral("first call after the break; it is the probe"));
+    }
+    switch (m_breakers[size_t(index)].state) {
     case BreakerState::Open:
-        // Sent while the reference breaker was open: it would have held this request back.
-        // Requests sent before the decisive response arrived could not have known.
-        if (event.tsMs >= breaker.sinceMs) {
-            ++breaker.blockedRequests;
-            const QString &identity = orUnknown(event.identity);
-            const quint64 hash = m_hashes.hash(identity, 0x1d); // (interned: known by address)
-            if (breaker.blockedIdentityHashes.insert(hash).second) {
-                if (breaker.blockedIdentities.size() < m_parameters.maxBlockedIdentities)
-                    breaker.blockedIdentities.append(identity);
-            }
-        }
-        // The service's Retry-After is an instruction: a breaker that honours it stays open
-        // until then, whoever sent the request it answered.
-        if (throttledHere && model.retryAfterExtendsBreak && sig.retryAtMs)
-            breaker.openUntilMs = std::max(breaker.openUntilMs, *sig.retryAtMs);
+        passWhileOpen(index, event, sig, outcome, throttledHere);
         return;
-    case BreakerState::HalfOpen: {
+    case BreakerState::HalfOpen:
         // This request is a probe; no answer at all (status 0) proves nothing.
-        if (outcome == Outcome::None)
-            return;
-        ++breaker.probeCalls;
-        breaker.probeFailures += int(failure);
-        if (breaker.probeCalls < model.halfOpenCalls)
-            return;
-        const qint64 calls = breaker.probeCalls;
-        const qint64 failures = breaker.probeFailures;
-        if (double(failures) / double(calls) >= model.failureRatio) {
-            open(index, event, sig,
-                 model.halfOpenCalls == 1 ? QStringLiteral("probe failed")
-                                          : QStringLiteral("%1 of %2 probes failed (%3 >= %4)")
-                                                .arg(failures)
-                                                .arg(calls)
-                                                .arg(ratioText(failures, calls))
-                                                .arg(model.failureRatio, 0, 'g', 3));
-            return;
-        }
-        change(index, BreakerState::Closed, event.tsMs,
-               model.halfOpenCalls == 1
-                   ? QStringLiteral("probe succeeded (HTTP %1)").arg(event.status)
-                   : QStringLiteral("%1 of %2 probes failed (%3 < %4)")
-                         .arg(failures)
-                         .arg(calls)
-                         .arg(ratioText(failures, calls))
-                         .arg(model.failureRatio, 0, 'g', 3));
-        Reconstructed &closed = m_breakers[size_t(index)];
-        closed.window.clear(); // a closed breaker starts with fresh metrics
-        closed.probeCalls = 0;
-        closed.probeFailures = 0;
+        if (outcome != Outcome::None)
+            passProbe(index, event, sig, outcome == Outcome::Failure);
         return;
-    }
     case BreakerState::Closed:
-    case BreakerState::SoftOpen: {
-        if (outcome == Outcome::None)
-            return;
-        Outcomes &window = breaker.window;
-        window.record(model, event.tsMs, failure);
-        ++breaker.requests;
-        breaker.failures += int(failure);
-        if (window.calls < model.minimumThroughput)
-            return;
-        const double ratio = double(window.failures) / double(window.calls);
-        breaker.peakFailureRatio = std::max(breaker.peakFailureRatio, ratio);
-        // Polly weighs the window on a failure; Resilience4j after every call (its count window
-        // can reach the minimum number of calls with a success).
-        if (ratio < model.failureRatio ||
-            !(failure || model.window == BreakerModel::Window::Count)) {
-            return;
-        }
-        const QString over =
-            model.window == BreakerModel::Window::Time
-                ? QStringLiteral("in the last ") + seconds(model.samplingDurationMs)
-                : QStringLiteral("of the last %1 calls").arg(model.windowCalls);
-        open(index, event, sig,
-             QStringLiteral("%1 of %2 requests failed %3 (%4 >= %5)")
-                 .arg(window.failures)
-                 .arg(window.calls)
-                 .arg(over, ratioText(window.failures, window.calls))
-                 .arg(model.failureRatio, 0, 'g', 3));
+    case BreakerState::SoftOpen:
+        if (outcome != Outcome::None)
+            passWhileClosed(index, event, sig, outcome == Outcome::Failure);
         return;
     }
+}
+
+void BreakerTracker::passWhileOpen(int index, const RequestEvent &event,
+                                   const throttle::ThrottleSignals &sig, Outcome outcome,
+                                   bool throttledHere)
+{
+    Reconstructed &breaker = m_breakers[size_t(index)];
+    const BreakerModel &model = m_models[size_t(breaker.model)];
+    // Sent while the reference breaker was open: it would have held this request back.
+    // Requests sent before the decisive response arrived could not have known.
+    const bool refused = event.tsMs >= breaker.sinceMs;
+    if (refused) {
+        ++breaker.blockedRequests;
+        const QString &identity = orUnknown(event.identity);
+        const quint64 hash = m_hashes.hash(identity, 0x1d); // (interned: known by address)
+        if (breaker.blockedIdentityHashes.insert(hash).second) {
+            if (breaker.blockedIdentities.size() < m_parameters.maxBlockedIdentities)
+                breaker.blockedIdentities.append(identity);
+        }
     }
+    // opossum counts every call in its window: a refused one too ('fire' and 'reject').
+    if (model.rules == BreakerModel::Rules::Opossum && breaker.library &&
+        (refused || outcome != Outcome::None)) {
+        using Call = OpossumWindow::Call;
+        breaker.library->opossum.record(model.opossum, event.tsMs,
+                                        refused                       ? Call::Refused
+                                        : outcome == Outcome::Failure ? Call::Failed
+                                                                      : Call::Succeeded);
+    }
+    // The service's Retry-After is an instruction: a breaker that honours it stays open
+    // until then, whoever sent the request it answered.
+    if (throttledHere && model.honoursRetryAfter() && sig.retryAtMs)
+        breaker.openUntilMs = std::max(breaker.openUntilMs, *sig.retryAtMs);
+}
+
+void BreakerTracker::closeAfterProbe(int index, const RequestEvent &event, const QString &reason)
+{
+    change(index, BreakerState::Closed, event.tsMs, reason);
+    Reconstructed &closed = m_breakers[size_t(index)];
+    closed.probeCalls = 0;
+    closed.probeFailures = 0;
+}
+
+void BreakerTracker::passProbe(int index, const RequestEvent &event,
+                               const throttle::ThrottleSignals &sig, bool failure)
+{
+    Reconstructed &breaker = m_breakers[size_t(index)];
+    const BreakerModel &model = m_models[size_t(breaker.model)];
+    switch (model.rules) {
+    case BreakerModel::Rules::Reference:
+        passReferenceProbe(index, event, sig, failure);
+        return;
+    case BreakerModel::Rules::Cockatiel:
+        // One probe (halfOpenSampling's default). Its failure goes into the window too, which
+        // closing empties anyway.
+        if (failure) {
+            breaker.library->cockatiel.failure(model.cockatiel, event.tsMs);
+            open(index, event, sig, QStringLiteral("probe failed"));
+            return;
+        }
+        breaker.library->cockatiel.restartWithSuccess(model.cockatiel, event.tsMs);
+        closeAfterProbe(index, event,
+                        QStringLiteral("probe succeeded (HTTP %1); the window starts again "
+                                       "from it")
+                            .arg(event.status));
+        return;
+    case BreakerModel::Rules::Opossum:
+        breaker.library->opossum.record(model.opossum, event.tsMs,
+                                        failure ? OpossumWindow::Call::Failed
+                                                : OpossumWindow::Call::Succeeded);
+        if (failure) {
+            open(index, event, sig, QStringLiteral("probe failed"));
+            return;
+        }
+        closeAfterProbe(index, event,
+                        QStringLiteral("probe succeeded (HTTP %1); the window keeps its calls")
+                            .arg(event.status));
+        return;
+    }
+}
+
+void BreakerTracker::passReferenceProbe(int index, const RequestEvent &event,
+                                        const throttle::ThrottleSignals &sig, bool failure)
+{
+    Reconstructed &breaker = m_breakers[size_t(index)];
+    const BreakerModel &model = m_models[size_t(breaker.model)];
+    ++breaker.probeCalls;
+    breaker.probeFailures += int(failure);
+    if (breaker.probeCalls < model.halfOpenCalls)
+        return;
+    const qint64 calls = breaker.probeCalls;
+    const qint64 failures = breaker.probeFailures;
+    if (double(failures) / double(calls) >= model.failureRatio) {
+        open(index, event, sig,
+             model.halfOpenCalls == 1 ? QStringLiteral("probe failed")
+                                      : QStringLiteral("%1 of %2 probes failed (%3 >= %4)")
+                                            .arg(failures)
+                                            .arg(calls)
+                                            .arg(ratioText(failures, calls))
+                                            .arg(model.failureRatio, 0, 'g', 3));
+        return;
+    }
+    closeAfterProbe(index, event,
+                    model.halfOpenCalls == 1
+                        ? QStringLiteral("probe succeeded (HTTP %1)").arg(event.status)
+                        : QStringLiteral("%1 of %2 probes failed (%3 < %4)")
+                              .arg(failures)
+                              .arg(calls)
+                              .arg(ratioText(failures, calls))
+                              .arg(model.failureRatio, 0, 'g', 3));
+    // Polly and Resilience4j start a closed breaker with fresh metrics.
+    m_breakers[size_t(index)].window.clear();
+}
+
+QString BreakerTracker::recordInLibraryWindow(Reconstructed &breaker, const BreakerModel &model,
+                                              qint64 atMs, bool failure)
+{
+    if (model.rules == BreakerModel::Rules::Cockatiel) {
+        CockatielWindow &window = breaker.library->cockatiel;
+        if (!failure) {
+            window.success(model.cockatiel, atMs);
+            return {};
+        }
+        const bool opens = window.failure(model.cockatiel, atMs);
+        if (window.hasVolume(model.cockatiel) &&
+            model.cockatiel.breaker != BreakerModel::Cockatiel::Breaker::Consecutive) {
+            breaker.peakFailureRatio = std::max(breaker.peakFailureRatio,
+                                                double(window.failures()) / double(window.calls()));
+        }
+        return opens ? window.openReason(model.cockatiel) : QString();
+    }
+    OpossumWindow &window = breaker.library->opossum;
+    window.record(model.opossum, atMs,
+                  failure ? OpossumWindow::Call::Failed : OpossumWindow::Call::Succeeded);
+    if (!failure)
+        return {};
+    if (window.hasVolume(model.opossum)) {
+        breaker.peakFailureRatio =
+            std::max(breaker.peakFailureRatio, double(window.failures()) / double(window.fires()));
+    }
+    return window.opens(model.opossum) ? window.openReason(model.opossum) : QString();
+}
+
+void BreakerTracker::passWhileClosed(int index, const RequestEvent &event,
+                                     const throttle::ThrottleSignals &sig, bool failure)
+{
+    Reconstructed &breaker = m_breakers[size_t(index)];
+    const BreakerModel &model = m_models[size_t(breaker.model)];
+    ++breaker.requests;
+    breaker.failures += int(failure);
+    if (model.rules != BreakerModel::Rules::Reference) {
+        const QString why = recordInLibraryWindow(breaker, model, event.tsMs, failure);
+        if (!why.isEmpty())
+            open(index, event, sig, why);
+        return;
+    }
+    Outcomes &window = breaker.window;
+    window.record(model, event.tsMs, failure);
+    if (window.calls < model.minimumThroughput)
+        return;
+    const double ratio = double(window.failures) / double(window.calls);
+    breaker.peakFailureRatio = std::max(breaker.peakFailureRatio, ratio);
+    // Polly weighs the window on a failure; Resilience4j after every call (its count window
+    // can reach the minimum number of calls with a success).
+    if (ratio < model.failureRatio || !(failure || model.window == BreakerModel::Window::Count))
+        return;
+    const QString over = model.window == BreakerModel::Window::Time
+                             ? QStringLiteral("in the last ") + seconds(model.samplingDurationMs)
+                             : QStringLiteral("of the last %1 calls").arg(model.windowCalls);
+    open(index, event, sig,
+         QStringLiteral("%1 of %2 requests failed %3 (%4 >= %5)")
+             .arg(window.failures)
+             .arg(window.calls)
+             .arg(over, ratioText(window.failures, window.calls))
+             .arg(model.failureRatio, 0, 'g', 3));
 }
 
 bool BreakerTracker::noteNearLimit(int index, qint64 atMs)
@@ -501,7 +630,8 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     const bool nearLimit = fraction >= m_parameters.softOpenAt; // (false for NaN)
     const Outcome outcome = outcomeOf(event, sig);
     // Fast path: a request without an answer changes nothing while every breaker is closed.
-    if (outcome == Outcome::None && m_notClosed == 0 && !nearLimit && !reported)
+    if (outcome == Outcome::None && m_notClosed == 0 && !nearLimit && !reported &&
+        !m_createAtFirstRequest)
         return;
 
     const Key caller = callerKey(event, sig, &m_hashes);
@@ -509,7 +639,7 @@ void BreakerTracker::add(const RequestEvent &event, const throttle::ThrottleSign
     const Key appKey = app.isEmpty() ? Key{} : makeKey(Kind::App, nullptr, app, &m_hashes);
     // Every answer is an outcome for the caller's breaker and, when the request names its app,
     // for the app's: both need a window from the first request on.
-    const bool create = outcome != Outcome::None || nearLimit;
+    const bool create = outcome != Outcome::None || nearLimit || m_createAtFirstRequest;
     int callerIndex = create ? findOrCreate(caller, event) : find(caller);
     int appIndex = app.isEmpty() ? -1 : create ? findOrCreate(appKey, event) : find(appKey);
     // Where a throttle or a near-limit report belongs: the app's breaker for an app-wide scope
@@ -597,7 +727,8 @@ void BreakerTracker::addLogged(const RequestEvent &event)
         return;
     if (logged.state == QLatin1StringView("open"))
         logged.openMs += std::max<qint64>(0, event.tsMs - logged.sinceMs);
-    m_transitions.append({event.tsMs, scope, kLogged, logged.state, state, QString()});
+    m_transitions.append(
+        {event.tsMs, scope, kLogged, logged.state, state, QStringLiteral("logged by the client")});
     trimTransitions();
     logged.state = state;
     logged.sinceMs = event.tsMs;
@@ -608,11 +739,16 @@ void BreakerTracker::addLogged(const RequestEvent &event)
 
 void BreakerTracker::fillReport(ReportData *report, qint64 endMs) const
 {
-    report->breakers = summaries(endMs);
+    // The transitions timers made by endMs (a break that ended, a soft-open that lapsed) are
+    // in the report too, so each breaker's timeline ends in the state the report calls final.
+    QList<BreakerTransition> pending;
+    report->breakers = summaries(endMs, &pending);
     report->breakerTransitions = m_transitions;
+    report->breakerTransitions.append(pending);
 }
 
-QList<BreakerSummary> BreakerTracker::summaries(qint64 endMs) const
+QList<BreakerSummary> BreakerTracker::summaries(qint64 endMs,
+                                                QList<BreakerTransition> *pending) const
 {
     QList<BreakerSummary> reconstructed;
     reconstructed.reserve(qsizetype(m_breakers.size()));
@@ -632,7 +768,7 @@ QList<BreakerSummary> BreakerTracker::summaries(qint64 endMs) const
         breaker.transitions = original.transitions;
         breaker.trips = original.trips;
         breaker.openMs = original.openMs;
-        advance(breaker, endMs, nullptr); // one timer at most: half-open and closed have none
+        advance(breaker, endMs, pending); // one timer at most: half-open and closed have none
         qint64 openMs = breaker.openMs;
         if (breaker.state == BreakerState::Open)
             openMs += std::max<qint64>(0, endMs - breaker.sinceMs);

@@ -53,6 +53,7 @@
 
 #include "core/requestevent.h"
 #include "engine/alertcommon.h"
+#include "engine/librarybreakers.h"
 #include "engine/reportdata.h"
 #include "policy/breakermodel.h"
 #include "policy/policy.h"
@@ -67,6 +68,7 @@
 #include <absl/container/flat_hash_set.h>
 
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace ts {
@@ -121,13 +123,17 @@ public:
     // Breaker states at endMs (timers that expire before endMs are applied): reconstructed
     // breakers first, then logged ones, each sorted by scope. A reconstructed breaker is listed
     // once it changed state or counted a failure (every caller has one; most stay quiet).
-    [[nodiscard]] QList<BreakerSummary> summaries(qint64 endMs) const;
+    // pending (optional) receives the transitions those timers make, which transitions() does
+    // not hold yet.
+    [[nodiscard]] QList<BreakerSummary>
+    summaries(qint64 endMs, QList<BreakerTransition> *pending = nullptr) const;
     // Transitions in the order they happened (reconstructed and logged interleaved by arrival).
     // Timer-driven transitions (open -> half-open, soft-open lapsing) appear once the next event
     // of that breaker, or summaries(), reaches them; summaries() does not record them.
     [[nodiscard]] QList<BreakerTransition> transitions() const { return m_transitions; }
     [[nodiscard]] qint64 droppedTransitions() const { return m_droppedTransitions; }
-    // Sets report->breakers = summaries(endMs) and report->breakerTransitions.
+    // Sets report->breakers = summaries(endMs) and report->breakerTransitions: transitions()
+    // and the ones timers made by endMs, so every breaker's transitions end in its final state.
     void fillReport(ReportData *report, qint64 endMs) const;
 
     // The name of the reconstructed breaker a throttle of this event opens.
@@ -198,7 +204,14 @@ private:
         // percentage in one response does not close a soft-open the model still sees near
         // its limit: the two would otherwise toggle the breaker on every other request.
         qint64 lastFillNearLimitMs = std::numeric_limits<qint64>::min() / 2;
-        Outcomes window;
+        Outcomes window; // the reference rules' window
+        // A library's window (BreakerModel::Rules::Cockatiel / Opossum), only for those rules.
+        struct Library
+        {
+            CockatielWindow cockatiel;
+            OpossumWindow opossum;
+        };
+        std::unique_ptr<Library> library;
         int probeCalls = 0; // HalfOpen: probes answered so far
         int probeFailures = 0;
         int transitions = 0;
@@ -253,6 +266,20 @@ private:
     // throttle is routed to this breaker (its Retry-After applies here).
     void passRequest(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig,
                      Outcome outcome, bool throttledHere);
+    // The steps of passRequest() by state.
+    void passWhileOpen(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                       Outcome outcome, bool throttledHere);
+    void passProbe(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                   bool failure);
+    void passReferenceProbe(int index, const RequestEvent &event,
+                            const throttle::ThrottleSignals &sig, bool failure);
+    void passWhileClosed(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                         bool failure);
+    // Records the outcome in a library's window (Rules::Cockatiel / Opossum); the reason it
+    // opens the breaker, or empty.
+    QString recordInLibraryWindow(Reconstructed &breaker, const BreakerModel &model, qint64 atMs,
+                                  bool failure);
+    void closeAfterProbe(int index, const RequestEvent &event, const QString &reason);
     void open(int index, const RequestEvent &event, const throttle::ThrottleSignals &sig,
               const QString &why);
     // Notes a near-limit report; true when the breaker is closed and must now soft-open (the
@@ -271,6 +298,9 @@ private:
     TextHashCache m_hashes;          // identities, apps, services of the events, by address
     QHash<QString, Logged> m_logged; // logged scope name -> its state
     int m_notClosed = 0; // reconstructed breakers not Closed: lets quiet traffic skip all work
+    // A model in use keeps time from its breaker's creation (opossum's buckets): a breaker is
+    // made at the first request of its key, answered or not.
+    bool m_createAtFirstRequest = false;
     QList<BreakerTransition> m_transitions;
     qint64 m_droppedTransitions = 0;
 };

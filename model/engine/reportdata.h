@@ -203,6 +203,9 @@ struct ReportData
     // Events that came after a later one (out of time order beyond what the reading put back in
     // order: timemerge.h); analysed at each bucket's latest instant.
     qint64 lateEvents = 0;
+    // Requests the client's own breaker refused (RequestEvent::refusedByClientBreaker): counted
+    // in `events`, not in byStatus (they have no answer).
+    qint64 refusedByClientBreaker = 0;
     QMap<int, qint64> byStatus;
     ThrottleSummary throttles;
     QList<ScopeSummary> scopes;

@@ -1258,6 +1258,9 @@ struct ThrottleEngine::Impl
     // throttles one by one) the rest are replayed one request at a time, in the same pass.
     Verdict process(const RequestEvent &event, const throttle::ThrottleSignals *given)
     {
+        // Refused by the client's own breaker: it never reached the service, no limit saw it.
+        if (event.refusedByClientBreaker)
+            return {};
         if (event.weight <= 1 || !event.isRequest())
             return processUnits(event, given, 1, nullptr);
         const bool throttled = given ? given->throttled : throttle::isThrottle(event);

@@ -261,6 +261,7 @@ enum class Field : quint8 {
     Lane,
     Credits,
     Weight,
+    Refused,
     Namespace,
     Entity,
     Scope,
@@ -330,6 +331,8 @@ Field fieldOf(std::string_view key)
             return Field::Attempt;
         if (is(key, "credits"))
             return Field::Credits;
+        if (is(key, "refused"))
+            return Field::Refused;
         break;
     case 8:
         if (is(key, "identity"))
@@ -382,6 +385,10 @@ struct NdjsonReader::Impl
     bool parsePadded(const char *data, size_t size, RequestEvent &event, QString *reason);
     // One line's document, already parsed.
     bool parseDocument(const dom::element &doc, RequestEvent &event, QString *reason);
+    // Its fields that use the interners: headers and text fields.
+    bool readHeaders(const dom::element &value, RequestEvent &event, QString &authorization,
+                     std::string &storage, QString *reason);
+    bool readTextField(Field which, std::string_view text, RequestEvent &event, QString *reason);
 };
 
 namespace {
@@ -441,17 +448,229 @@ bool NdjsonReader::Impl::parsePadded(const char *data, size_t size, RequestEvent
     return parseDocument(doc, event, reason);
 }
 
+namespace {
+
+// A field's value could not be read: *reason says why, false for the caller to return.
+bool failWith(QString *reason, QString text)
+{
+    if (reason)
+        *reason = std::move(text);
+    return false;
+}
+
+bool readTs(const dom::element &value, RequestEvent &event, QString *reason)
+{
+    std::string_view text;
+    if (value.is_number()) {
+        double number = 0;
+        if (value.get_double().get(number) != SUCCESS)
+            return failWith(reason, QStringLiteral("\"ts\" is not a number"));
+        const auto ms = unixNumberToMs(number);
+        if (!ms)
+            return failWith(reason,
+                            QStringLiteral("\"ts\" ") + QString::number(number, 'g', 15) +
+                                QStringLiteral(" is not a Unix time in range (1970 to 9999)"));
+        event.tsMs = *ms;
+    } else if (value.get_string().get(text) == SUCCESS) {
+        const auto ms = parseRfc3339Ms(text);
+        if (!ms)
+            return failWith(reason, QStringLiteral("\"ts\" is not an RFC 3339 time: ") +
+                                        redact::quoteMasked(toQString(text)));
+        event.tsMs = *ms;
+    } else {
+        return failWith(reason, QStringLiteral("\"ts\" must be a string or a number"));
+    }
+    return true;
+}
+
+// status, durationMs, credits, weight, batchIndex, attempt.
+bool readNumberField(Field which, std::string_view key, const dom::element &value,
+                     RequestEvent &event, QString *reason)
+{
+    double number;
+    if (which == Field::Status) {
+        const auto status = numberOf(value, number)
+                                ? limits::toBoundedInt(number, 0, limits::kMaxStatus)
+                                : std::nullopt;
+        if (!status)
+            return failWith(reason, QStringLiteral("\"status\" is not an HTTP status"));
+        event.status = *status;
+        return true;
+    }
+    if (value.is_null())
+        return true;
+    const QString quoted = u'"' + toQString(key) + u'"';
+    if (which == Field::DurationMs || which == Field::Credits) {
+        if (!numberOf(value, number))
+            return failWith(reason, quoted + QStringLiteral(" is not a number"));
+        // Negative means unknown / none; a non-finite or huge value is refused.
+        const double highest =
+            which == Field::DurationMs ? limits::kMaxDurationMs : limits::kMaxCredits;
+        if (!limits::inRange(number, -highest, highest))
+            return failWith(reason, limits::outOfRangeReason(quoted, number, 0, highest));
+        (which == Field::DurationMs ? event.durationMs : event.credits) = number;
+        return true;
+    }
+    if (!numberOf(value, number))
+        return failWith(reason, quoted + QStringLiteral(" is not an integer"));
+    if (which == Field::Weight) {
+        // The requests this record stands for (RequestEvent::weight): a whole number >= 1.
+        if (!limits::inRange(number, 1, double(limits::kMaxWeight)) || number != std::floor(number))
+            return failWith(reason, limits::outOfRangeReason(u"\"weight\"", number, 1,
+                                                             double(limits::kMaxWeight)));
+        event.weight = qint64(number);
+        return true;
+    }
+    // batchIndex, attempt: -1 is "unknown" for both.
+    const int highest = which == Field::BatchIndex ? limits::kMaxBatchIndex : limits::kMaxAttempt;
+    const auto integer = limits::toBoundedInt(number, -1, highest);
+    if (!integer)
+        return failWith(reason, limits::outOfRangeReason(quoted, number, 0, highest));
+    (which == Field::BatchIndex ? event.batchIndex : event.attempt) = *integer;
+    return true;
+}
+
+// "refused": "breaker" (the client's own breaker refused the request; null: not refused).
+bool readRefused(const dom::element &value, RequestEvent &event, QString *reason)
+{
+    std::string_view text;
+    if (value.is_null())
+        return true;
+    if (value.get_string().get(text) != SUCCESS || text != "breaker")
+        return failWith(reason, QStringLiteral("\"refused\" must be \"breaker\" (the client's own "
+                                               "circuit breaker refused the request)"));
+    event.refusedByClientBreaker = true;
+    return true;
+}
+
+// An unknown key, kept verbatim in the event's extra JSON object.
+void appendExtra(std::string &extra, std::string_view key, const dom::element &value)
+{
+    extra += extra.empty() ? '{' : ',';
+    extra += '"';
+    // The key was unescaped by the parser; re-escape what JSON requires.
+    for (char c : key) {
+        if (c == '"' || c == '\\')
+            extra += '\\';
+        extra += c;
+    }
+    extra += "\":";
+    extra += simdjson::minify(value);
+}
+
+} // namespace
+
+bool NdjsonReader::Impl::readHeaders(const dom::element &value, RequestEvent &event,
+                                     QString &authorization, std::string &storage, QString *reason)
+{
+    dom::object headers;
+    if (value.get_object().get(headers) != SUCCESS)
+        return failWith(reason, QStringLiteral("\"headers\" is not an object"));
+    event.headers.reserve(qsizetype(headers.size()));
+    const dom::object::iterator headersEnd = headers.end();
+    for (dom::object::iterator header = headers.begin(); header != headersEnd; ++header) {
+        const dom::element headerValueElement = header.value();
+        std::string_view headerText;
+        if (!scalarText(headerValueElement, headerText, storage)) {
+            // Repeated headers as an array: keep the JSON text.
+            storage = simdjson::minify(headerValueElement);
+            headerText = storage;
+        }
+        // Names are case-insensitive: stored lower-case, lowered once per distinct name.
+        QString name = headerName.intern(header.key(), true);
+        // A credential header is dropped here, before its value is kept anywhere; a bearer
+        // token first tells who was charged.
+        if (secretHeaders.isSecret(name)) {
+            if (name == u"authorization")
+                authorization = toQString(headerText);
+            continue;
+        }
+        event.headers.setLowerCase(std::move(name), headerValue.intern(headerText));
+    }
+    return true;
+}
+
+bool NdjsonReader::Impl::readTextField(Field which, std::string_view text, RequestEvent &event,
+                                       QString *reason)
+{
+    switch (which) {
+    case Field::Type: {
+        const auto type = eventTypeFromName(typeName.intern(text));
+        if (!type)
+            return failWith(reason, QStringLiteral("unknown \"type\": ") +
+                                        redact::quoteMasked(toQString(text), 32));
+        event.type = *type;
+        break;
+    }
+    case Field::Identity:
+        event.identity = identity.intern(text);
+        break;
+    case Field::App:
+        event.app = app.intern(text);
+        break;
+    case Field::Tenant:
+        event.tenant = tenant.intern(text);
+        break;
+    case Field::Service:
+        event.service = service.intern(text);
+        break;
+    case Field::Category:
+        event.category = category.intern(text);
+        break;
+    case Field::Method:
+        event.method = method.intern(text);
+        break;
+    case Field::Url:
+        event.url = toQString(text);
+        break;
+    case Field::ErrorCode:
+        event.errorCode = errorCode.intern(text);
+        break;
+    case Field::RetryAfter:
+        event.retryAfter = retryAfter.intern(text);
+        break;
+    case Field::Body:
+        event.body = bodies.masked(text);
+        break;
+    case Field::RequestId:
+        event.requestId = toQString(text);
+        break;
+    case Field::BatchId:
+        event.batchId = toQString(text);
+        break;
+    case Field::OperationId:
+        event.operationId = toQString(text);
+        break;
+    case Field::Lane:
+        event.lane = lane.intern(text);
+        break;
+    case Field::Namespace:
+        event.serviceBusNamespace = ns.intern(text);
+        break;
+    case Field::Entity:
+        event.entity = entity.intern(text);
+        break;
+    case Field::Scope:
+        event.breakerScope = scope.intern(text);
+        break;
+    case Field::State:
+        event.breakerState = state.intern(text);
+        break;
+    case Field::Text:
+        event.text = toQString(text);
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
 bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &event,
                                        QString *reason)
 {
-    auto fail = [reason](QString text) {
-        if (reason)
-            *reason = std::move(text);
-        return false;
-    };
     dom::object object;
     if (doc.get_object().get(object) != SUCCESS)
-        return fail(QStringLiteral("not a JSON object"));
+        return failWith(reason, QStringLiteral("not a JSON object"));
 
     bool haveTs = false;
     QString authorization; // an Authorization header's value, read for the identity only
@@ -466,214 +685,52 @@ bool NdjsonReader::Impl::parseDocument(const dom::element &doc, RequestEvent &ev
         const dom::element value = field.value();
         std::string_view text;
         const Field which = fieldOf(key);
+        bool read = true;
         switch (which) {
-        case Field::Ts: {
-            if (value.is_number()) {
-                double number = 0;
-                if (value.get_double().get(number) != SUCCESS)
-                    return fail(QStringLiteral("\"ts\" is not a number"));
-                const auto ms = unixNumberToMs(number);
-                if (!ms)
-                    return fail(QStringLiteral("\"ts\" ") + QString::number(number, 'g', 15) +
-                                QStringLiteral(" is not a Unix time in range (1970 to 9999)"));
-                event.tsMs = *ms;
-            } else if (value.get_string().get(text) == SUCCESS) {
-                const auto ms = parseRfc3339Ms(text);
-                if (!ms)
-                    return fail(QStringLiteral("\"ts\" is not an RFC 3339 time: ") +
-                                redact::quoteMasked(toQString(text)));
-                event.tsMs = *ms;
-            } else {
-                return fail(QStringLiteral("\"ts\" must be a string or a number"));
-            }
+        case Field::Ts:
+            read = readTs(value, event, reason);
             haveTs = true;
             break;
-        }
-        case Field::Status: {
-            double number;
-            const auto status = numberOf(value, number)
-                                    ? limits::toBoundedInt(number, 0, limits::kMaxStatus)
-                                    : std::nullopt;
-            if (!status)
-                return fail(QStringLiteral("\"status\" is not an HTTP status"));
-            event.status = *status;
-            break;
-        }
+        case Field::Status:
         case Field::DurationMs:
-        case Field::Credits: {
-            double number;
-            if (value.is_null())
-                break;
-            if (!numberOf(value, number))
-                return fail(QStringLiteral("\"") + toQString(key) +
-                            QStringLiteral("\" is not a number"));
-            // Negative means unknown / none; a non-finite or huge value is refused.
-            const double highest =
-                which == Field::DurationMs ? limits::kMaxDurationMs : limits::kMaxCredits;
-            if (!limits::inRange(number, -highest, highest))
-                return fail(limits::outOfRangeReason(QString(u'"' + toQString(key) + u'"'), number,
-                                                     0, highest));
-            (which == Field::DurationMs ? event.durationMs : event.credits) = number;
-            break;
-        }
-        case Field::Weight: {
-            // The requests this record stands for (RequestEvent::weight): a whole number >= 1.
-            double number;
-            if (value.is_null())
-                break;
-            if (!numberOf(value, number))
-                return fail(QStringLiteral("\"weight\" is not an integer"));
-            if (!limits::inRange(number, 1, double(limits::kMaxWeight)) ||
-                number != std::floor(number))
-                return fail(
-                    limits::outOfRangeReason(u"\"weight\"", number, 1, double(limits::kMaxWeight)));
-            event.weight = qint64(number);
-            break;
-        }
+        case Field::Credits:
+        case Field::Weight:
         case Field::BatchIndex:
-        case Field::Attempt: {
-            double number;
-            if (value.is_null())
-                break;
-            if (!numberOf(value, number))
-                return fail(QStringLiteral("\"") + toQString(key) +
-                            QStringLiteral("\" is not an integer"));
-            // -1 is "unknown" for both.
-            const int highest =
-                which == Field::BatchIndex ? limits::kMaxBatchIndex : limits::kMaxAttempt;
-            const auto integer = limits::toBoundedInt(number, -1, highest);
-            if (!integer)
-                return fail(limits::outOfRangeReason(QString(u'"' + toQString(key) + u'"'), number,
-                                                     0, highest));
-            (which == Field::BatchIndex ? event.batchIndex : event.attempt) = *integer;
+        case Field::Attempt:
+            read = readNumberField(which, key, value, event, reason);
             break;
-        }
+        case Field::Refused:
+            read = readRefused(value, event, reason);
+            break;
         case Field::Batch: {
             bool flag = false;
             if (value.get_bool().get(flag) != SUCCESS)
-                return fail(QStringLiteral("\"batch\" is not a boolean"));
+                return failWith(reason, QStringLiteral("\"batch\" is not a boolean"));
             event.batchEnvelope = flag;
             break;
         }
-        case Field::Headers: {
-            dom::object headers;
-            if (value.get_object().get(headers) != SUCCESS)
-                return fail(QStringLiteral("\"headers\" is not an object"));
-            event.headers.reserve(qsizetype(headers.size()));
-            const dom::object::iterator headersEnd = headers.end();
-            for (dom::object::iterator header = headers.begin(); header != headersEnd; ++header) {
-                const dom::element headerValueElement = header.value();
-                std::string_view headerText;
-                if (!scalarText(headerValueElement, headerText, storage)) {
-                    // Repeated headers as an array: keep the JSON text.
-                    storage = simdjson::minify(headerValueElement);
-                    headerText = storage;
-                }
-                // Names are case-insensitive: stored lower-case, lowered once per distinct name.
-                QString name = headerName.intern(header.key(), true);
-                // A credential header is dropped here, before its value is kept anywhere; a
-                // bearer token first tells who was charged.
-                if (secretHeaders.isSecret(name)) {
-                    if (name == u"authorization")
-                        authorization = toQString(headerText);
-                    continue;
-                }
-                event.headers.setLowerCase(std::move(name), headerValue.intern(headerText));
-            }
+        case Field::Headers:
+            read = readHeaders(value, event, authorization, storage, reason);
             break;
-        }
-        case Field::Unknown: {
-            extra += extra.empty() ? '{' : ',';
-            extra += '"';
-            // The key was unescaped by the parser; re-escape what JSON requires.
-            for (char c : key) {
-                if (c == '"' || c == '\\')
-                    extra += '\\';
-                extra += c;
-            }
-            extra += "\":";
-            extra += simdjson::minify(value);
+        case Field::Unknown:
+            appendExtra(extra, key, value);
             break;
-        }
-        default: {
+        default:
             if (!scalarText(value, text, storage))
-                return fail(QStringLiteral("\"") + toQString(key) +
-                            QStringLiteral("\" must be a string"));
-            switch (which) {
-            case Field::Type: {
-                const auto type = eventTypeFromName(typeName.intern(text));
-                if (!type)
-                    return fail(QStringLiteral("unknown \"type\": ") +
-                                redact::quoteMasked(toQString(text), 32));
-                event.type = *type;
-                break;
-            }
-            case Field::Identity:
-                event.identity = identity.intern(text);
-                break;
-            case Field::App:
-                event.app = app.intern(text);
-                break;
-            case Field::Tenant:
-                event.tenant = tenant.intern(text);
-                break;
-            case Field::Service:
-                event.service = service.intern(text);
-                break;
-            case Field::Category:
-                event.category = category.intern(text);
-                break;
-            case Field::Method:
-                event.method = method.intern(text);
-                break;
-            case Field::Url:
-                event.url = toQString(text);
-                break;
-            case Field::ErrorCode:
-                event.errorCode = errorCode.intern(text);
-                break;
-            case Field::RetryAfter:
-                event.retryAfter = retryAfter.intern(text);
-                break;
-            case Field::Body:
-                event.body = bodies.masked(text);
-                break;
-            case Field::RequestId:
-                event.requestId = toQString(text);
-                break;
-            case Field::BatchId:
-                event.batchId = toQString(text);
-                break;
-            case Field::OperationId:
-                event.operationId = toQString(text);
-                break;
-            case Field::Lane:
-                event.lane = lane.intern(text);
-                break;
-            case Field::Namespace:
-                event.serviceBusNamespace = ns.intern(text);
-                break;
-            case Field::Entity:
-                event.entity = entity.intern(text);
-                break;
-            case Field::Scope:
-                event.breakerScope = scope.intern(text);
-                break;
-            case Field::State:
-                event.breakerState = state.intern(text);
-                break;
-            case Field::Text:
-                event.text = toQString(text);
-                break;
-            default:
-                break;
-            }
+                return failWith(reason, QStringLiteral("\"") + toQString(key) +
+                                            QStringLiteral("\" must be a string"));
+            read = readTextField(which, text, event, reason);
             break;
         }
-        }
+        if (!read)
+            return false;
     }
     if (!haveTs)
-        return fail(QStringLiteral("missing \"ts\""));
+        return failWith(reason, QStringLiteral("missing \"ts\""));
+    // Refused before it was sent: the service never answered it.
+    if (event.refusedByClientBreaker && event.status != 0)
+        return failWith(reason, QStringLiteral("a request refused by the client's breaker has no "
+                                               "\"status\" (it never reached the service)"));
     if (!extra.empty()) {
         extra += '}';
         event.extraJson = QByteArray(extra.data(), static_cast<qsizetype>(extra.size()));

@@ -199,6 +199,177 @@ bool ResilienceReader::looksLikeResilienceLine(std::string_view line)
            line.find("Retry-Attempt") != std::string_view::npos;
 }
 
+namespace {
+
+// The exception Polly throws when its breaker refuses a call: the request was never sent.
+bool refusedByBreaker(std::string_view exceptionType)
+{
+    return exceptionType.ends_with("BrokenCircuitException") ||
+           exceptionType.ends_with("IsolatedCircuitException");
+}
+
+// Polly v8 telemetry: "Resilience event occurred. EventName: '...', Source: '...', ...".
+void readPollyEvent(std::string_view line, RequestEvent &event)
+{
+    const auto name = quotedAfter(line, "EventName: '");
+    const auto source = quotedAfter(line, "Source: '");
+    const auto key = quotedAfter(line, "Operation Key: '");
+    const auto outcome = quotedAfter(line, "Result: '");
+    const std::string_view eventName = name.value_or(std::string_view());
+    if (eventName == "OnCircuitOpened" || eventName == "OnCircuitClosed" ||
+        eventName == "OnCircuitHalfOpened") {
+        event.type = EventType::Breaker;
+        event.breakerScope = scopeFromSource(source.value_or(std::string_view()));
+        event.breakerState = eventName == "OnCircuitOpened"   ? QStringLiteral("open")
+                             : eventName == "OnCircuitClosed" ? QStringLiteral("closed")
+                                                              : QStringLiteral("half-open");
+    } else {
+        event.type = EventType::Annotation;
+        event.text = u"Polly " + toQString(eventName) + u" in " +
+                     scopeFromSource(source.value_or(std::string_view()));
+        if (outcome && !outcome->empty())
+            event.text += u" (result " + toQString(*outcome) + u')';
+    }
+    if (key)
+        event.operationId = toQString(*key);
+}
+
+// Polly v8's "Execution attempt. Source: '...', Operation Key: '...', Result: '...', ...".
+void readExecutionAttempt(std::string_view line, RequestEvent &event, QString &problem)
+{
+    const auto source = quotedAfter(line, "Source: '");
+    const auto key = quotedAfter(line, "Operation Key: '");
+    const std::string_view outcome = quotedAfter(line, "Result: '").value_or(std::string_view());
+    event.status = statusFromResult(outcome);
+    if (event.status == 0 && !outcome.empty()) {
+        // An exception: "System.Net.Http.HttpRequestException: ..." -> its type.
+        const size_t colon = outcome.find(':');
+        event.errorCode = toQString(outcome.substr(0, colon));
+        // The breaker refused the call before it was sent (BrokenCircuitException, and
+        // IsolatedCircuitException for a breaker held open by hand).
+        event.refusedByClientBreaker = refusedByBreaker(outcome.substr(0, colon));
+    }
+    if (auto attempt = quotedAfter(line, "Attempt: '")) {
+        if (auto n = ingest::parseNumber(*attempt)) {
+            if (auto value = limits::toBoundedInt(*n, 0, limits::kMaxAttempt))
+                event.attempt = *value;
+            else
+                problem = limits::outOfRangeReason(u"Attempt", *n, 0, limits::kMaxAttempt);
+        }
+    }
+    const size_t timeAt = line.find("Execution Time: ");
+    if (timeAt != std::string_view::npos) {
+        std::string_view rest = line.substr(timeAt + 16);
+        const size_t ms = rest.find("ms");
+        if (auto n = ingest::parseNumber(rest.substr(0, ms))) {
+            if (limits::inRange(*n, 0, limits::kMaxDurationMs))
+                event.durationMs = *n;
+            else
+                problem =
+                    limits::outOfRangeReason(u"Execution Time (ms)", *n, 0, limits::kMaxDurationMs);
+        }
+    }
+    if (key)
+        event.operationId = toQString(*key);
+    if (source) {
+        ingest::ExtraJsonWriter extra;
+        extra.addString("pollySource", *source);
+        event.extraJson = extra.take();
+    }
+}
+
+// Resilience4j: "CircuitBreaker 'name' changed state from CLOSED to OPEN" (`at`: where
+// "CircuitBreaker '" starts). An unknown state sets `problem`.
+void readResilience4j(std::string_view line, size_t at, RequestEvent &event, QString &problem)
+{
+    const size_t nameBegin = at + 16;
+    const size_t nameEnd = line.find('\'', nameBegin);
+    const size_t to = line.find(" to ", nameEnd);
+    std::string_view target =
+        to == std::string_view::npos ? std::string_view() : line.substr(to + 4);
+    const size_t targetEnd = target.find_first_of(" .,;\r\t");
+    target = target.substr(0, targetEnd);
+    const auto state = resilience4jState(target);
+    if (!state) {
+        problem = u"unknown circuit breaker state " + redact::quoteMasked(toQString(target));
+        return;
+    }
+    event.type = EventType::Breaker;
+    event.breakerScope = toQString(line.substr(nameBegin, nameEnd - nameBegin));
+    event.breakerState = *state;
+}
+
+// An Azure Service Bus SDK exception line.
+void readServiceBus(std::string_view line, size_t timestampLength, RequestEvent &event)
+{
+    const bool throttled = line.find("50009") != std::string_view::npos ||
+                           line.find("throttled") != std::string_view::npos;
+    event.status = throttled ? 429 : 503;
+    event.errorCode = throttled ? QStringLiteral("50009") : QStringLiteral("ServerBusy");
+    event.service = QStringLiteral("servicebus");
+    if (line.find("Send") != std::string_view::npos)
+        event.method = QStringLiteral("Send");
+    else if (line.find("Receiv") != std::string_view::npos)
+        event.method = QStringLiteral("Receive");
+    serviceBusPlace(line, event);
+    event.body = ingest::bodyText(ingest::trimmed(line.substr(timestampLength)));
+}
+
+// A Microsoft Graph SDK request log line with a Retry-Attempt header.
+void readGraphSdk(std::string_view line, RequestEvent &event)
+{
+    event.attempt = numberAfter(line, "Retry-Attempt").value_or(-1);
+    const size_t url = line.find("https://");
+    const size_t anyUrl = url != std::string_view::npos ? url : line.find("http://");
+    if (anyUrl != std::string_view::npos) {
+        const size_t end = line.find_first_of(" \"'\t,", anyUrl);
+        event.url = toQString(line.substr(
+            anyUrl, end == std::string_view::npos ? std::string_view::npos : end - anyUrl));
+        // The method is the word right before the URL when it is one.
+        size_t wordEnd = anyUrl;
+        while (wordEnd > 0 && line[wordEnd - 1] == ' ')
+            --wordEnd;
+        size_t wordBegin = wordEnd;
+        while (wordBegin > 0 && std::isupper(static_cast<unsigned char>(line[wordBegin - 1])))
+            --wordBegin;
+        if (wordEnd - wordBegin >= 3 && wordEnd - wordBegin <= 7)
+            event.method = toQString(line.substr(wordBegin, wordEnd - wordBegin));
+    }
+    if (auto status = numberAfter(line, "StatusCode"))
+        event.status = *status;
+    else if (auto plain = numberAfter(line, "Status"))
+        event.status = *plain;
+}
+
+// The event of a line that matches one of the patterns (false: ordinary log noise); a value
+// out of range or an unknown state sets `problem`.
+bool readLine(std::string_view line, size_t timestampLength, RequestEvent &event, QString &problem)
+{
+    if (line.find("Resilience event occurred.") != std::string_view::npos) {
+        readPollyEvent(line, event);
+    } else if (line.find("Execution attempt. Source: '") != std::string_view::npos) {
+        readExecutionAttempt(line, event, problem);
+    } else if (const size_t at = line.find("CircuitBreaker '");
+               at != std::string_view::npos &&
+               line.find("' changed state from ", at) != std::string_view::npos) {
+        readResilience4j(line, at, event, problem);
+    } else if (((line.find("50009") != std::string_view::npos ||
+                 line.find("ServerBusy") != std::string_view::npos ||
+                 line.find("server-busy") != std::string_view::npos) &&
+                (line.find("ServiceBus") != std::string_view::npos ||
+                 line.find("servicebus") != std::string_view::npos ||
+                 line.find("server-busy") != std::string_view::npos))) {
+        readServiceBus(line, timestampLength, event);
+    } else if (line.find("Retry-Attempt") != std::string_view::npos) {
+        readGraphSdk(line, event);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+} // namespace
+
 ReadResult ResilienceReader::read(QIODevice &input, const QString &sourceName, IngestSink &sink,
                                   const ReadControl &control)
 {
@@ -223,132 +394,7 @@ ReadResult ResilienceReader::read(QIODevice &input, const QString &sourceName, I
         QString problem;
         if (!own && timestampShapeStart(line) != std::string_view::npos)
             problem = QStringLiteral("the line's timestamp is not a valid date and time");
-        bool matched = true;
-        if (line.find("Resilience event occurred.") != std::string_view::npos) {
-            const auto name = quotedAfter(line, "EventName: '");
-            const auto source = quotedAfter(line, "Source: '");
-            const auto key = quotedAfter(line, "Operation Key: '");
-            const auto outcome = quotedAfter(line, "Result: '");
-            const std::string_view eventName = name.value_or(std::string_view());
-            if (eventName == "OnCircuitOpened" || eventName == "OnCircuitClosed" ||
-                eventName == "OnCircuitHalfOpened") {
-                event.type = EventType::Breaker;
-                event.breakerScope = scopeFromSource(source.value_or(std::string_view()));
-                event.breakerState = eventName == "OnCircuitOpened"   ? QStringLiteral("open")
-                                     : eventName == "OnCircuitClosed" ? QStringLiteral("closed")
-                                                                      : QStringLiteral("half-open");
-            } else {
-                event.type = EventType::Annotation;
-                event.text = u"Polly " + toQString(eventName) + u" in " +
-                             scopeFromSource(source.value_or(std::string_view()));
-                if (outcome && !outcome->empty())
-                    event.text += u" (result " + toQString(*outcome) + u')';
-            }
-            if (key)
-                event.operationId = toQString(*key);
-        } else if (line.find("Execution attempt. Source: '") != std::string_view::npos) {
-            const auto source = quotedAfter(line, "Source: '");
-            const auto key = quotedAfter(line, "Operation Key: '");
-            const std::string_view outcome =
-                quotedAfter(line, "Result: '").value_or(std::string_view());
-            event.status = statusFromResult(outcome);
-            if (event.status == 0 && !outcome.empty()) {
-                // An exception: "System.Net.Http.HttpRequestException: ..." -> its type.
-                const size_t colon = outcome.find(':');
-                event.errorCode = toQString(outcome.substr(0, colon));
-            }
-            if (auto attempt = quotedAfter(line, "Attempt: '")) {
-                if (auto n = ingest::parseNumber(*attempt)) {
-                    if (auto value = limits::toBoundedInt(*n, 0, limits::kMaxAttempt))
-                        event.attempt = *value;
-                    else
-                        problem = limits::outOfRangeReason(u"Attempt", *n, 0, limits::kMaxAttempt);
-                }
-            }
-            const size_t timeAt = line.find("Execution Time: ");
-            if (timeAt != std::string_view::npos) {
-                std::string_view rest = line.substr(timeAt + 16);
-                const size_t ms = rest.find("ms");
-                if (auto n = ingest::parseNumber(rest.substr(0, ms))) {
-                    if (limits::inRange(*n, 0, limits::kMaxDurationMs))
-                        event.durationMs = *n;
-                    else
-                        problem = limits::outOfRangeReason(u"Execution Time (ms)", *n, 0,
-                                                           limits::kMaxDurationMs);
-                }
-            }
-            if (key)
-                event.operationId = toQString(*key);
-            if (source) {
-                ingest::ExtraJsonWriter extra;
-                extra.addString("pollySource", *source);
-                event.extraJson = extra.take();
-            }
-        } else if (const size_t at = line.find("CircuitBreaker '");
-                   at != std::string_view::npos &&
-                   line.find("' changed state from ", at) != std::string_view::npos) {
-            const size_t nameBegin = at + 16;
-            const size_t nameEnd = line.find('\'', nameBegin);
-            const size_t to = line.find(" to ", nameEnd);
-            std::string_view target =
-                to == std::string_view::npos ? std::string_view() : line.substr(to + 4);
-            const size_t targetEnd = target.find_first_of(" .,;\r\t");
-            target = target.substr(0, targetEnd);
-            const auto state = resilience4jState(target);
-            if (!state) {
-                counted.onMalformed(redact::malformedRecord(
-                    sourceName, lines.lineNumber(),
-                    u"unknown circuit breaker state " + redact::quoteMasked(toQString(target))));
-                lines.checkpoint();
-                continue;
-            }
-            event.type = EventType::Breaker;
-            event.breakerScope = toQString(line.substr(nameBegin, nameEnd - nameBegin));
-            event.breakerState = *state;
-        } else if (((line.find("50009") != std::string_view::npos ||
-                     line.find("ServerBusy") != std::string_view::npos ||
-                     line.find("server-busy") != std::string_view::npos) &&
-                    (line.find("ServiceBus") != std::string_view::npos ||
-                     line.find("servicebus") != std::string_view::npos ||
-                     line.find("server-busy") != std::string_view::npos))) {
-            const bool throttled = line.find("50009") != std::string_view::npos ||
-                                   line.find("throttled") != std::string_view::npos;
-            event.status = throttled ? 429 : 503;
-            event.errorCode = throttled ? QStringLiteral("50009") : QStringLiteral("ServerBusy");
-            event.service = QStringLiteral("servicebus");
-            if (line.find("Send") != std::string_view::npos)
-                event.method = QStringLiteral("Send");
-            else if (line.find("Receiv") != std::string_view::npos)
-                event.method = QStringLiteral("Receive");
-            serviceBusPlace(line, event);
-            event.body = ingest::bodyText(ingest::trimmed(line.substr(timestampLength)));
-        } else if (line.find("Retry-Attempt") != std::string_view::npos) {
-            event.attempt = numberAfter(line, "Retry-Attempt").value_or(-1);
-            const size_t url = line.find("https://");
-            const size_t anyUrl = url != std::string_view::npos ? url : line.find("http://");
-            if (anyUrl != std::string_view::npos) {
-                const size_t end = line.find_first_of(" \"'\t,", anyUrl);
-                event.url = toQString(line.substr(
-                    anyUrl, end == std::string_view::npos ? std::string_view::npos : end - anyUrl));
-                // The method is the word right before the URL when it is one.
-                size_t wordEnd = anyUrl;
-                while (wordEnd > 0 && line[wordEnd - 1] == ' ')
-                    --wordEnd;
-                size_t wordBegin = wordEnd;
-                while (wordBegin > 0 &&
-                       std::isupper(static_cast<unsigned char>(line[wordBegin - 1])))
-                    --wordBegin;
-                if (wordEnd - wordBegin >= 3 && wordEnd - wordBegin <= 7)
-                    event.method = toQString(line.substr(wordBegin, wordEnd - wordBegin));
-            }
-            if (auto status = numberAfter(line, "StatusCode"))
-                event.status = *status;
-            else if (auto plain = numberAfter(line, "Status"))
-                event.status = *plain;
-        } else {
-            matched = false;
-        }
-        if (!matched) {
+        if (!readLine(line, timestampLength, event, problem)) {
             lines.checkpoint();
             continue;
         }

@@ -13,7 +13,9 @@
 //       Attempt: '1', Execution Time: 12.3ms"
 //    lines, each a request event (status from Result: a number or an HttpStatusCode name;
 //    an exception leaves status 0 with the exception type as errorCode; attempt, durationMs,
-//    operationId = Operation Key). So a retry is counted once, by its attempt line.
+//    operationId = Operation Key). So a retry is counted once, by its attempt line. Polly's
+//    BrokenCircuitException / IsolatedCircuitException is a call its breaker refused: the
+//    request is refused by the client's breaker (RequestEvent::refusedByClientBreaker).
 //  - Resilience4j: "CircuitBreaker 'backendA' changed state from CLOSED to OPEN" -> breaker
 //    event (HALF_OPEN -> half-open, FORCED_OPEN -> open, DISABLED / METRICS_ONLY -> closed).
 //  - Azure Service Bus SDK exceptions: lines with "50009" or "throttled" -> request event 429

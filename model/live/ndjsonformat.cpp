@@ -111,6 +111,8 @@ void appendNdjsonLine(const RequestEvent &event, QByteArray &out)
     w.string("url", event.url);
     if (event.status != 0)
         w.integer("status", event.status);
+    if (event.refusedByClientBreaker)
+        w.raw("refused", "\"breaker\"");
     w.string("errorCode", event.errorCode);
     w.string("retryAfter", event.retryAfter);
     if (!event.headers.isEmpty()) {

@@ -27,6 +27,18 @@
 // is how the death spiral of throttle-models.md starts; a breaker that ignores Retry-After
 // would show a probe per BreakDuration that the service refuses.
 //
+// Two more presets replay the breakers of Node clients by their libraries' own rules and option
+// names (Rules::Cockatiel, Rules::Opossum; the rules are in docs/throttle-models.md, checked
+// transition for transition against the libraries by tests/model/tst_breakers_groundtruth.cpp):
+//
+//   cockatiel     cockatiel 4.0.0 circuitBreaker(policy, {halfOpenAfter, breaker}) with a
+//                 ConsecutiveBreaker, CountBreaker or SamplingBreaker and the default
+//                 halfOpenSampling (one probe).
+//   opossum       opossum 10.0.0 new CircuitBreaker(action, {errorThresholdPercentage,
+//                 resetTimeout, rollingCountTimeout, rollingCountBuckets, volumeThreshold}).
+//
+// Neither extends its break for a Retry-After: the presets are what those clients did.
+//
 // In a policy file this is the optional `breaker` object (docs/policy.md): a preset name and/or
 // parameters, the parameters overriding the preset's.
 
@@ -40,6 +52,9 @@ namespace ts {
 
 struct BreakerModel
 {
+    // Whose rules decide: the reference breaker's (Polly v8 / Resilience4j, the parameters
+    // below) or a Node library's (its options in `cockatiel` / `opossum`).
+    enum class Rules : quint8 { Reference, Cockatiel, Opossum };
     enum class Window : quint8 {
         Time,  // the outcomes of the last samplingDurationMs (Polly, Resilience4j TIME_BASED)
         Count, // the last windowCalls outcomes (Resilience4j COUNT_BASED)
@@ -54,9 +69,45 @@ struct BreakerModel
     int halfOpenCalls = 1;             // probes; their failure ratio decides as above
     bool retryAfterExtendsBreak = true;
 
+    // cockatiel's options, in its units (ms). The library has no defaults for the breaker, its
+    // threshold, duration, size or halfOpenAfter; the preset's are its README's examples
+    // (ConsecutiveBreaker(5), halfOpenAfter 10 s; threshold 0.2 and duration 30 s or size 100
+    // for the other two).
+    struct Cockatiel
+    {
+        enum class Breaker : quint8 { Consecutive, Count, Sampling };
+        Breaker breaker = Breaker::Consecutive;
+        // Consecutive: failures in a row that open (>=); Count / Sampling: the failure ratio,
+        // in (0, 1), that the ratio must exceed (>).
+        double threshold = 5;
+        qint64 durationMs = 30000; // Sampling: the time sampled
+        // Sampling: calls per second the window must average; absent: 5 failures a second at
+        // the threshold (the library's 5 / threshold).
+        std::optional<double> minimumRps;
+        int size = 100;                 // Count: the calls in the window
+        int minimumNumberOfCalls = 100; // Count: calls before the ratio counts (default: size)
+        qint64 halfOpenAfterMs = 10000; // open this long, then the next call is the probe
+        bool operator==(const Cockatiel &) const = default;
+    };
+    // opossum's options, in its units (ms), with its defaults.
+    struct Opossum
+    {
+        double errorThresholdPercentage = 50; // opens when failures / calls * 100 exceeds it
+        qint64 resetTimeoutMs = 30000;        // open this long, then half-open (a timer)
+        qint64 rollingCountTimeoutMs = 10000; // the statistical window
+        int rollingCountBuckets = 10;         // its buckets, rotated on a timer
+        int volumeThreshold = 0;              // calls in the window before it may open
+        bool operator==(const Opossum &) const = default;
+    };
+    Rules rules = Rules::Reference;
+    Cockatiel cockatiel; // Rules::Cockatiel
+    Opossum opossum;     // Rules::Opossum
+
     static BreakerModel pollyV8();
     static BreakerModel resilience4j();
-    static QStringList presetNames(); // polly-v8, resilience4j
+    static BreakerModel cockatielDefaults();
+    static BreakerModel opossumDefaults();
+    static QStringList presetNames(); // polly-v8, resilience4j, cockatiel, opossum
     static std::optional<BreakerModel> fromPreset(QStringView name);
 
     // {"preset": "...", "failureRatio": ..., ...}: the preset's values (polly-v8 when none is
@@ -67,11 +118,22 @@ struct BreakerModel
     // The same from text (the Breakers page's request); *error also for text that is not a
     // JSON object.
     static std::optional<BreakerModel> fromJsonText(const QString &text, QString *error);
-    // Every parameter, so the file says exactly what was replayed.
+    // Every parameter, so the file says exactly what was replayed (a library preset's options
+    // by the library's names: those of its breaker kind, minimumRps only when given).
     [[nodiscard]] QJsonObject toJson() const;
+    // A library preset's options alone (toJson() without "preset"): what the library is given.
+    [[nodiscard]] QJsonObject libraryOptions() const;
+    // How long the breaker stays open before half-open, whatever the rules call it.
+    [[nodiscard]] qint64 breakMs() const;
+    // Whether a throttle's Retry-After holds the breaker open longer (reference rules only).
+    [[nodiscard]] bool honoursRetryAfter() const
+    {
+        return rules == Rules::Reference && retryAfterExtendsBreak;
+    }
     // Empty when valid, else what is wrong.
     [[nodiscard]] QString validationError() const;
-    // The preset these values are, or "custom".
+    // The preset these values are, or "custom" (a library preset is its library's name,
+    // whatever its options).
     [[nodiscard]] QString matchingPreset() const;
     // One line for an operator: "Polly v8 defaults: opens when >= 10 % of >= 100 requests in
     // 30 s fail; open 5 s (longer when Retry-After says so); 1 probe".

@@ -24,85 +24,96 @@ namespace {
 
 constexpr qint64 kApplicationId = kWorkspaceApplicationId;
 
+// Version 1: the first schema.
+QStringList version1Statements()
+{
+    return {
+        QStringLiteral("CREATE TABLE sources ("
+                       " id INTEGER PRIMARY KEY,"
+                       " path TEXT NOT NULL,"
+                       " format TEXT NOT NULL,"
+                       " size INTEGER NOT NULL DEFAULT -1,"
+                       " mtime_ms INTEGER NOT NULL DEFAULT -1,"
+                       " head_length INTEGER NOT NULL DEFAULT 0,"
+                       " fingerprint TEXT NOT NULL,"
+                       " added_ms INTEGER NOT NULL)"),
+        QStringLiteral("CREATE INDEX idx_sources_path ON sources(path)"),
+        // type: 0 request, 1 breaker, 2 annotation (EventType). NULL = empty / unknown.
+        QStringLiteral("CREATE TABLE events ("
+                       " id INTEGER PRIMARY KEY,"
+                       " type INTEGER NOT NULL,"
+                       " ts_ms INTEGER NOT NULL,"
+                       " identity TEXT, app TEXT, tenant TEXT, service TEXT, category TEXT,"
+                       " method TEXT, url TEXT, status INTEGER, error_code TEXT,"
+                       " retry_after TEXT, headers TEXT, body TEXT, duration_ms REAL,"
+                       " request_id TEXT, batch_id TEXT, batch_index INTEGER,"
+                       " batch_envelope INTEGER, attempt INTEGER, operation_id TEXT,"
+                       " lane TEXT, credits REAL, sb_namespace TEXT, entity TEXT,"
+                       " breaker_scope TEXT, breaker_state TEXT, text TEXT, extra_json TEXT,"
+                       " source_id INTEGER, line INTEGER, byte_offset INTEGER)"),
+        QStringLiteral("CREATE TABLE malformed ("
+                       " id INTEGER PRIMARY KEY,"
+                       " source_id INTEGER,"
+                       " line INTEGER NOT NULL,"
+                       " reason TEXT NOT NULL)"),
+        QStringLiteral("CREATE TABLE import_ledger ("
+                       " source_id INTEGER PRIMARY KEY,"
+                       " committed_offset INTEGER NOT NULL,"
+                       " committed_line INTEGER NOT NULL,"
+                       " events INTEGER NOT NULL DEFAULT 0,"
+                       " malformed INTEGER NOT NULL DEFAULT 0,"
+                       " complete INTEGER NOT NULL DEFAULT 0,"
+                       " updated_ms INTEGER NOT NULL)"),
+        QStringLiteral("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT)"),
+    };
+}
+
+// Version 2: block summaries instead of per-row indexes.
+QStringList version2Statements()
+{
+    // Per-row secondary indexes on identity, status and lane cost more than the inserts
+    // themselves (a b-tree descent per row and index, or a 3-4 s sort after a million-row
+    // import, with sort memory growing with the file): they give way to block summaries
+    // (BlockField in storesql.h). Indexes stay where they are cheap, because every row
+    // appends to them or few rows enter them: time (rows arrive roughly in time order;
+    // replay needs it), and the failed requests and error codes a combined filter most
+    // often narrows to (partial indexes, a few percent of the rows).
+    QStringList statements = {
+        QStringLiteral("DROP INDEX IF EXISTS idx_events_identity"),
+        QStringLiteral("DROP INDEX IF EXISTS idx_events_status"),
+        QStringLiteral("DROP INDEX IF EXISTS idx_events_lane"),
+        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_ts ON events(ts_ms)"),
+        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_error ON events(error_code)"
+                       " WHERE error_code IS NOT NULL"),
+        QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_failed ON events(status)"
+                       " WHERE status >= 400"),
+        // value keeps its type (no affinity): text for identity / error code / lane,
+        // integer for status and source id.
+        QStringLiteral("CREATE TABLE event_blocks ("
+                       " field INTEGER NOT NULL,"
+                       " value NOT NULL,"
+                       " block INTEGER NOT NULL,"
+                       " events INTEGER NOT NULL,"
+                       " PRIMARY KEY(field, value, block)) WITHOUT ROWID"),
+        QStringLiteral("CREATE TABLE event_block_overflow ("
+                       " field INTEGER NOT NULL,"
+                       " block INTEGER NOT NULL,"
+                       " PRIMARY KEY(field, block)) WITHOUT ROWID"),
+    };
+    // Summaries of the rows a version 1 workspace already holds.
+    statements << blockSummaryRebuildStatements(QString());
+    return statements;
+}
+
 // One entry per schema version: the statements that take a workspace from version N-1 to N.
 // Never edit a released step; append a new one and bump kWorkspaceSchemaVersion.
 QStringList migrationStatements(int toVersion)
 {
     switch (toVersion) {
     case 1:
-        return {
-            QStringLiteral("CREATE TABLE sources ("
-                           " id INTEGER PRIMARY KEY,"
-                           " path TEXT NOT NULL,"
-                           " format TEXT NOT NULL,"
-                           " size INTEGER NOT NULL DEFAULT -1,"
-                           " mtime_ms INTEGER NOT NULL DEFAULT -1,"
-                           " head_length INTEGER NOT NULL DEFAULT 0,"
-                           " fingerprint TEXT NOT NULL,"
-                           " added_ms INTEGER NOT NULL)"),
-            QStringLiteral("CREATE INDEX idx_sources_path ON sources(path)"),
-            // type: 0 request, 1 breaker, 2 annotation (EventType). NULL = empty / unknown.
-            QStringLiteral("CREATE TABLE events ("
-                           " id INTEGER PRIMARY KEY,"
-                           " type INTEGER NOT NULL,"
-                           " ts_ms INTEGER NOT NULL,"
-                           " identity TEXT, app TEXT, tenant TEXT, service TEXT, category TEXT,"
-                           " method TEXT, url TEXT, status INTEGER, error_code TEXT,"
-                           " retry_after TEXT, headers TEXT, body TEXT, duration_ms REAL,"
-                           " request_id TEXT, batch_id TEXT, batch_index INTEGER,"
-                           " batch_envelope INTEGER, attempt INTEGER, operation_id TEXT,"
-                           " lane TEXT, credits REAL, sb_namespace TEXT, entity TEXT,"
-                           " breaker_scope TEXT, breaker_state TEXT, text TEXT, extra_json TEXT,"
-                           " source_id INTEGER, line INTEGER, byte_offset INTEGER)"),
-            QStringLiteral("CREATE TABLE malformed ("
-                           " id INTEGER PRIMARY KEY,"
-                           " source_id INTEGER,"
-                           " line INTEGER NOT NULL,"
-                           " reason TEXT NOT NULL)"),
-            QStringLiteral("CREATE TABLE import_ledger ("
-                           " source_id INTEGER PRIMARY KEY,"
-                           " committed_offset INTEGER NOT NULL,"
-                           " committed_line INTEGER NOT NULL,"
-                           " events INTEGER NOT NULL DEFAULT 0,"
-                           " malformed INTEGER NOT NULL DEFAULT 0,"
-                           " complete INTEGER NOT NULL DEFAULT 0,"
-                           " updated_ms INTEGER NOT NULL)"),
-            QStringLiteral("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT)"),
-        };
-    case 2: {
-        // Per-row secondary indexes on identity, status and lane cost more than the inserts
-        // themselves (a b-tree descent per row and index, or a 3-4 s sort after a million-row
-        // import, with sort memory growing with the file): they give way to block summaries
-        // (BlockField in storesql.h). Indexes stay where they are cheap, because every row
-        // appends to them or few rows enter them: time (rows arrive roughly in time order;
-        // replay needs it), and the failed requests and error codes a combined filter most
-        // often narrows to (partial indexes, a few percent of the rows).
-        QStringList statements = {
-            QStringLiteral("DROP INDEX IF EXISTS idx_events_identity"),
-            QStringLiteral("DROP INDEX IF EXISTS idx_events_status"),
-            QStringLiteral("DROP INDEX IF EXISTS idx_events_lane"),
-            QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_ts ON events(ts_ms)"),
-            QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_error ON events(error_code)"
-                           " WHERE error_code IS NOT NULL"),
-            QStringLiteral("CREATE INDEX IF NOT EXISTS idx_events_failed ON events(status)"
-                           " WHERE status >= 400"),
-            // value keeps its type (no affinity): text for identity / error code / lane,
-            // integer for status and source id.
-            QStringLiteral("CREATE TABLE event_blocks ("
-                           " field INTEGER NOT NULL,"
-                           " value NOT NULL,"
-                           " block INTEGER NOT NULL,"
-                           " events INTEGER NOT NULL,"
-                           " PRIMARY KEY(field, value, block)) WITHOUT ROWID"),
-            QStringLiteral("CREATE TABLE event_block_overflow ("
-                           " field INTEGER NOT NULL,"
-                           " block INTEGER NOT NULL,"
-                           " PRIMARY KEY(field, block)) WITHOUT ROWID"),
-        };
-        // Summaries of the rows a version 1 workspace already holds.
-        statements << blockSummaryRebuildStatements(QString());
-        return statements;
-    }
+        return version1Statements();
+    case 2:
+        return version2Statements();
     case 3:
         return {
             // Sources are recognised by content, whatever their name: head_hash is the hex
@@ -137,6 +148,12 @@ QStringList migrationStatements(int toVersion)
             // (RequestEvent::weight). NULL is one, so the rows already stored keep their
             // meaning and an ordinary row costs no byte more.
             QStringLiteral("ALTER TABLE events ADD COLUMN weight INTEGER"),
+        };
+    case 6:
+        return {
+            // A request the client's own breaker refused ("refused": "breaker" in the
+            // canonical log, RequestEvent::refusedByClientBreaker): 'breaker', NULL for none.
+            QStringLiteral("ALTER TABLE events ADD COLUMN refused TEXT"),
         };
     default:
         return {};
@@ -415,7 +432,8 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
         QElapsedTimer waited;
         waited.start();
         while (!execSql(db, pragma, &pragmaError)) {
-            if (!pragmaError.contains(QLatin1StringView("locked")) || waited.elapsed() > kBusyTimeoutMs)
+            if (!pragmaError.contains(QLatin1StringView("locked")) ||
+                waited.elapsed() > kBusyTimeoutMs)
                 return failWith(pragmaError);
             QThread::msleep(5);
         }
@@ -624,7 +642,7 @@ QString eventColumnList()
         "type,ts_ms,identity,app,tenant,service,category,method,url,status,error_code,"
         "retry_after,headers,body,duration_ms,request_id,batch_id,batch_index,batch_envelope,"
         "attempt,operation_id,lane,credits,sb_namespace,entity,breaker_scope,breaker_state,text,"
-        "extra_json,source_id,line,byte_offset,weight");
+        "extra_json,source_id,line,byte_offset,weight,refused");
 }
 
 EventColumns eventValueColumns(const RequestEvent &event, qint64 sourceId)
@@ -665,7 +683,8 @@ EventColumns eventValueColumns(const RequestEvent &event, qint64 sourceId)
     set(30, event.line > 0);
     set(31, !(event.offset < 0));
     set(32, event.weight > 1);
-    static_assert(kEventColumnCount == 33);
+    set(33, event.refusedByClientBreaker);
+    static_assert(kEventColumnCount == 34);
     return columns;
 }
 
@@ -1037,81 +1056,87 @@ QByteArray Statement::utf8At(int column) const
     return QByteArray(text, sqlite3_column_bytes(m_stmt, column));
 }
 
+namespace {
+
+// Column `column` of this row: the next parameter if the statement names the column
+// (columns are bound in order), else skipped; a value for a column the statement does not
+// name is a caller's mistake, reported rather than lost silently.
+struct RowBinder
+{
+    Statement &s;
+    EventColumns columns;
+    int next; // parameter of the next named column
+    int last = -1;
+    bool missed = false;
+    // The parameter of `column`, -1 if the statement does not name it.
+    int parameter(int column)
+    {
+        Q_ASSERT(column > last);
+        last = column;
+        return (columns >> column) & 1 ? next++ : -1;
+    }
+    void bindInt(int column, qint64 value)
+    {
+        if (const int p = parameter(column); p >= 0)
+            s.bindInt(p, value);
+        else
+            missed = true;
+    }
+    void bindNull(int column)
+    {
+        if (const int p = parameter(column); p >= 0)
+            s.bindNull(p);
+    }
+    void bindUtf8OrNull(int column, QStringView value)
+    {
+        if (const int p = parameter(column); p >= 0)
+            s.bindUtf8OrNull(p, value);
+        else
+            missed = missed || !value.isEmpty();
+    }
+    void bindSharedUtf8OrNull(int column, const QString &value)
+    {
+        if (const int p = parameter(column); p >= 0)
+            s.bindSharedUtf8OrNull(p, value);
+        else
+            missed = missed || !value.isEmpty();
+    }
+    void bindHeadersJsonOrNull(int column, const HttpHeaders &headers)
+    {
+        if (const int p = parameter(column); p >= 0)
+            s.bindHeadersJsonOrNull(p, headers);
+        else
+            missed = missed || !headers.isEmpty();
+    }
+    void bindUtf8(int column, const QByteArray &utf8)
+    {
+        if (const int p = parameter(column); p >= 0)
+            s.bindUtf8(p, utf8);
+        else
+            missed = true;
+    }
+    void bindIntOrNull(int column, qint64 value, bool isNull)
+    {
+        if (const int p = parameter(column); p >= 0)
+            s.bindIntOrNull(p, value, isNull);
+        else
+            missed = missed || !isNull;
+    }
+    void bindDoubleOrNull(int column, double value, bool isNull)
+    {
+        if (const int p = parameter(column); p >= 0)
+            s.bindDoubleOrNull(p, value, isNull);
+        else
+            missed = missed || !isNull;
+    }
+};
+
+} // namespace
+
 bool bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId, int firstParameter,
                EventColumns columns)
 {
-    // Column `column` of this row: the next parameter if the statement names the column
-    // (columns are bound in order), else skipped; a value for a column the statement does not
-    // name is a caller's mistake, reported rather than lost silently.
-    struct RowBinder
-    {
-        Statement &s;
-        EventColumns columns;
-        int next; // parameter of the next named column
-        int last = -1;
-        bool missed = false;
-        // The parameter of `column`, -1 if the statement does not name it.
-        int parameter(int column)
-        {
-            Q_ASSERT(column > last);
-            last = column;
-            return (columns >> column) & 1 ? next++ : -1;
-        }
-        void bindInt(int column, qint64 value)
-        {
-            if (const int p = parameter(column); p >= 0)
-                s.bindInt(p, value);
-            else
-                missed = true;
-        }
-        void bindNull(int column)
-        {
-            if (const int p = parameter(column); p >= 0)
-                s.bindNull(p);
-        }
-        void bindUtf8OrNull(int column, QStringView value)
-        {
-            if (const int p = parameter(column); p >= 0)
-                s.bindUtf8OrNull(p, value);
-            else
-                missed = missed || !value.isEmpty();
-        }
-        void bindSharedUtf8OrNull(int column, const QString &value)
-        {
-            if (const int p = parameter(column); p >= 0)
-                s.bindSharedUtf8OrNull(p, value);
-            else
-                missed = missed || !value.isEmpty();
-        }
-        void bindHeadersJsonOrNull(int column, const HttpHeaders &headers)
-        {
-            if (const int p = parameter(column); p >= 0)
-                s.bindHeadersJsonOrNull(p, headers);
-            else
-                missed = missed || !headers.isEmpty();
-        }
-        void bindUtf8(int column, const QByteArray &utf8)
-        {
-            if (const int p = parameter(column); p >= 0)
-                s.bindUtf8(p, utf8);
-            else
-                missed = true;
-        }
-        void bindIntOrNull(int column, qint64 value, bool isNull)
-        {
-            if (const int p = parameter(column); p >= 0)
-                s.bindIntOrNull(p, value, isNull);
-            else
-                missed = missed || !isNull;
-        }
-        void bindDoubleOrNull(int column, double value, bool isNull)
-        {
-            if (const int p = parameter(column); p >= 0)
-                s.bindDoubleOrNull(p, value, isNull);
-            else
-                missed = missed || !isNull;
-        }
-    } row{statement, columns & kAllEventColumns, firstParameter};
+    RowBinder row{statement, columns & kAllEventColumns, firstParameter};
     RowBinder &s = row;
 
     s.bindInt(0, int(event.type));
@@ -1150,7 +1175,11 @@ bool bindEvent(Statement &statement, const RequestEvent &event, qint64 sourceId,
     s.bindIntOrNull(30, event.line, event.line <= 0);
     s.bindIntOrNull(31, event.offset, event.offset < 0);
     s.bindIntOrNull(32, event.weight, event.weight <= 1);
-    static_assert(kEventColumnCount == 33);
+    if (event.refusedByClientBreaker)
+        s.bindUtf8(33, QByteArrayLiteral("breaker"));
+    else
+        s.bindNull(33);
+    static_assert(kEventColumnCount == 34);
     return !row.missed;
 }
 
@@ -1201,6 +1230,7 @@ qint64 readEvent(Statement &statement, int firstColumn, RequestEvent &event)
     event.line = intOr(30, 0);
     event.offset = intOr(31, -1);
     event.weight = std::max<qint64>(1, intOr(32, 1));
+    event.refusedByClientBreaker = !s.isNull(c + 33);
     return sourceId;
 }
 

@@ -142,7 +142,7 @@ private:
 };
 
 // events columns, in binding order (without the rowid "id").
-inline constexpr int kEventColumnCount = 33;
+inline constexpr int kEventColumnCount = 34;
 QString eventColumnList(); // "type,ts_ms,identity,..."
 // A set of events columns: bit i = column i of eventColumnList().
 using EventColumns = quint64;

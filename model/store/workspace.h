@@ -26,7 +26,8 @@ namespace ts {
 //    import run that owns a source (import_ledger.owner).
 // 4: poll_cursors: where the incremental read of each polled store stands (model/poll).
 // 5: events.weight: the requests a row stands for (push-down aggregates; NULL = 1).
-inline constexpr int kWorkspaceSchemaVersion = 5;
+// 6: events.refused: 'breaker' for a request the client's own breaker refused (NULL: none).
+inline constexpr int kWorkspaceSchemaVersion = 6;
 
 // 'TSWS' in PRAGMA application_id: tells a workspace apart from any other SQLite file. SQLite
 // stores it big-endian at offset 68 of the file, where the workspace MIME type's magic looks

@@ -71,6 +71,7 @@ inline void compareEvents(const RequestEvent &actual, const RequestEvent &expect
     QCOMPARE(actual.method, expected.method);
     QCOMPARE(actual.url, expected.url);
     QCOMPARE(actual.status, expected.status);
+    QCOMPARE(actual.refusedByClientBreaker, expected.refusedByClientBreaker);
     QCOMPARE(actual.errorCode, expected.errorCode);
     QCOMPARE(actual.retryAfter, expected.retryAfter);
     QCOMPARE(actual.headers.items(), expected.headers.items());

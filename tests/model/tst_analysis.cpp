@@ -5,6 +5,8 @@
 #include "engine/reportformat.h"
 #include "session/analysissession.h"
 
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QScopeGuard>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -171,6 +173,65 @@ private slots:
         // A few throttles no longer open a breaker (a failure ratio decides, issue 19.4), so the
         // engine's fill softens the closed ones as buckets fill; the same on every path.
         QVERIFY(softened > 0);
+    }
+
+    // Requests the client's own breaker refused ("refused": "breaker", issue 35.5) never
+    // reached the service: no limit is charged, no alert counts them as traffic (not even as
+    // retries sent against a Retry-After), byStatus leaves them out; `events` and
+    // refusedByClientBreaker count them. The same inline and on the threaded path.
+    void refusedRequestsAreNotTraffic_data()
+    {
+        QTest::addColumn<int>("batch");
+        QTest::newRow("inline") << 1;
+        QTest::newRow("threaded") << 4096;
+    }
+    void refusedRequestsAreNotTraffic()
+    {
+        QFETCH(int, batch);
+        const std::vector<RequestEvent> traffic = syntheticTraffic(20000);
+        std::vector<RequestEvent> withRefusals;
+        qint64 refusals = 0;
+        for (const RequestEvent &event : traffic) {
+            withRefusals.push_back(event);
+            // After each throttle, its client's breaker refuses the same call twice at once.
+            if (event.status != 429)
+                continue;
+            for (int copy = 0; copy < 2; ++copy) {
+                RequestEvent refused = event;
+                refused.status = 0;
+                refused.errorCode.clear();
+                refused.retryAfter.clear();
+                refused.attempt = event.attempt + 1;
+                refused.refusedByClientBreaker = true;
+                withRefusals.push_back(refused);
+                ++refusals;
+            }
+        }
+        auto run = [batch](const std::vector<RequestEvent> &events) {
+            Analysis analysis(PolicySet::builtin(), Analysis::Purpose::ReportOnly);
+            for (size_t start = 0; start < events.size(); start += size_t(batch)) {
+                const size_t end = std::min(events.size(), start + size_t(batch));
+                if (batch == 1)
+                    analysis.add(events[start]);
+                else
+                    analysis.onEvents(std::vector<RequestEvent>(events.begin() + qsizetype(start),
+                                                                events.begin() + qsizetype(end)));
+            }
+            return analysis.report();
+        };
+        const ReportData plain = run(traffic);
+        const ReportData refused = run(withRefusals);
+        QCOMPARE(refused.events, plain.events + refusals);
+        QCOMPARE(refused.refusedByClientBreaker, refusals);
+        QCOMPARE(plain.refusedByClientBreaker, 0);
+        QCOMPARE(refused.byStatus, plain.byStatus);
+        const QJsonObject plainJson = QJsonDocument::fromJson(reportToJson(plain)).object();
+        const QJsonObject refusedJson = QJsonDocument::fromJson(reportToJson(refused)).object();
+        for (const char *key : {"scopes", "throttles", "alerts"})
+            QVERIFY2(refusedJson.value(QLatin1StringView(key)) ==
+                         plainJson.value(QLatin1StringView(key)),
+                     key);
+        QVERIFY(!plain.alerts.isEmpty());
     }
 
     void sessionPublishesSnapshotsStatusAndWorkspace()

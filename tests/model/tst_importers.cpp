@@ -876,6 +876,39 @@ private slots:
         QCOMPARE(e[6].url, u"https://graph.microsoft.com/v1.0/me/messages"_qs);
     }
 
+    // Polly's breaker refusing a call (issue 35.5): the attempt was never sent.
+    void resilienceBrokenCircuitIsRefusedByTheClientsBreaker_data()
+    {
+        QTest::addColumn<QByteArray>("result");
+        QTest::addColumn<bool>("refused");
+        QTest::newRow("BrokenCircuitException")
+            << QByteArray("Polly.CircuitBreaker.BrokenCircuitException: The circuit is now open "
+                          "and is not allowing calls.")
+            << true;
+        QTest::newRow("IsolatedCircuitException (held open by hand)")
+            << QByteArray("Polly.CircuitBreaker.IsolatedCircuitException: The circuit is "
+                          "manually held open and is not allowing calls.")
+            << true;
+        QTest::newRow("another exception: sent, no answer")
+            << QByteArray("System.Net.Http.HttpRequestException: Connection refused") << false;
+        QTest::newRow("an answer") << QByteArray("503") << false;
+    }
+    void resilienceBrokenCircuitIsRefusedByTheClientsBreaker()
+    {
+        QFETCH(QByteArray, result);
+        QFETCH(bool, refused);
+        const QByteArray log = "2026-02-18T22:44:09.600Z WARN Execution attempt. Source: "
+                               "'GraphPipeline/(null)/Retry', Operation Key: 'page-1', Result: '" +
+                               result + "', Handled: 'True', Attempt: '2', Execution Time: 0.1ms\n";
+        ResilienceReader reader;
+        CollectingSink sink;
+        const ReadResult result2 = readBytes(reader, log, sink, u"app.log"_qs);
+        QCOMPARE(result2.events, 1);
+        QCOMPARE(sink.events[0].refusedByClientBreaker, refused);
+        if (refused)
+            QCOMPARE(sink.events[0].status, 0);
+    }
+
     void resilienceLineWithoutAnyTimestampIsMalformed()
     {
         ResilienceReader reader;

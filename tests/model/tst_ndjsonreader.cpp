@@ -478,6 +478,47 @@ private slots:
         QVERIFY(event.secretsMasked);
     }
 
+    // "refused": "breaker": the client's own breaker refused the request (issue 35.5).
+    void refusedByTheClientsBreaker_data()
+    {
+        QTest::addColumn<QByteArray>("line");
+        QTest::addColumn<bool>("readable");
+        QTest::addColumn<bool>("refused");
+        QTest::addColumn<QString>("reason");
+
+        QTest::newRow("refused") << QByteArray(R"({"ts":1,"url":"/a","refused":"breaker"})") << true
+                                 << true << QString();
+        QTest::newRow("null: not refused")
+            << QByteArray(R"({"ts":1,"status":200,"refused":null})") << true << false << QString();
+        QTest::newRow("absent") << QByteArray(R"({"ts":1,"status":200})") << true << false
+                                << QString();
+        QTest::newRow("another refusal") << QByteArray(R"({"ts":1,"refused":"bulkhead"})") << false
+                                         << false << u"\"refused\" must be \"breaker\""_qs;
+        QTest::newRow("not a string") << QByteArray(R"({"ts":1,"refused":true})") << false << false
+                                      << u"\"refused\" must be \"breaker\""_qs;
+        QTest::newRow("refused with an answer")
+            << QByteArray(R"({"status":503,"ts":1,"refused":"breaker"})") << false << false
+            << u"has no \"status\""_qs;
+    }
+    void refusedByTheClientsBreaker()
+    {
+        QFETCH(QByteArray, line);
+        QFETCH(bool, readable);
+        QFETCH(bool, refused);
+        QFETCH(QString, reason);
+        NdjsonReader reader;
+        RequestEvent event;
+        QString why;
+        QCOMPARE(reader.parseLine(line.constData(), line.size(), event, &why), readable);
+        if (!readable) {
+            QVERIFY2(why.contains(reason), qPrintable(why));
+            return;
+        }
+        QCOMPARE(event.refusedByClientBreaker, refused);
+        QVERIFY(event.extraJson.isEmpty()); // a field of its own, not an unknown key
+        QVERIFY(event.isRequest());
+    }
+
     void batchFields()
     {
         const QByteArray log =

@@ -112,11 +112,12 @@ qint64 writeEvents(const QString &workspacePath, const QList<RequestEvent> &even
 }
 
 // Turns a workspace of this version into what version 2 wrote: version 3 only added columns,
-// version 4 a table, version 5 a column.
+// version 4 a table, version 5 and 6 a column each.
 bool downgradeToVersion2(const QString &path)
 {
     for (const char *sql :
-         {"ALTER TABLE events DROP COLUMN weight", "DROP TABLE poll_cursors",
+         {"ALTER TABLE events DROP COLUMN refused", "ALTER TABLE events DROP COLUMN weight",
+          "DROP TABLE poll_cursors",
           "ALTER TABLE sources DROP COLUMN head_hash", "ALTER TABLE sources DROP COLUMN seen_size",
           "ALTER TABLE import_ledger DROP COLUMN owner", "PRAGMA user_version = 2"}) {
         testutil::sqlScalar(path, QString::fromLatin1(sql));
@@ -562,7 +563,7 @@ private Q_SLOTS:
     {
         QFETCH(QString, pattern);
         QFETCH(int, rows);
-        constexpr int kFields = 31; // every column but type and ts_ms
+        constexpr int kFields = 32; // every column but type and ts_ms
         // Two values per text field, each one QString shared by every row that carries it
         // (like the readers' interned strings, same characters at the same address).
         QStringList shared[3];
@@ -634,6 +635,7 @@ private Q_SLOTS:
             event.line = number(27, 0, 1, row + 2);
             event.offset = number(28, -1, 0, 1000 + row);
             event.weight = number(29, 1, 2, 5);
+            event.refusedByClientBreaker = values[31] != 0;
             // Field 30: shared strings of other fields, swapped (a value moving between columns).
             if (values[30] == 1)
                 std::swap(event.identity, event.lane);

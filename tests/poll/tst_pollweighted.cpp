@@ -353,8 +353,9 @@ private slots:
         const QList<RequestEvent> rows = makeRows(traffic);
         QVERIFY(writeEvents(path, rows.mid(0, 10)));
         QCOMPARE(testutil::sqlScalar(path, u"PRAGMA user_version"_qs).toInt(), kWorkspaceSchemaVersion);
-        QCOMPARE(kWorkspaceSchemaVersion, 5);
-        // What version 4 wrote.
+        QCOMPARE(kWorkspaceSchemaVersion, 6);
+        // What version 4 wrote (version 6 added events.refused, 5 events.weight).
+        testutil::sqlScalar(path, u"ALTER TABLE events DROP COLUMN refused"_qs);
         testutil::sqlScalar(path, u"ALTER TABLE events DROP COLUMN weight"_qs);
         testutil::sqlScalar(path, u"PRAGMA user_version = 4"_qs);
         QCOMPARE(testutil::sqlScalar(path, u"SELECT count(*) FROM pragma_table_info('events') WHERE name = "
@@ -364,7 +365,7 @@ private slots:
 
         const std::vector<RequestEvent> weighted = weightedEvents(aggregate(rows.mid(10), false));
         QVERIFY(writeEvents(path, QList<RequestEvent>(weighted.cbegin(), weighted.cend())));
-        QCOMPARE(testutil::sqlScalar(path, u"PRAGMA user_version"_qs).toInt(), 5);
+        QCOMPARE(testutil::sqlScalar(path, u"PRAGMA user_version"_qs).toInt(), kWorkspaceSchemaVersion);
         QCOMPARE(testutil::sqlScalar(path, u"SELECT count(*) FROM events WHERE weight IS NULL"_qs).toInt(),
                  10 + int(std::count_if(weighted.cbegin(), weighted.cend(),
                                         [](const RequestEvent &e) { return e.weight == 1; })));

@@ -30,6 +30,7 @@
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSlider>
@@ -371,6 +372,89 @@ private Q_SLOTS:
         page->refreshIfStale();
         QCOMPARE(page->modelInEffect(), *asked);
         QVERIFY2(text->text().contains(QStringLiteral("Custom")), qPrintable(text->text()));
+        QVERIFY(!apply->isEnabled());
+    }
+
+    // Issue 35: the picker offers the Node libraries' presets; their options are the library's,
+    // pasted as JSON, and Apply asks for exactly them.
+    void breakerLibraryPresets_data()
+    {
+        QTest::addColumn<QString>("preset");
+        QTest::addColumn<QString>("defaults"); // the options field after picking the preset
+        QTest::addColumn<QString>("pasted");
+        QTest::addColumn<QString>("described");
+
+        QTest::newRow("cockatiel")
+            << u"cockatiel"_qs
+            << u"{\"breaker\":\"ConsecutiveBreaker\",\"halfOpenAfter\":10000,\"threshold\":5}"_qs
+            << u"{\"breaker\": \"CountBreaker\", \"threshold\": 0.25, \"size\": 40}"_qs
+            << u"cockatiel CountBreaker: opens when > 25 % of the last 40 calls fail"_qs;
+        QTest::newRow("opossum") << u"opossum"_qs
+                                 << u"{\"errorThresholdPercentage\":50,\"resetTimeout\":30000,"
+                                    u"\"rollingCountBuckets\":10,"
+                                    u"\"rollingCountTimeout\":10000,\"volumeThreshold\":0}"_qs
+                                 << u"{\"errorThresholdPercentage\": 30, \"resetTimeout\": 5000}"_qs
+                                 << u"opossum: opens when > 30 % of the calls in 10 s"_qs;
+    }
+    void breakerLibraryPresets()
+    {
+        QFETCH(QString, preset);
+        QFETCH(QString, defaults);
+        QFETCH(QString, pasted);
+        QFETCH(QString, described);
+
+        Shown shown;
+        shown.dashboard.showPage(QStringLiteral("breakers"));
+        widgets::BreakersPage *page = shown.dashboard.breakersPage();
+        auto *combo = page->findChild<QComboBox *>(QStringLiteral("breakerPreset"));
+        QVERIFY(combo->findData(preset) >= 0);
+        auto *options = page->findChild<QLineEdit *>(QStringLiteral("breakerLibraryOptions"));
+        auto *error = page->findChild<QLabel *>(QStringLiteral("breakerLibraryError"));
+        auto *apply = page->findChild<QPushButton *>(QStringLiteral("breakerApply"));
+        auto *failurePercent = page->findChild<QDoubleSpinBox *>(u"breakerFailurePercent"_qs);
+        QVERIFY(options && error && apply && failurePercent);
+
+        // Picked as the operator does: the combo, then the library's defaults in its field.
+        combo->setCurrentIndex(combo->findData(preset));
+        Q_EMIT combo->activated(combo->currentIndex());
+        QCOMPARE(combo->currentData().toString(), preset);
+        QVERIFY(options->isVisible());
+        QVERIFY(!failurePercent->isVisible()); // the reference form is not the library's
+        QCOMPARE(options->text(), defaults);
+        QCOMPARE(page->formModel(), *BreakerModel::fromPreset(preset));
+        QVERIFY(apply->isEnabled());
+
+        // A mistake is said, and nothing can be applied.
+        options->selectAll();
+        QTest::keyClicks(options, u"{\"resetTimeout\": 5000"_qs); // cut short
+        QVERIFY(error->isVisible());
+        QVERIFY2(error->text().contains(u"must be a JSON object"), qPrintable(error->text()));
+        QVERIFY(!apply->isEnabled());
+
+        // Options pasted from the client's code.
+        options->selectAll();
+        QTest::keyClicks(options, pasted);
+        QVERIFY2(!error->isVisible(), qPrintable(error->text()));
+        QVERIFY(apply->isEnabled());
+        QSignalSpy requested(page, &widgets::BreakersPage::breakerModelChangeRequested);
+        apply->click();
+        QCOMPARE(requested.size(), 1);
+        QString message;
+        const auto asked =
+            BreakerModel::fromJsonText(requested.first().first().toString(), &message);
+        QVERIFY2(asked, qPrintable(message));
+        QCOMPARE(asked->matchingPreset(), preset);
+        QVERIFY2(asked->describe().startsWith(described), qPrintable(asked->describe()));
+
+        // The re-run's snapshot carries the library's breaker: the page shows it, form clean.
+        auto snapshot = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        snapshot->report.breakerModel = *asked;
+        shown.dashboard.applySnapshot(snapshot);
+        shown.dashboard.flushPendingSnapshot();
+        page->refreshIfStale();
+        QCOMPARE(page->modelInEffect(), *asked);
+        auto *text = page->findChild<QLabel *>(QStringLiteral("breakerModelText"));
+        QVERIFY2(text->text().contains(described), qPrintable(text->text()));
         QVERIFY(!apply->isEnabled());
     }
 
