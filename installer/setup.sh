@@ -25,6 +25,7 @@ packages=(
   python3                                 # the misbehaving stores of tests/poll/hostile_store.py
   clang libclang-rt-14-dev                # libFuzzer harnesses
   fonts-dejavu-core
+  python3-yaml                            # reads whatif --emit resilience4j back (tst_clientsettings)
   # The package (installer/CMakeLists.txt) and its tests (tests/package/): the icon's PNG sizes,
   # CPack's Depends (dpkg-shlibdeps, file), the validators, and the clean Debian 12 root the
   # package is installed into.
