@@ -80,12 +80,13 @@ void removeScratchWorkspace(const QString &path)
         QFile::remove(path + suffix);
 }
 
-int removeOrphanedScratchWorkspaces(const QString &directory)
+QStringList orphanedScratchWorkspaces(const QString &directory)
 {
     const QDir dir(directory);
     const QStringList names =
-        dir.entryList({kPrefix + QStringLiteral("*.db")}, QDir::Files | QDir::Hidden);
-    int removed = 0;
+        dir.entryList({kPrefix + QStringLiteral("*.db")}, QDir::Files | QDir::Hidden,
+                      QDir::Time | QDir::Reversed);
+    QStringList orphans;
     const uid_t me = ::getuid();
     for (const QString &name : names) {
         const QRegularExpressionMatch match = scratchName().match(name);
@@ -100,10 +101,17 @@ int removeOrphanedScratchWorkspaces(const QString &directory)
             continue; // only our own regular files
         if (processAlive(match.captured(1).toLongLong()))
             continue;
-        removeScratchWorkspace(path);
-        ++removed;
+        orphans.append(path);
     }
-    return removed;
+    return orphans;
+}
+
+int removeOrphanedScratchWorkspaces(const QString &directory)
+{
+    const QStringList orphans = orphanedScratchWorkspaces(directory);
+    for (const QString &path : orphans)
+        removeScratchWorkspace(path);
+    return int(orphans.size());
 }
 
 } // namespace ts

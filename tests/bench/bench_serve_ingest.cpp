@@ -8,7 +8,7 @@
 //   bench_serve_ingest [--mib N]        (default 1024)
 //
 // TS_APP_BINARY selects the binary (e.g. an older build, for a before/after figure).
-#include "live/inflate.h"
+#include "ingest/inflate.h"
 
 #include <QCoreApplication>
 #include <QElapsedTimer>
