@@ -111,6 +111,14 @@ MainWindow::MainWindow(QWidget *parent)
             &MainWindow::notifyCriticalAlerts);
     connect(m_dashboard, &ts::widgets::Dashboard::snapshotApplied, this,
             &MainWindow::updateStatusText);
+    // An alert withdrawn (work that was pending, not lost) leaves the banner and the tray.
+    connect(m_dashboard, &ts::widgets::Dashboard::snapshotApplied, this, [this] {
+        const auto &snapshot = m_dashboard->snapshot();
+        const QList<ts::Alert> current = snapshot ? snapshot->report.alerts : QList<ts::Alert>{};
+        m_banner->withdrawIfGone(current);
+        if (m_tray)
+            m_tray->setToolTip(ts::widgets::criticalAlertsSummary(current));
+    });
     connect(m_dashboard->ingestPage(), &ts::widgets::IngestPage::staleFeedsChanged, this,
             &MainWindow::showStaleFeeds);
     connect(m_dashboard->breakersPage(), &ts::widgets::BreakersPage::breakerModelChangeRequested,

@@ -215,6 +215,46 @@ private Q_SLOTS:
         QVERIFY(!banner->isVisible());
     }
 
+    // Issue 30.1: an alert that is withdrawn (the operations were pending, not lost: their
+    // retries came) leaves the banner, and the tray's tooltip names only what still stands.
+    void withdrawnAlertLeavesTheBanner()
+    {
+        MainWindow window;
+        window.show();
+        auto *banner = window.alertBanner();
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const ts::Alert lost{QStringLiteral("lost-work"), QStringLiteral("critical"), now - 1000,
+                             QStringLiteral("alice@contoso.com"),
+                             QStringLiteral("7 operation(s) never succeeded later")};
+        const ts::Alert storm{QStringLiteral("retry-storm"), QStringLiteral("critical"), now,
+                              QStringLiteral("bob"), QStringLiteral("12 retries")};
+        auto live = std::make_shared<ts::DashboardSnapshot>(*ts::fixture::smallSnapshot());
+        live->generation = 2;
+        live->report.alerts = {lost, storm};
+        window.applySnapshot(live);
+        window.dashboard()->flushPendingSnapshot();
+        QVERIFY(banner->isVisible());
+        QVERIFY2(banner->text().contains(u"lost-work"), qPrintable(banner->text()));
+        QCOMPARE(ts::widgets::criticalAlertsSummary(live->report.alerts),
+                 QStringLiteral("Throttlescope: 2 critical alert(s): lost-work · "
+                                "alice@contoso.com, retry-storm · bob"));
+
+        // The next snapshot: the retries came, the lost-work alert is gone; the storm stays.
+        auto later = std::make_shared<ts::DashboardSnapshot>(*live);
+        later->generation = 3;
+        later->report.alerts = {storm};
+        window.applySnapshot(later);
+        window.dashboard()->flushPendingSnapshot();
+        QVERIFY(!banner->isVisible());
+        QCOMPARE(ts::widgets::criticalAlertsSummary(later->report.alerts),
+                 QStringLiteral("Throttlescope: 1 critical alert(s): retry-storm · bob"));
+        later = std::make_shared<ts::DashboardSnapshot>(*later);
+        later->generation = 4;
+        later->report.alerts.clear();
+        QCOMPARE(ts::widgets::criticalAlertsSummary(later->report.alerts),
+                 QStringLiteral("Throttlescope: no critical alert"));
+    }
+
     // With no input the window opens on its start page: Open log, Listen, Demo. Each leads
     // somewhere; data (or a page asked for) shows the dashboard.
     void startPageWithoutInput()
