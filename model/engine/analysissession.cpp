@@ -848,28 +848,14 @@ void AnalysisSession::announceStoredPollSources(const QString &path)
 void AnalysisSession::setPolicies(const QString &nameFileOrJson)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    PolicySet policies;
-    QString error;
     const QString trimmed = nameFileOrJson.trimmed();
-    if (trimmed.startsWith(u'{')) {
-        const auto policy = Policy::fromJsonBytes(trimmed.toUtf8(), QStringLiteral("policy editor"), &error);
-        if (!policy) {
-            Q_EMIT policyError(error);
-            return;
-        }
-        // The edited policy replaces the built-in of the same name; the others stay.
-        policies = PolicySet::builtin();
-        const int index = policies.indexOf(policy->name);
-        if (index >= 0)
-            policies.policies()[index] = *policy;
-        else
-            policies.policies().prepend(*policy);
-    } else if (trimmed.isEmpty() || trimmed == u"builtin") {
-        policies = PolicySet::builtin();
-    } else if (!policies.load(trimmed, &error)) {
+    QString error;
+    std::optional<PolicySet> loaded = PolicySet::fromSetting(trimmed, &error);
+    if (!loaded) {
         Q_EMIT policyError(error);
         return;
     }
+    PolicySet policies = std::move(*loaded);
     if (m_breakerModel)
         policies.setBreaker(*m_breakerModel); // the Breakers page's choice
     m_policies = policies;

@@ -9,6 +9,7 @@
 #include "models/feedhealth.h"
 #include "models/ingeststatus.h"
 #include "policy/policy.h"
+#include "store/workspace.h"
 
 #include <QDeadlineTimer>
 #include <QHash>
@@ -285,7 +286,7 @@ private:
     QHash<QString, models::RateMeter> m_feedRates;
 
     // Session hygiene (issue 17.7). The workspace settings keys the session restores.
-    static constexpr const char *kPolicySetting = "policy";
+    static constexpr const char *kPolicySetting = Workspace::kPolicySetting;
     static constexpr const char *kSessionSettingKeys[] = {"policy", "timeWindow"};
     // Bumped by newSession(): batches acknowledged for an older session are not counted.
     // Read on the writer's thread (onScratchSettled), hence atomic.
