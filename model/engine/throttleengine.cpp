@@ -1116,7 +1116,58 @@ struct ThrottleEngine::Impl
         }
         if (modelled == 1)
             return only;
-        return namedCount == 1 ? named : -1;
+        if (applicationWide && namedCount <= 1)
+            return named; // none: the service names a granularity no limit has (one is missing)
+        return hiddenStateCharge(charges, count, applicationWide);
+    }
+
+    // Of several limits, the one whose state from before the log explains a refusal the replay
+    // did not expect (issue 30.17, as issue 19 infers a token bucket's start): the only one that,
+    // drained when the log began, would have refused too; of several, the one whose history
+    // reaches furthest back (a log cut an hour into OneNote's per-hour storm: after its first
+    // minute, only the per-hour window can still hide what was sent before). -1: none can.
+    // applicationWide: only limits of the granularity the throttle-scope header names.
+    [[nodiscard]] int hiddenStateCharge(const std::array<Charge, kMaxLimits> &charges, int count,
+                                        std::optional<bool> applicationWide) const
+    {
+        int found = -1;
+        qint64 furthest = -1;
+        for (int i = 0; i < count; ++i) {
+            const Charge &charge = charges[size_t(i)];
+            const Bucket &bucket = buckets[size_t(charge.bucket)];
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            const limiter::Params &params = limit.params;
+            if (applicationWide && limit.keyedByAppOnly != *applicationWide)
+                continue;
+            if (!bucket.state.hiddenRefuses(params, bucket.lastT, charge.cost))
+                continue;
+            const qint64 reach = historyReachMs(params);
+            if (reach > furthest) {
+                furthest = reach;
+                found = i;
+            }
+        }
+        return found;
+    }
+
+    // How far back the state of a limit can remember: its window, or the time to refill (or
+    // drain) it whole.
+    static qint64 historyReachMs(const limiter::Params &params)
+    {
+        switch (params.algorithm) {
+        case Algorithm::FixedWindow:
+        case Algorithm::Credits:
+        case Algorithm::SlidingWindow:
+            return params.windowMs;
+        case Algorithm::TokenBucket:
+            return params.capacityMicro / std::max<qint64>(1, params.refillMicroPerMs);
+        case Algorithm::LeakyBucket:
+            return params.burstMilli * 1000 / std::max<qint64>(1, params.milliRate);
+        case Algorithm::Concurrency:
+        case Algorithm::Observed:
+            break;
+        }
+        return 0;
     }
 
     // The service refused what the replay thought fit: when the log may not show this
@@ -1215,21 +1266,59 @@ struct ThrottleEngine::Impl
         const bool byUnit = throttled || event.status == 0;
         Verdict last;
         bool predicted = false;
+        auto unitFills = std::make_shared<std::vector<Verdict::FillRun>>();
         for (qint64 left = event.weight; left > 0;) {
             qint64 done = 1;
-            last = processUnits(event, given, byUnit ? 1 : left, &done);
+            Verdict::FillRun run;
+            last = processUnits(event, given, byUnit ? 1 : left, &done, &run);
             predicted = predicted || last.predictedThrottled;
             left -= done;
+            run.units = done;
+            appendFillRun(*unitFills, run);
         }
         last.predictedThrottled = predicted;
+        if (last.matched)
+            last.unitFills = std::move(unitFills);
         return last;
+    }
+
+    // The accepted usage of each charged bucket now (before this event's charge).
+    void acceptedUsages(const std::array<Charge, kMaxLimits> &charges, int count,
+                        std::array<double, kMaxLimits> &usages) const
+    {
+        for (int i = 0; i < count; ++i) {
+            const Bucket &bucket = buckets[size_t(charges[size_t(i)].bucket)];
+            usages[size_t(i)] =
+                bucket.state.usageAt(limits[size_t(bucket.limit)].params, bucket.lastT);
+        }
+    }
+
+    [[nodiscard]] double capacityOf(const Charge &charge) const
+    {
+        return limits[size_t(buckets[size_t(charge.bucket)].limit)].params.capacity;
+    }
+
+    // Joins a run of unchanging fill to the same unchanging fill before it (429s replayed one
+    // at a time: thousands of runs of one request, all at the same fill).
+    static void appendFillRun(std::vector<Verdict::FillRun> &runs, const Verdict::FillRun &run)
+    {
+        if (!runs.empty()) {
+            Verdict::FillRun &previous = runs.back();
+            if (run.from == run.to && previous.from == previous.to && previous.to == run.to &&
+                previous.capacity == run.capacity) {
+                previous.units += run.units;
+                return;
+            }
+        }
+        runs.push_back(run);
     }
 
     // Charges up to `units` identical requests of `event` (see process()): all of them when
     // that is exact, else one; *done says how many. units > 1 only for events that are
     // neither throttles nor without a status.
+    // fillRun (weighted events): the fullest limit's usage before and after this call's charge.
     Verdict processUnits(const RequestEvent &event, const throttle::ThrottleSignals *given,
-                         qint64 units, qint64 *done)
+                         qint64 units, qint64 *done, Verdict::FillRun *fillRun = nullptr)
     {
         Verdict verdict;
         if (done)
@@ -1462,6 +1551,10 @@ struct ThrottleEngine::Impl
         std::array<double, kMaxLimits> usageBefore;   // only [0, count) is used
         std::array<double, kMaxLimits> usageAfter;    // as the limiter counts it
         std::array<double, kMaxLimits> acceptedAfter; // accepted charges only
+        std::array<double, kMaxLimits> acceptedBefore; // only for fillRun
+        if (fillRun)
+            acceptedUsages(charges, count, acceptedBefore);
+        int fullest = -1;
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];
             Bucket &bucket = buckets[size_t(c.bucket)];
@@ -1483,11 +1576,15 @@ struct ThrottleEngine::Impl
             if (cap > 0 && usage / cap > maxFill) {
                 maxFill = usage / cap;
                 verdict.fillApplicationWide = limit.keyedByAppOnly;
+                fullest = i;
             }
             if (cap > 0)
                 maxCountedFill = std::max(maxCountedFill, usageAfter[size_t(i)] / cap);
         }
         verdict.fill = maxFill;
+        if (fillRun && fullest >= 0)
+            *fillRun = {0, acceptedBefore[size_t(fullest)], acceptedAfter[size_t(fullest)],
+                        capacityOf(charges[size_t(fullest)])};
 
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];
