@@ -151,7 +151,7 @@ void printUsage(QTextStream &out)
            "  throttlescope simulate --scenario NAME --out FILE [--seed N] [--duration S]\n"
            "  throttlescope COMMAND --help                each command's options\n"
            "Dashboard options: --demo [--speed X], --screenshot FILE.png [--size WxH] "
-           "[--page NAME] [--screenshot-delay MS]\n"
+           "[--page NAME] [--screenshot-delay MS], --reorder-window S|auto\n"
            "A workspace (.tsws) given as FILE is opened as a workspace. Manual: man "
            "throttlescope\n";
 }

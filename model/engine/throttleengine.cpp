@@ -70,6 +70,7 @@ struct CompiledLimit
     std::vector<CompiledCost> cost;
     bool chargeThrottled = true;
     bool keyedByAppOnly = false; // one bucket for all users of an app
+    bool keyedByIdentity = false; // the key holds the identity: no callers to keep
     qint64 resolutionMs = 1000;
 };
 
@@ -522,6 +523,9 @@ struct alignas(64) Bucket
     SeriesMarks marks;
     QString key; // the key entry's parts joined with '+'
     QString service;
+    // A key without the identity (an ARM subscription, an app): who sent its requests, the
+    // first ScopeSummary::kMaxCallers of them (issue 30.6: the breakers of its row).
+    QStringList callers;
 };
 // One limit's view of the event being processed.
 struct Charge
@@ -661,6 +665,8 @@ struct ThrottleEngine::Impl
                 limit.chargeThrottled = policy.chargesThrottled(spec);
                 limit.keyedByAppOnly =
                     keyFields.size() == 1 && keyFields.front() == EventField::App;
+                limit.keyedByIdentity = std::find(keyFields.begin(), keyFields.end(),
+                                                  EventField::Identity) != keyFields.end();
                 limit.resolutionMs = defaultResolutionMs(spec);
                 compiled.limits.push_back(int(limits.size()));
                 limits.push_back(std::move(limit));
@@ -1121,11 +1127,11 @@ struct ThrottleEngine::Impl
         return hiddenStateCharge(charges, count, applicationWide);
     }
 
-    // Of several limits, the one whose state from before the log explains a refusal the replay
-    // did not expect (issue 30.17, as issue 19 infers a token bucket's start): the only one that,
-    // drained when the log began, would have refused too; of several, the one whose history
-    // reaches furthest back (a log cut an hour into OneNote's per-hour storm: after its first
-    // minute, only the per-hour window can still hide what was sent before). -1: none can.
+    // Of several limits, the window whose state from before the log explains a refusal the
+    // replay did not expect (issue 30.17, as issue 19 infers a token bucket's start): the only
+    // window that, drained when the log began, would have refused too; of several, the one whose
+    // history reaches furthest back (a log cut an hour into OneNote's per-hour storm: after its
+    // first minute, only the per-hour window can still hide what was sent before). -1: none.
     // applicationWide: only limits of the granularity the throttle-scope header names.
     [[nodiscard]] int hiddenStateCharge(const std::array<Charge, kMaxLimits> &charges, int count,
                                         std::optional<bool> applicationWide) const
@@ -1139,35 +1145,22 @@ struct ThrottleEngine::Impl
             const limiter::Params &params = limit.params;
             if (applicationWide && limit.keyedByAppOnly != *applicationWide)
                 continue;
+            // Windows only: what a window hides ends with it (a token or leaky bucket under
+            // steady traffic never catches up with its drained twin, and would take every
+            // 429 nothing explains for ever).
+            const Algorithm algorithm = limit.spec.algorithm;
+            if (algorithm != Algorithm::FixedWindow && algorithm != Algorithm::SlidingWindow &&
+                algorithm != Algorithm::Credits)
+                continue;
             if (!bucket.state.hiddenRefuses(params, bucket.lastT, charge.cost))
                 continue;
-            const qint64 reach = historyReachMs(params);
+            const qint64 reach = params.windowMs; // how far back it remembers
             if (reach > furthest) {
                 furthest = reach;
                 found = i;
             }
         }
         return found;
-    }
-
-    // How far back the state of a limit can remember: its window, or the time to refill (or
-    // drain) it whole.
-    static qint64 historyReachMs(const limiter::Params &params)
-    {
-        switch (params.algorithm) {
-        case Algorithm::FixedWindow:
-        case Algorithm::Credits:
-        case Algorithm::SlidingWindow:
-            return params.windowMs;
-        case Algorithm::TokenBucket:
-            return params.capacityMicro / std::max<qint64>(1, params.refillMicroPerMs);
-        case Algorithm::LeakyBucket:
-            return params.burstMilli * 1000 / std::max<qint64>(1, params.milliRate);
-        case Algorithm::Concurrency:
-        case Algorithm::Observed:
-            break;
-        }
-        return 0;
     }
 
     // The service refused what the replay thought fit: when the log may not show this
@@ -1280,6 +1273,16 @@ struct ThrottleEngine::Impl
         if (last.matched)
             last.unitFills = std::move(unitFills);
         return last;
+    }
+
+    // Who sends a bucket's requests, when its key does not say (the first few).
+    static void noteCaller(Bucket &bucket, const QString &identity)
+    {
+        if (identity.isEmpty() || bucket.callers.size() >= ScopeSummary::kMaxCallers ||
+            (!bucket.callers.isEmpty() && bucket.callers.constLast() == identity) ||
+            bucket.callers.contains(identity))
+            return;
+        bucket.callers.append(identity);
     }
 
     // The accepted usage of each charged bucket now (before this event's charge).
@@ -1592,6 +1595,8 @@ struct ThrottleEngine::Impl
             CompiledLimit &limit = limits[size_t(bucket.limit)];
             const qint64 t = bucket.lastT;
             bucket.requests += take;
+            if (!limit.keyedByIdentity)
+                noteCaller(bucket, event.identity);
             if (!c.hadRoom) {
                 ++bucket.predicted;
                 ++bucket.predictedByCause[size_t(limitCause(c))];
@@ -1761,6 +1766,7 @@ struct ThrottleEngine::Impl
                                   ? limit.spec.windowSeconds
                                   : 0;
             s.requests = bucket.requests;
+            s.callers = bucket.callers;
             s.peakUsage = bucket.peakUsage;
             s.peakFill = bucket.peakFill;
             s.acceptedPeakUsage = bucket.acceptedPeakUsage;

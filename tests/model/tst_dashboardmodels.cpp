@@ -729,6 +729,27 @@ private Q_SLOTS:
         QCOMPARE(malformed.index(0, 1).data().toString(), QStringLiteral("not JSON"));
     }
 
+    // Issue 30.12: a file read to its end and followed since is "following", not "finished".
+    void followedFileIsFollowing()
+    {
+        IngestSourcesModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        IngestSourceStatus followed;
+        followed.path = QStringLiteral("/var/log/app.ndjson");
+        followed.finished = true; // read to its end
+        followed.followed = true; // and followed since
+        IngestSourceStatus read = followed;
+        read.path = QStringLiteral("/tmp/once.ndjson");
+        read.followed = false; // Follow Files switched off
+        model.setSources({followed, read});
+        model.setNow(fixture::at(1000));
+        QCOMPARE(model.index(0, IngestSourcesModel::StateColumn).data().toString(),
+                 QStringLiteral("following"));
+        QCOMPARE(model.index(1, IngestSourcesModel::StateColumn).data().toString(),
+                 QStringLiteral("finished"));
+    }
+
     void timeRangeFollowAndReplay()
     {
         TimeRange range;

@@ -215,6 +215,37 @@ private Q_SLOTS:
         QVERIFY(!banner->isVisible());
     }
 
+    // Issue 30.14: the toolbar's play icon (Start Demo) stands out from a dark toolbar: its
+    // drawn pixels are far from the window colour, in the dark theme as in the light one.
+    void playIconVisibleInBothThemes()
+    {
+        for (const auto mode : {ts::widgets::ThemeMode::Dark, ts::widgets::ThemeMode::Light}) {
+            ts::widgets::applyTheme(mode);
+            MainWindow window;
+            window.show();
+            auto *demo = window.findChild<QAction *>(QStringLiteral("startDemoAction"));
+            QVERIFY(demo);
+            const QImage image = demo->icon().pixmap(32, 32).toImage().convertToFormat(
+                QImage::Format_ARGB32);
+            const int background = qGray(window.palette().color(QPalette::Window).rgb());
+            double ink = 0;
+            int drawn = 0;
+            for (int y = 0; y < image.height(); ++y) {
+                for (int x = 0; x < image.width(); ++x) {
+                    const QRgb pixel = image.pixel(x, y);
+                    if (qAlpha(pixel) < 200)
+                        continue;
+                    ink += qGray(pixel);
+                    ++drawn;
+                }
+            }
+            QVERIFY(drawn > 50);
+            QVERIFY2(std::abs(ink / drawn - background) > 100,
+                     qPrintable(QStringLiteral("icon %1, window %2").arg(ink / drawn).arg(background)));
+        }
+        ts::widgets::applyTheme(ts::widgets::ThemeMode::System);
+    }
+
     // Issue 30.1: an alert that is withdrawn (the operations were pending, not lost: their
     // retries came) leaves the banner, and the tray's tooltip names only what still stands.
     void withdrawnAlertLeavesTheBanner()
@@ -248,6 +279,10 @@ private Q_SLOTS:
         QVERIFY(!banner->isVisible());
         QCOMPARE(ts::widgets::criticalAlertsSummary(later->report.alerts),
                  QStringLiteral("Throttlescope: 1 critical alert(s): retry-storm · bob"));
+        QVERIFY2(window.trayToolTip().startsWith(
+                     QStringLiteral("Throttlescope: 1 critical alert(s): retry-storm · bob\n"
+                                    "Breakers: ")),
+                 qPrintable(window.trayToolTip()));
         later = std::make_shared<ts::DashboardSnapshot>(*later);
         later->generation = 4;
         later->report.alerts.clear();
