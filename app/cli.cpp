@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include "engine/analysis.h"
+#include "engine/forecast.h"
 #include "engine/reportformat.h"
 #include "ingest/formatdetect.h"
 #include "ingest/sortedread.h"
@@ -13,6 +14,7 @@
 #include "store/workspace.h"
 #include "store/workspacereader.h"
 #include "store/workspacewriter.h"
+#include "whatifcommand.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -129,6 +131,7 @@ struct ReportArguments
     QString pollSource; // --source URL (model/poll)
     std::optional<qint64> sinceMs;
     bool pushDown = false;
+    std::optional<qint64> remaining; // --remaining N: the forecast with that much work left
 };
 
 void printUsage(QTextStream &out)
@@ -139,7 +142,7 @@ void printUsage(QTextStream &out)
            "  throttlescope --demo                        the dashboard on the built-in live demo\n"
            "  throttlescope --version\n"
            "  throttlescope report [--json] [--policy NAME|FILE]... [--format FORMAT] "
-           "[--fail-on WHAT] FILE...|-\n"
+           "[--fail-on WHAT] [--remaining N] FILE...|-\n"
            "  throttlescope report --workspace WS.tsws [--json] [--fail-on WHAT]\n"
            "  throttlescope report --source URL [--since T] [--pushdown] [--json]\n"
            "  throttlescope import --workspace WS.tsws FILE...     (exit 1 if any FILE is "
@@ -149,6 +152,7 @@ void printUsage(QTextStream &out)
            "  throttlescope poll --workspace WS.tsws --source URL [--every S] [--once] "
            "[--since T]\n"
            "  throttlescope simulate --scenario NAME --out FILE [--seed N] [--duration S]\n"
+           "  throttlescope whatif [--pace R/min] [--obey-retry-after] [--out FILE] ... FILE...\n"
            "  throttlescope COMMAND --help                each command's options\n"
            "Dashboard options: --demo [--speed X], --screenshot FILE.png [--size WxH] "
            "[--page NAME] [--screenshot-delay MS], --reorder-window S|auto\n"
@@ -261,6 +265,19 @@ bool parseArguments(const QStringList &args, ReportArguments &parsed)
             parsed.sinceMs = ms;
         } else if (arg == u"--pushdown") {
             parsed.pushDown = true;
+        } else if (arg == u"--remaining") {
+            QString count;
+            if (!value(count))
+                return false;
+            bool ok = false;
+            const qint64 remaining = count.toLongLong(&ok);
+            if (!ok || remaining < 0) {
+                err() << "throttlescope: --remaining takes the operations left to do (a whole "
+                         "number), not \""
+                      << count << "\"" << Qt::endl;
+                return false;
+            }
+            parsed.remaining = remaining;
         } else if (arg == u"--fail-on") {
             QString what;
             if (!value(what) || !parseFailOn(what, parsed.failOn))
@@ -349,6 +366,10 @@ void printReportHelp(QTextStream &out)
            "                          errorCode) instead of every row, for large ranges (exact\n"
            "                          for whole-second fixed windows and credits; see the\n"
            "                          manual for the bound elsewhere)\n"
+           "  --remaining N           the forecast with N operations left: per identity the\n"
+           "                          accepted rate now, when a limit is reached at that rate\n"
+           "                          (raised as a limit-ahead alert before the first 429) and\n"
+           "                          when the rest is done, at that rate and at the advised pace\n"
            "  --fail-on WHAT          exit 3 when the report has such findings: critical (a\n"
            "                          critical alert), warning (a warning or critical alert),\n"
            "                          throttles (a throttled response); repeatable or\n"
@@ -374,6 +395,32 @@ std::optional<PolicySet> policiesFrom(const ReportArguments &parsed)
         }
     }
     return policies;
+}
+
+// report --remaining N: the report of a dashboard's analysis (it keeps the last minutes of
+// each key's traffic) with the forecast at the end of the data: its limit-ahead alerts among
+// the report's, and a forecast section (JSON "forecast", docs/report-json.md).
+ReportData printReportWithForecast(const DashboardSnapshot &snapshot, qint64 remaining, bool json)
+{
+    ForecastOptions options;
+    options.remaining = remaining;
+    const QList<KeyForecast> forecasts = forecast(snapshot, options);
+    ReportData report = snapshot.report;
+    const qint64 now = report.lastMs.value_or(0);
+    ForecastAlerts alerts;
+    report.alerts += alerts.raise(forecasts, now);
+    if (json) {
+        QJsonObject object = QJsonDocument::fromJson(reportToJson(report)).object();
+        object.insert(u"forecast"_qs, forecastToJson(forecasts));
+        const QByteArray text = QJsonDocument(object).toJson(QJsonDocument::Indented);
+        std::fwrite(text.constData(), 1, size_t(text.size()), stdout);
+        std::fflush(stdout);
+        return report;
+    }
+    QTextStream out(stdout);
+    out << reportToText(report) << u'\n' << forecastText(forecasts, now);
+    out.flush();
+    return report;
 }
 
 void printReport(const ReportData &report, bool json)
@@ -715,7 +762,10 @@ int runReport(const QStringList &args)
     auto policies = policiesFrom(parsed);
     if (!policies)
         return kExitUsage;
-    auto analysis = std::make_unique<Analysis>(*policies, Analysis::Purpose::ReportOnly);
+    // The forecast reads each key's recent traffic, which only a dashboard's analysis keeps.
+    const Analysis::Purpose purpose =
+        parsed.remaining ? Analysis::Purpose::Dashboard : Analysis::Purpose::ReportOnly;
+    auto analysis = std::make_unique<Analysis>(*policies, purpose);
     {
         MalformedPrinter printer(*analysis);
         // One timeline: the files are merged by time as they are read (timemerge.h), so two
@@ -726,7 +776,7 @@ int runReport(const QStringList &args)
         merge.stopAtFirstLate = canReadAgain(parsed.files);
         MergeResult merged = readSourcesMerged(parsed.files, printer, parsed.source, merge);
         if (merged.stoppedAtLate) {
-            analysis = std::make_unique<Analysis>(*policies, Analysis::Purpose::ReportOnly);
+            analysis = std::make_unique<Analysis>(*policies, purpose);
             printer.readAgainInto(*analysis);
             merged = readSourcesSorted(parsed.files, printer, parsed.source);
         }
@@ -740,6 +790,11 @@ int runReport(const QStringList &args)
         }
         if (readable == 0)
             return kExitNothingRead;
+    }
+    if (parsed.remaining) {
+        const ReportData report =
+            printReportWithForecast(analysis->snapshot(), *parsed.remaining, parsed.json);
+        return exitStatusFor(report, parsed.failOn);
     }
     const ReportData report = analysis->report();
     // The analysis (engine windows, detector state: tens of thousands of tracked operations on
@@ -757,9 +812,8 @@ bool isHeadlessInvocation(int argc, char *argv[])
 {
     if (argc < 2)
         return false;
-    for (const char *command :
-         {"report", "import", "tail", "serve", "simulate", "poll", "--version", "-v", "--help",
-          "-h"}) {
+    for (const char *command : {"report", "import", "tail", "serve", "simulate", "poll", "whatif",
+                                "--version", "-v", "--help", "-h"}) {
         if (std::strcmp(argv[1], command) == 0)
             return true;
     }
@@ -793,6 +847,8 @@ int runHeadless(const QStringList &arguments)
         return runSimulate(rest);
     if (command == u"poll")
         return runPoll(rest);
+    if (command == u"whatif")
+        return runWhatIf(rest);
     printUsage(err());
     return kExitUsage;
 }

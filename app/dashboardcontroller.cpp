@@ -247,17 +247,18 @@ void DashboardController::startDemo()
         return;
     // The demo opens a session of its own: it never mixes into real data.
     newSession();
-    live::SimulationOptions options;
-    options.scenario = QStringLiteral("demo");
-    m_simulator = new live::LiveSimulator(options);
+    m_simulator = new live::LiveSimulator(live::LiveSimulator::demoOptions());
     if (!m_simulator->error().isEmpty()) {
         m_window->statusBar()->showMessage(tr("Demo: %1").arg(m_simulator->error()));
         delete m_simulator;
         m_simulator = nullptr;
         return;
     }
-    m_simulator->setSpeed(m_options.screenshotPath.isEmpty() ? m_options.demoSpeed
-                                                             : kDemoScreenshotSpeed);
+    // A screenshot runs fast enough for the first 429 wave to show in a few seconds, unless
+    // --speed says otherwise.
+    m_simulator->setSpeed(m_options.demoSpeed.value_or(
+        m_options.screenshotPath.isEmpty() ? live::LiveSimulator::kDemoSpeed
+                                           : kDemoScreenshotSpeed));
     m_simulator->moveToThread(&m_workerThread);
     connect(&m_workerThread, &QThread::finished, m_simulator, &QObject::deleteLater);
     // Same thread: the batch goes straight into the analysis, no copy across threads.
@@ -267,7 +268,7 @@ void DashboardController::startDemo()
             [session = m_session] { session->finishLiveSource(QStringLiteral("demo")); });
     QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::start);
     m_window->statusBar()->showMessage(tr("Demo: a OneNote migration, a Fabric deployment and "
-                                          "Service Bus producers, live at %1x speed")
+                                          "Service Bus producers, looping, live at %1x speed")
                                            .arg(m_simulator->speed()));
 }
 

@@ -37,8 +37,10 @@ struct DashboardOptions
 {
     QStringList files;
     bool demo = false;
-    double demoSpeed = 10.0; // simulated seconds per real second
-    QString screenshotPath;  // non-empty: render, save, quit
+    // Simulated seconds per real second (--speed); nullopt: the demo's own
+    // (live::LiveSimulator::kDemoSpeed), or a fast one for a --screenshot.
+    std::optional<double> demoSpeed;
+    QString screenshotPath; // non-empty: render, save, quit
     QSize screenshotSize{1600, 1000};
     QString screenshotPage;
     int screenshotDelayMs = -1; // -1: after files are read (demo: a default run time)
@@ -92,8 +94,8 @@ private:
     DashboardOptions m_options;
     std::unique_ptr<MainWindow> m_window;
     QThread m_workerThread;
-    ts::AnalysisSession *m_session = nullptr;       // lives on m_workerThread
-    ts::live::LiveSimulator *m_simulator = nullptr; // lives on m_workerThread
+    ts::AnalysisSession *m_session = nullptr;        // lives on m_workerThread
+    ts::live::LiveSimulator *m_simulator = nullptr;  // lives on m_workerThread
     ts::live::FollowedSources *m_followed = nullptr; // lives on m_workerThread
     // Polled stores wait on the network and back off as their stores ask: a thread of their
     // own, so neither the analysis nor the window waits for them.

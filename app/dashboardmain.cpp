@@ -29,7 +29,7 @@ bool parseDashboardOptions(const QStringList &args, ts::app::DashboardOptions &o
             if (!next(value))
                 return false;
             options.demoSpeed = value.toDouble();
-            if (options.demoSpeed <= 0) {
+            if (*options.demoSpeed <= 0) {
                 err << "throttlescope: --speed needs a positive number" << Qt::endl;
                 return false;
             }
@@ -86,8 +86,8 @@ void useOffscreenForHeadlessScreenshots(int argc, char *argv[])
     bool screenshot = false;
     for (int i = 1; i < argc; ++i)
         screenshot = screenshot || qstrcmp(argv[i], "--screenshot") == 0;
-    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")
-        && qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+    if (screenshot && qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM") &&
+        qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
 }
 

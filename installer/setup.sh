@@ -24,6 +24,7 @@ packages=(
   clickhouse-server clickhouse-client     # a real log store for the poller's tests (tests/poll)
   clang libclang-rt-14-dev                # libFuzzer harnesses
   fonts-dejavu-core
+  python3-yaml                            # reads whatif --emit resilience4j back (tst_clientsettings)
   # The package (installer/CMakeLists.txt) and its tests (tests/package/): the icon's PNG sizes,
   # CPack's Depends (dpkg-shlibdeps, file), the validators, and the clean Debian 12 root the
   # package is installed into.

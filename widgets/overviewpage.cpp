@@ -4,9 +4,9 @@
 
 #include "core/timeparse.h"
 #include "fillcelldelegate.h"
-#include "models/displaynames.h"
 #include "models/breakercounts.h"
 #include "models/bucketgridmodel.h"
+#include "models/displaynames.h"
 #include "models/identityurgencymodel.h"
 #include "models/snapshotmath.h"
 #include "models/timerange.h"
@@ -15,8 +15,8 @@
 
 #include <QDateTime>
 #include <QFrame>
-#include <QHash>
 #include <QHBoxLayout>
+#include <QHash>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
@@ -153,8 +153,7 @@ OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
         m_identityProxy->setFilterFixedString(text);
     });
     const auto openIdentity = [this](const QModelIndex &proxyIndex) {
-        const int scope =
-            proxyIndex.data(models::IdentityUrgencyModel::ScopeIndexRole).toInt();
+        const int scope = proxyIndex.data(models::IdentityUrgencyModel::ScopeIndexRole).toInt();
         if (scope >= 0)
             Q_EMIT bucketActivated(scope);
     };
@@ -253,20 +252,21 @@ void OverviewPage::resizeIdentityColumns()
     QHeaderView *header = m_identityView->horizontalHeader();
     const QFontMetrics metrics = header->fontMetrics();
     // Wide enough for the header and a typical value; the identity column for its longest key
-    // up to a third of the view (longer ones elide; the full key is in the tooltip).
+    // up to a sixth of the view (longer ones elide; the full key is in the tooltip).
     int identity = metrics.horizontalAdvance(tr("Identity")) + 24;
     for (int row = 0; row < m_identityModel->rowCount(); ++row)
-        identity = std::max(identity, m_identityView->fontMetrics().horizontalAdvance(
-                                          m_identityModel->rowAt(row).key) +
-                                          16);
+        identity = std::max(
+            identity,
+            m_identityView->fontMetrics().horizontalAdvance(m_identityModel->rowAt(row).key) + 16);
     m_identityView->setColumnWidth(Model::IdentityColumn,
-                                   std::min(identity, std::max(220, m_identityView->width() / 4)));
-    const int widths[] = {0, 100, 90, 140, 110, 90, 90};
-    for (int column = Model::StatusColumn; column < Model::SafeSendColumn; ++column) {
+                                   std::min(identity, std::max(180, m_identityView->width() / 6)));
+    // The columns up to "Safe to send" (which gets room for its reason); the pace stretches.
+    const int widths[] = {0, 100, 90, 130, 90, 90, 90, 210};
+    for (int column = Model::StatusColumn; column < Model::PaceColumn; ++column) {
         const QString label =
             m_identityModel->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString();
-        m_identityView->setColumnWidth(column,
-                                       std::max(widths[column], metrics.horizontalAdvance(label) + 24));
+        m_identityView->setColumnWidth(
+            column, std::max(widths[column], metrics.horizontalAdvance(label) + 24));
     }
 }
 

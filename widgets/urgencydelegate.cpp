@@ -150,6 +150,11 @@ void UrgencyDelegate::paint(QPainter *painter, const QStyleOptionViewItem &optio
         painter->drawText(cell, Qt::AlignCenter, text);
         break;
     }
+    case Model::PaceColumn:
+        painter->setPen(option.palette.color(QPalette::Text));
+        painter->drawText(cell, Qt::AlignLeft | Qt::AlignVCenter,
+                          option.fontMetrics.elidedText(text, Qt::ElideRight, cell.width()));
+        break;
     case Model::SafeSendColumn: {
         const bool waiting = index.data(Model::SafeInMsRole).toLongLong() > 0;
         painter->setPen(waiting ? fillColor(1.0) : option.palette.color(QPalette::Text));

@@ -41,5 +41,7 @@ qint64 daysFromCivil(qint64 year, unsigned month, unsigned day);
 
 // "2026-02-18T22:46:00.000Z"
 QString formatIsoMs(qint64 ms);
+// "1.2 s", "3 min 20 s", "2 h 5 min", "3 d 4 h": durations an operator reads at a glance.
+QString formatDuration(qint64 ms);
 
 } // namespace ts

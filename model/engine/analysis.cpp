@@ -2,6 +2,7 @@
 
 #include "engine/alertdetector.h"
 #include "engine/breakertracker.h"
+#include "engine/paceadvice.h"
 #include "engine/throttleengine.h"
 #include "ingest/redaction.h"
 #include "signals/throttlesignals.h"
@@ -461,6 +462,7 @@ void Analysis::fillOwnFields(ReportData &data) const
     data.breakers = m_breakers->summaries(endMs);
     data.breakerTransitions = m_breakers->transitions();
     data.breakerModel = m_breakers->defaultModel();
+    data.advice = paceAdvice(data.scopes);
     // The engine's near-limit alerts are already in data.alerts.
     data.alerts += m_alerts->alerts();
     std::stable_sort(data.alerts.begin(), data.alerts.end(),

@@ -230,6 +230,25 @@ int BreakerTracker::findOrCreate(const Key &key, const RequestEvent &event)
     return index;
 }
 
+qint64 BreakerTracker::passesAt(const RequestEvent &event) const
+{
+    const throttle::ThrottleSignals unanswered;
+    qint64 at = event.tsMs;
+    const auto holdBy = [&](const Key &key) {
+        const int index = find(key);
+        if (index < 0)
+            return;
+        const Reconstructed &breaker = m_breakers[size_t(index)];
+        if (breaker.state == BreakerState::Open && event.tsMs < breaker.openUntilMs)
+            at = std::max(at, breaker.openUntilMs);
+    };
+    holdBy(callerKey(event, unanswered, nullptr));
+    const QString &app = appOf(event, unanswered);
+    if (!app.isEmpty())
+        holdBy(makeKey(Kind::App, nullptr, app, nullptr));
+    return at;
+}
+
 BreakerState BreakerTracker::state(const QString &scopeName) const
 {
     for (const auto &breaker : m_breakers) {

@@ -133,6 +133,12 @@ public:
     // The name of the reconstructed breaker a throttle of this event opens.
     [[nodiscard]] static QString tripScopeName(const RequestEvent &event,
                                                const throttle::ThrottleSignals &sig);
+    // When a request like `event`, about to be sent at event.tsMs, may pass the reconstructed
+    // breakers that govern it (its caller's and, when it names one, its app's): event.tsMs
+    // when both let it through (closed, soft-open, or a break that has ended: it is then a
+    // probe), else the end of the later break. What a client that runs this reference breaker
+    // checks before each send (the what-if simulation's --breaker, whatif/simulation.h).
+    [[nodiscard]] qint64 passesAt(const RequestEvent &event) const;
     // Current state of a reconstructed breaker by name (Closed when unknown), as of the last
     // event it saw.
     [[nodiscard]] BreakerState state(const QString &scopeName) const;

@@ -513,6 +513,12 @@ struct State
     {
         return roomAtFrom(p, t, nullptr);
     }
+    // The same for a request of this cost (a credits-heavy request waits longer than a unit
+    // one): what the Retry-After of its refusal says.
+    [[nodiscard]] qint64 roomAt(const Params &p, qint64 t, double cost) const
+    {
+        return roomAtFrom(p, t, nullptr, cost);
+    }
 
     // roomAt() for the engine, which asks after every charge: a sliding window also remembers
     // where it found room, so the next search starts there.
@@ -520,16 +526,18 @@ struct State
 
 private:
     // hint: where the last search found room (see roomSearchHint), updated when not null.
-    [[nodiscard]] qint64 roomAtFrom(const Params &p, qint64 t, size_t *hintToUpdate) const
+    [[nodiscard]] qint64 roomAtFrom(const Params &p, qint64 t, size_t *hintToUpdate,
+                                    double cost = 1) const
     {
         switch (p.algorithm) {
         case Algorithm::FixedWindow:
         case Algorithm::Credits:
-            if (windowStart == kNoTime || t >= windowStart + p.windowMs || used + 1 <= p.capacity)
+            if (windowStart == kNoTime || t >= windowStart + p.windowMs ||
+                used + cost <= p.capacity)
                 return t;
             return windowStart + p.windowMs;
         case Algorithm::SlidingWindow: {
-            if (charges.empty() || slidingSum + 1 <= p.capacity)
+            if (charges.empty() || slidingSum + cost <= p.capacity)
                 return t;
             // Room comes back when the oldest charges whose costs add up to `need` have left the
             // window: the first charge whose cumulative cost reaches base + need. A storm of
@@ -538,7 +546,7 @@ private:
             // answer: base + need only grows (a push adds to the sum, a pop moves the base and
             // the sum alike), so the answer only moves towards the back, usually by a step or
             // two. A plain binary search over the whole window missed the cache on every probe.
-            const double need = slidingSum + 1 - p.capacity;
+            const double need = slidingSum + cost - p.capacity;
             const double base = charges.front().cumulative - charges.front().cost;
             const auto reaches = [&](size_t i) { return charges.at(i).cumulative - base >= need; };
             const size_t last = charges.size() - 1;
@@ -577,9 +585,10 @@ private:
                 return t;
             const qint64 refill = std::max<qint64>(0, t - lastRefill) * p.refillMicroPerMs;
             const qint64 tokens = std::min(p.capacityMicro, tokensMicro + refill);
-            if (tokens >= 1000000)
+            const qint64 costMicro = std::max<qint64>(1, qint64(std::llround(cost * 1e6)));
+            if (tokens >= costMicro)
                 return t;
-            return t + ceilDiv(1000000 - tokens, std::max<qint64>(1, p.refillMicroPerMs));
+            return t + ceilDiv(costMicro - tokens, std::max<qint64>(1, p.refillMicroPerMs));
         }
         case Algorithm::LeakyBucket: {
             if (leakyCandidate(p, t) <= p.burstMilli)

@@ -112,6 +112,36 @@ struct ScopeSummary
     qint64 corrections = 0;
     QList<StateCorrection> correctionLog;
     static constexpr int kMaxCorrectionLog = 100;
+    // What the pace advice is made of (engine/paceadvice.h): the requests charged under this
+    // bucket's key by any limit of the policy, and how many of them the service refused; the
+    // key's identity part (empty when the key has none: an app, a namespace); the mean cost of
+    // this limit's requests; and the steady request rate into this bucket the limit sustains
+    // at that cost (0: no limit, an observed-only one).
+    qint64 keyRequests = 0;
+    qint64 keyThrottled = 0;
+    QString keyIdentity;
+    double meanCost = 1;
+    double allowedRatePerSecond = 0;
+};
+
+// Pace advice for one bucket key (engine/paceadvice.h, docs/report-json.md "advice").
+struct LimitAllowance
+{
+    QString limit;
+    QString algorithm;
+    double share = 0;         // of the key's requests that this limit charges
+    double meanCost = 1;      // per request it charges
+    double ratePerSecond = 0; // the key's pace this limit allows
+};
+
+struct PaceAdvice
+{
+    QString policy;
+    QString key;
+    QString identity; // the key's identity part; empty when the key has none (app, namespace)
+    double maxRatePerSecond = 0;
+    QString bindingLimit;
+    QList<LimitAllowance> limits; // every modelled limit of the key, the binding one first
 };
 
 struct BreakerSummary
@@ -187,6 +217,7 @@ struct ReportData
     // Not in the JSON report: every breaker there says which model it used.
     BreakerModel breakerModel;
     QList<Alert> alerts;
+    QList<PaceAdvice> advice;                // per bucket key, engine/paceadvice.h
     QList<MalformedRecord> malformedSamples; // the first few, for display
     std::optional<qint64> firstMs;
     std::optional<qint64> lastMs;

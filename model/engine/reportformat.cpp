@@ -2,6 +2,7 @@
 
 #include "core/jsonwriter.h"
 #include "core/timeparse.h"
+#include "engine/paceadvice.h"
 
 #include <QLocale>
 
@@ -60,6 +61,63 @@ QString StateCorrection::describe() const
            u"); "_qs + model;
 }
 
+namespace {
+
+// "advice": the pace advice per bucket key (docs/report-json.md).
+void writeAdvice(JsonWriter &json, const QList<PaceAdvice> &advice)
+{
+    json.key(u"advice");
+    json.beginArray();
+    for (const PaceAdvice &entry : advice) {
+        json.beginObject();
+        json.stringMember(u"bindingLimit", entry.bindingLimit);
+        json.stringMember(u"identity", entry.identity);
+        json.stringMember(u"key", entry.key);
+        json.key(u"limits");
+        json.beginArray();
+        for (const LimitAllowance &limit : entry.limits) {
+            json.beginObject();
+            json.stringMember(u"algorithm", limit.algorithm);
+            json.stringMember(u"limit", limit.limit);
+            json.numberMember(u"meanCost", limit.meanCost);
+            json.numberMember(u"ratePerSecond", limit.ratePerSecond);
+            json.numberMember(u"share", limit.share);
+            json.endObject();
+        }
+        json.endArray();
+        json.numberMember(u"maxRatePerSecond", entry.maxRatePerSecond);
+        json.stringMember(u"policy", entry.policy);
+        json.stringMember(u"summary", describeAdvice(entry));
+        json.endObject();
+    }
+    json.endArray();
+}
+
+// The pace advice in the text report, one line per key.
+QString adviceText(const QList<PaceAdvice> &advice)
+{
+    if (advice.isEmpty())
+        return {};
+    QString text = u"Pace advice (the fastest steady pace the limits allow for this log's mix of "
+                   u"costs):\n"_qs;
+    for (const PaceAdvice &entry : advice)
+        text += u"  "_qs + entry.key + u" ("_qs + entry.policy + u"): "_qs + describeAdvice(entry) +
+                u"\n"_qs;
+    return text + u"\n"_qs;
+}
+
+} // namespace
+
+QByteArray adviceToJson(const QList<PaceAdvice> &advice)
+{
+    QByteArray out;
+    JsonWriter json(out);
+    json.beginObject();
+    writeAdvice(json, advice);
+    json.endObject();
+    return out;
+}
+
 QByteArray reportToJson(const ReportData &report)
 {
     // Members are written in name order, as QJsonObject would sort them (see JsonWriter).
@@ -69,6 +127,7 @@ QByteArray reportToJson(const ReportData &report)
     JsonWriter json(out);
     json.beginObject();
 
+    writeAdvice(json, report.advice);
     json.key(u"alerts");
     json.beginArray();
     for (const Alert &alert : report.alerts) {
@@ -336,6 +395,8 @@ QString reportToText(const ReportData &report)
         }
         line();
     }
+
+    out += adviceText(report.advice);
 
     if (!report.breakers.isEmpty()) {
         line(u"Circuit breakers:"_qs);

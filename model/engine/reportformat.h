@@ -10,6 +10,8 @@
 namespace ts {
 
 QByteArray reportToJson(const ReportData &report);
+// The report's "advice" array on its own (whatif prints it too).
+QByteArray adviceToJson(const QList<PaceAdvice> &advice);
 QString reportToText(const ReportData &report);
 
 } // namespace ts

@@ -114,6 +114,10 @@ struct KeyEntry
     // Inline for the usual handful of limits: one fewer pointer to follow per event.
     QVarLengthArray<int, 8> buckets;
     int activity = -1; // index into Impl::activities (plot data only)
+    // Requests charged under this key by any limit of the policy, and those the service
+    // refused: what the pace advice divides each limit's requests by.
+    qint64 requests = 0;
+    qint64 throttled = 0;
 };
 
 // The last minutes of one key's traffic, per second (see KeyActivity): what the Overview reads
@@ -492,7 +496,8 @@ struct alignas(64) Bucket
     bool nearLimit = false; // near-limit alert coalescing
     qint64 lastT = kNoTime;
     qint64 requests = 0;
-    double peakUsage = 0; // as the limiter counts it
+    double chargedCost = 0; // the costs of its requests, summed (the mix the advice reads)
+    double peakUsage = 0;   // as the limiter counts it
     double peakFill = 0;
     double acceptedPeakUsage = 0;
     // Exhaustion episodes: closed total plus the running [start, end).
@@ -526,6 +531,8 @@ struct alignas(64) Bucket
     // A key without the identity (an ARM subscription, an app): who sent its requests, the
     // first ScopeSummary::kMaxCallers of them (issue 30.6: the breakers of its row).
     QStringList callers;
+    int keyEntry = -1;       // index into Impl::keyEntries
+    double serviceMsSum = 0; // concurrency limits: send to answer, summed over its requests
 };
 // One limit's view of the event being processed.
 struct Charge
@@ -533,6 +540,21 @@ struct Charge
     int bucket;
     double cost;
     bool hadRoom;
+};
+
+// What planCharges() found for one event: its policy, the limits that charge it and whether
+// each had room. Made in place and never moved: ctx.service may view inferredService.
+struct ChargePlan
+{
+    QString inferredService; // the service inferred from the URL, when the event names none
+    EventContext ctx;
+    int policy = -1;
+    const QString *category = nullptr; // the policy's URL rule that classified it, if any
+    std::array<Charge, kMaxLimits> charges;
+    int count = 0;
+    quint64 mask = 0;
+    bool anyExhausted = false;
+    bool late = false;
 };
 
 qint64 defaultResolutionMs(const PolicyLimit &limit)
@@ -565,6 +587,32 @@ qint64 defaultResolutionMs(const PolicyLimit &limit)
     if (horizonSeconds < 10)
         return 250;
     return 1000;
+}
+
+// The steady request rate into a bucket that its limit sustains at this mean cost
+// (engine/paceadvice.h); 0 when nothing limits it.
+double allowedRatePerSecond(const CompiledLimit &limit, double meanCost, double meanServiceSeconds)
+{
+    const PolicyLimit &spec = limit.spec;
+    switch (spec.algorithm) {
+    case Algorithm::FixedWindow:
+    case Algorithm::SlidingWindow:
+    case Algorithm::Credits:
+        // Evenly spaced, a window of W seconds holds at most ceil(rate x W) requests.
+        return spec.windowSeconds > 0 && meanCost > 0
+                   ? std::floor(limit.params.capacity / meanCost + 1e-9) / spec.windowSeconds
+                   : 0;
+    case Algorithm::TokenBucket:
+        return meanCost > 0 ? spec.refillPerSecond / meanCost : 0;
+    case Algorithm::LeakyBucket:
+        return double(limit.params.milliRate) / 1000.0;
+    case Algorithm::Concurrency:
+        // Little's law: requests in flight = rate x time in flight.
+        return meanServiceSeconds > 0 ? limit.params.capacity / meanServiceSeconds : 0;
+    case Algorithm::Observed:
+        break;
+    }
+    return 0;
 }
 
 } // namespace
@@ -881,6 +929,7 @@ struct ThrottleEngine::Impl
             return slot;
         Bucket bucket;
         bucket.limit = limitIndex;
+        bucket.keyEntry = entryIndex;
         bucket.key = keyEntries[size_t(entryIndex)].key;
         bucket.service = ctx.service.toString();
         bucket.series.resolutionMs = limit.resolutionMs;
@@ -1263,7 +1312,7 @@ struct ThrottleEngine::Impl
         for (qint64 left = event.weight; left > 0;) {
             qint64 done = 1;
             Verdict::FillRun run;
-            last = processUnits(event, given, byUnit ? 1 : left, &done, &run);
+            last = processUnits(event, given, byUnit ? 1 : left, &done, nullptr, &run);
             predicted = predicted || last.predictedThrottled;
             left -= done;
             run.units = done;
@@ -1316,12 +1365,77 @@ struct ThrottleEngine::Impl
         runs.push_back(run);
     }
 
+    // Selects the event's policy and, for each of its limits that charges the event, the bucket
+    // advanced to the event's instant (created on first sight), the cost and whether it has
+    // room: the first half of processUnits(), and all of admit(). Running it twice for one
+    // event changes nothing the second time (advancing to the same instant is a no-op), so
+    // admit() followed by add() decides as add() alone would. False when no policy applies.
+    bool planCharges(const RequestEvent &event, ChargePlan &plan)
+    {
+        if (event.service.isEmpty())
+            plan.inferredService = inferServiceFromUrl(event.url);
+        EventContext &ctx = plan.ctx;
+        ctx.event = &event;
+        ctx.service = event.service.isEmpty() ? QStringView(plan.inferredService)
+                                              : QStringView(event.service);
+        ctx.category = event.category;
+        plan.policy = selectPolicy(ctx);
+        if (plan.policy < 0)
+            return false;
+        CompiledPolicy &policy = policies[size_t(plan.policy)];
+        int rule = -1;
+        ctx.category = classify(policy, ctx, &rule);
+        if (rule >= 0 && size_t(rule) < policy.categories.size())
+            plan.category = &policy.categories[size_t(rule)].first;
+        // The memo of the selection pass saw the event's own category; limits see the
+        // classified one, whose category conditions were answered when the policy compiled.
+        ctx.evaluated = rule >= 0 ? policy.categoryConditionBits : 0;
+        ctx.results = rule >= 0 ? policy.categoryConditionHits[size_t(rule)] : 0;
+        ctx.keyEntries.fill(-1);
+
+        // Which limits charge this event, and did each have room?
+        for (int limitIndex : policy.limits) {
+            CompiledLimit &limit = limits[size_t(limitIndex)];
+            if (!ctx.all(policy, limit.match, &scratch))
+                continue;
+            const int b = bucketFor(policy, limitIndex, ctx);
+            Bucket &bucket = buckets[size_t(b)];
+            qint64 t = event.tsMs;
+            if (bucket.lastT != kNoTime && t < bucket.lastT) {
+                t = bucket.lastT; // late event: evaluated at the bucket's latest instant
+                plan.late = true;
+            }
+            // Where the usage changed while the bucket was idle (a window ended, charges left the
+            // window, a bucket refilled), so the series is the usage at every instant.
+            if (options.recordPlotData && bucket.lastT != kNoTime)
+                recordChanges(bucket.series, bucket, limit, bucket.lastT, t);
+            bucket.state.advance(limit.params, t);
+            if (bucket.lastT == kNoTime) {
+                // The bucket's first event: the log shows nothing from before it.
+                if (limit.spec.initialFill > 0)
+                    bucket.state.setUsage(limit.params, t,
+                                          limit.spec.initialFill * limit.params.capacity);
+                else if (options.correctFromService)
+                    bucket.state.startHidden(limit.params, t);
+            }
+            bucket.lastT = t;
+            const double cost = costFor(policy, limit, ctx);
+            const bool room = bucket.state.hasRoom(limit.params, t, cost);
+            plan.anyExhausted = plan.anyExhausted || !room;
+            plan.charges[size_t(plan.count++)] = {b, cost, room};
+            plan.mask |= quint64(1) << limit.indexInPolicy;
+        }
+        return true;
+    }
+
     // Charges up to `units` identical requests of `event` (see process()): all of them when
     // that is exact, else one; *done says how many. units > 1 only for events that are
     // neither throttles nor without a status.
+    // planned: what planCharges() already found for this very event (addAnswered()), else null.
     // fillRun (weighted events): the fullest limit's usage before and after this call's charge.
     Verdict processUnits(const RequestEvent &event, const throttle::ThrottleSignals *given,
-                         qint64 units, qint64 *done, Verdict::FillRun *fillRun = nullptr)
+                         qint64 units, qint64 *done, ChargePlan *planned = nullptr,
+                         Verdict::FillRun *fillRun = nullptr)
     {
         Verdict verdict;
         if (done)
@@ -1372,67 +1486,22 @@ struct ThrottleEngine::Impl
                 remainingFill = 1.0 - *rate.remaining / *rate.limit;
         }
 
-        const QString inferred =
-            event.service.isEmpty() ? inferServiceFromUrl(event.url) : QString();
-        const QStringView service =
-            event.service.isEmpty() ? QStringView(inferred) : QStringView(event.service);
-        EventContext ctx;
-        ctx.event = &event;
-        ctx.service = service;
-        ctx.category = event.category;
-        const int policyIndex = selectPolicy(ctx);
-        if (policyIndex < 0) {
+        ChargePlan ownPlan;
+        ChargePlan &plan = planned ? *planned : ownPlan;
+        if (!planned)
+            planCharges(event, plan);
+        if (plan.policy < 0) {
             unmatchedEvents += units;
             return verdict;
         }
-        CompiledPolicy &policy = policies[size_t(policyIndex)];
-        int rule = -1;
-        ctx.category = classify(policy, ctx, &rule);
-        if (rule >= 0 && size_t(rule) < policy.categories.size())
-            verdict.category = &policy.categories[size_t(rule)].first;
-        // The memo of the selection pass saw the event's own category; limits see the
-        // classified one, whose category conditions were answered when the policy compiled.
-        ctx.evaluated = rule >= 0 ? policy.categoryConditionBits : 0;
-        ctx.results = rule >= 0 ? policy.categoryConditionHits[size_t(rule)] : 0;
-        ctx.keyEntries.fill(-1);
-
-        // Which limits charge this event, and did each have room?
-        std::array<Charge, kMaxLimits> charges;
-        int count = 0;
-        quint64 mask = 0;
-        bool anyExhausted = false;
-        bool late = false;
-        for (int limitIndex : policy.limits) {
-            CompiledLimit &limit = limits[size_t(limitIndex)];
-            if (!ctx.all(policy, limit.match, &scratch))
-                continue;
-            const int b = bucketFor(policy, limitIndex, ctx);
-            Bucket &bucket = buckets[size_t(b)];
-            qint64 t = t0;
-            if (bucket.lastT != kNoTime && t < bucket.lastT) {
-                t = bucket.lastT; // late event: evaluated at the bucket's latest instant
-                late = true;
-            }
-            // Where the usage changed while the bucket was idle (a window ended, charges left the
-            // window, a bucket refilled), so the series is the usage at every instant.
-            if (options.recordPlotData && bucket.lastT != kNoTime)
-                recordChanges(bucket.series, bucket, limit, bucket.lastT, t);
-            bucket.state.advance(limit.params, t);
-            if (bucket.lastT == kNoTime) {
-                // The bucket's first event: the log shows nothing from before it.
-                if (limit.spec.initialFill > 0)
-                    bucket.state.setUsage(limit.params, t,
-                                          limit.spec.initialFill * limit.params.capacity);
-                else if (options.correctFromService)
-                    bucket.state.startHidden(limit.params, t);
-            }
-            bucket.lastT = t;
-            const double cost = costFor(policy, limit, ctx);
-            const bool room = bucket.state.hasRoom(limit.params, t, cost);
-            anyExhausted = anyExhausted || !room;
-            charges[size_t(count++)] = {b, cost, room};
-            mask |= quint64(1) << limit.indexInPolicy;
-        }
+        EventContext &ctx = plan.ctx;
+        CompiledPolicy &policy = policies[size_t(plan.policy)];
+        verdict.category = plan.category;
+        std::array<Charge, kMaxLimits> &charges = plan.charges;
+        const int count = plan.count;
+        const quint64 mask = plan.mask;
+        bool anyExhausted = plan.anyExhausted;
+        const bool late = plan.late;
         // How many of the event's requests this call charges: all that have room, when charging
         // them in one step is exact (and no service header asks for a correction, which a
         // request at a time would apply at a different point), else one.
@@ -1461,6 +1530,14 @@ struct ThrottleEngine::Impl
         verdict.matched = true;
         if (options.recordPlotData)
             recordActivity(policy, ctx, throttled, throttleCode, take);
+        // Each key the event was charged under, once (the limits that share a key share it).
+        for (size_t k = 0; k < policy.keys.size() && k < size_t(kMaxKeySignatures); ++k) {
+            if (ctx.keyEntries[k] >= 0) {
+                KeyEntry &entry = keyEntries[size_t(ctx.keyEntries[k])];
+                entry.requests += take;
+                entry.throttled += throttled ? take : 0;
+            }
+        }
         verdict.predictedThrottled = anyExhausted;
         if (mask != policy.lastChargedMask) { // the same set of limits again changes nothing
             policy.lastChargedMask = mask;
@@ -1597,6 +1674,9 @@ struct ThrottleEngine::Impl
             bucket.requests += take;
             if (!limit.keyedByIdentity)
                 noteCaller(bucket, event.identity);
+            bucket.chargedCost += c.cost * double(take);
+            if (limit.spec.algorithm == Algorithm::Concurrency)
+                bucket.serviceMsSum += double(std::max<qint64>(0, endMs - t0)) * double(take);
             if (!c.hadRoom) {
                 ++bucket.predicted;
                 ++bucket.predictedByCause[size_t(limitCause(c))];
@@ -1707,6 +1787,26 @@ struct ThrottleEngine::Impl
         return verdict;
     }
 
+    // What the pace advice reads of a bucket (ScopeSummary::keyRequests and after).
+    void fillAdviceInputs(ScopeSummary &s, const Bucket &bucket, const CompiledLimit &limit,
+                          const CompiledPolicy &policy) const
+    {
+        if (bucket.keyEntry < 0)
+            return;
+        const KeyEntry &entry = keyEntries[size_t(bucket.keyEntry)];
+        s.keyRequests = entry.requests;
+        s.keyThrottled = entry.throttled;
+        const std::vector<EventField> &fields = policy.keys[size_t(limit.keySignature)].fields;
+        for (size_t i = 0; i < fields.size(); ++i) {
+            if (fields[i] == EventField::Identity)
+                s.keyIdentity = entry.parts.value(qsizetype(i));
+        }
+        s.meanCost = bucket.requests > 0 ? bucket.chargedCost / double(bucket.requests) : 1;
+        const double meanServiceSeconds =
+            bucket.requests > 0 ? bucket.serviceMsSum / double(bucket.requests) / 1000.0 : 0;
+        s.allowedRatePerSecond = allowedRatePerSecond(limit, s.meanCost, meanServiceSeconds);
+    }
+
     // Limits of the same policy that charged the same events, transitively.
     [[nodiscard]] quint64 coChargedClosure(const CompiledPolicy &policy, int indexInPolicy) const
     {
@@ -1789,6 +1889,7 @@ struct ThrottleEngine::Impl
                 if (bucket.predictedByCause[size_t(c)] > 0)
                     s.predictedByCause.insert(name, bucket.predictedByCause[size_t(c)]);
             }
+            fillAdviceInputs(s, bucket, limit, policy);
             s.corrections = bucket.corrections;
             s.correctionLog =
                 QList<StateCorrection>(bucket.correctionLog.begin(), bucket.correctionLog.end());
@@ -1910,6 +2011,55 @@ void ThrottleEngine::addBatch(std::span<const RequestEvent> events)
 void ThrottleEngine::addBatch(const QList<RequestEvent> &events)
 {
     addBatch(std::span<const RequestEvent>(events.constData(), size_t(events.size())));
+}
+
+namespace {
+
+// What a plan says the service answers (see ThrottleEngine::admit()).
+ThrottleEngine::Admission admissionOf(const ChargePlan &plan, const std::vector<Bucket> &buckets,
+                                      const std::vector<CompiledLimit> &limits)
+{
+    ThrottleEngine::Admission admission;
+    admission.matched = plan.count > 0;
+    admission.refused = plan.anyExhausted;
+    for (int i = 0; i < plan.count; ++i) {
+        const Charge &charge = plan.charges[size_t(i)];
+        if (charge.hadRoom)
+            continue;
+        const Bucket &bucket = buckets[size_t(charge.bucket)];
+        const CompiledLimit &limit = limits[size_t(bucket.limit)];
+        const qint64 room = bucket.state.roomAt(limit.params, bucket.lastT, charge.cost);
+        if (!admission.limit || room > admission.retryAtMs) {
+            admission.retryAtMs = room;
+            admission.limit = &limit.spec.name;
+        }
+    }
+    return admission;
+}
+
+} // namespace
+
+ThrottleEngine::Admission ThrottleEngine::admit(const RequestEvent &event)
+{
+    if (!event.isRequest())
+        return {};
+    ChargePlan plan;
+    d->planCharges(event, plan);
+    return admissionOf(plan, d->buckets, d->limits);
+}
+
+ThrottleEngine::Verdict
+ThrottleEngine::addAnswered(RequestEvent &event,
+                            const std::function<void(const Admission &)> &answer)
+{
+    if (!event.isRequest() || event.weight > 1) {
+        answer(admit(event));
+        return add(event);
+    }
+    ChargePlan plan;
+    d->planCharges(event, plan);
+    answer(admissionOf(plan, d->buckets, d->limits));
+    return d->processUnits(event, nullptr, 1, nullptr, &plan);
 }
 
 qint64 ThrottleEngine::requestEvents() const

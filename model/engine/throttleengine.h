@@ -25,6 +25,7 @@
 #include <QList>
 #include <QString>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -125,6 +126,26 @@ public:
     Verdict add(const RequestEvent &event, const throttle::ThrottleSignals &extracted);
     void addBatch(std::span<const RequestEvent> events);
     void addBatch(const QList<RequestEvent> &events);
+
+    // What the service would answer a request sent at event.tsMs, as the replay decides it:
+    // refused when one of the limits that charge it has no room; then when the latest of those
+    // has room again (what its Retry-After says) and which limit that is. Nothing is charged:
+    // the buckets the event touches are only advanced to its instant, so add() of the same
+    // event next (its status set to the answer) decides exactly the same. The what-if
+    // simulation's service (whatif/simulation.h).
+    struct Admission
+    {
+        bool matched = false; // a policy applies and at least one of its limits charges it
+        bool refused = false;
+        qint64 retryAtMs = 0;           // refused: when the refusing limits all have room again
+        const QString *limit = nullptr; // refused: the limit that has room last (the policy's)
+    };
+    Admission admit(const RequestEvent &event);
+    // admit() and add() in one pass: `answer` sees the admission and sets the event's answer
+    // (its status, Retry-After, duration) before the engine charges it. The limits are those
+    // the event selected before it had its answer: a policy that matches on the status or the
+    // error code would be replayed by `report` with the answer in place.
+    Verdict addAnswered(RequestEvent &event, const std::function<void(const Admission &)> &answer);
 
     // Request events charged or evaluated (batch envelopes, breaker and annotation events are
     // not requests).

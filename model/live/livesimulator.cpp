@@ -16,6 +16,17 @@ LiveSimulator::LiveSimulator(SimulationOptions options, QObject *parent)
 
 LiveSimulator::~LiveSimulator() = default;
 
+SimulationOptions LiveSimulator::demoOptions()
+{
+    SimulationOptions options;
+    options.scenario = QStringLiteral("demo");
+    // One cycle: the OneNote spiral and its recovery, the Fabric deployment (from 45 min) and
+    // the Service Bus producers (60-75 min). Past 75 min the migration only copies calm pages
+    // for two more hours: the demo starts again instead (tst_demostory measures it).
+    options.loopEveryMs = 75 * 60 * 1000;
+    return options;
+}
+
 void LiveSimulator::setSpeed(double factor)
 {
     const qint64 now = simulatedNowMs();

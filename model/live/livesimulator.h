@@ -20,6 +20,12 @@ class LiveSimulator : public QObject
 public:
     // options.startMs 0 = start at the current wall-clock time, so the session looks live.
     explicit LiveSimulator(SimulationOptions options, QObject *parent = nullptr);
+
+    // The dashboard's demo: the three scenarios interleaved, looping for as long as it runs,
+    // at a speed where a person sees the fill rise, the 429s start, the breaker open and the
+    // recovery (issue 32.5). --speed overrides the speed.
+    static SimulationOptions demoOptions();
+    static constexpr double kDemoSpeed = 10.0;
     ~LiveSimulator() override;
 
     void setSpeed(double factor); // simulated seconds per real second, >= 0.01
@@ -53,4 +59,3 @@ private:
 };
 
 } // namespace ts::live
-

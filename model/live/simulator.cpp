@@ -22,6 +22,10 @@ namespace {
 constexpr qint64 kTickMs = 100;
 constexpr qint64 kSecond = 1000;
 constexpr qint64 kMinute = 60 * kSecond;
+// In the demo the three sessions take turns: the Fabric deployment and the Service Bus
+// producers start while the OneNote migration recovers.
+constexpr qint64 kDemoFabricDelayMs = 45 * kMinute;
+constexpr qint64 kDemoServiceBusDelayMs = 60 * kMinute;
 
 const QString kForeground = QStringLiteral("foreground");
 const QString kBackground = QStringLiteral("background");
@@ -923,6 +927,14 @@ struct Simulation::Impl
         }
     }
     std::vector<RequestEvent> pending; // breaker transitions not yet due
+
+    // What create() was asked for, kept to start the next cycle of a loop.
+    QString scenario;
+    quint64 seed = 1;
+    qint64 loopEveryMs = 0;
+    qint64 nextCycleMs = 0;
+    void addActors(qint64 cycleStart);
+    void startNextCycle();
 };
 
 Simulation::Simulation() : d(std::make_unique<Impl>()) {}
@@ -957,29 +969,50 @@ std::unique_ptr<Simulation> Simulation::create(const SimulationOptions &options,
     d.start = options.startMs > 0 ? options.startMs : kDefaultStartMs;
     const qint64 duration =
         options.durationMs > 0 ? options.durationMs : scenarioDurationMs(options.scenario);
-    d.end = d.start + duration;
+    d.end = options.loopEveryMs > 0 ? std::numeric_limits<qint64>::max() : d.start + duration;
     d.producedUntil = d.start;
     d.service = std::make_unique<SimulatedService>(options.policies);
+    d.scenario = options.scenario;
+    d.seed = options.seed;
+    d.loopEveryMs = options.loopEveryMs;
+    d.nextCycleMs = options.loopEveryMs > 0 ? d.start + options.loopEveryMs : d.end;
+    d.addActors(d.start);
+    return simulation;
+}
+
+void Simulation::Impl::addActors(qint64 cycleStart)
+{
     // Each scenario draws from its own stream, so "demo" holds the same sessions as the single
     // scenarios with the same seed.
-    const bool demo = options.scenario == u"demo";
-    if (demo || options.scenario == u"onenote-migration")
-        d.actors.push_back(std::make_unique<OneNoteMigration>(d.start, options.seed * 3 + 1));
-    if (demo || options.scenario == u"fabric-deployment") {
-        d.actors.push_back(std::make_unique<FabricDeployment>(d.start, demo ? 45 * kMinute : 0,
-                                                              options.seed * 3 + 2));
+    const bool demo = scenario == u"demo";
+    if (demo || scenario == u"onenote-migration")
+        actors.push_back(std::make_unique<OneNoteMigration>(cycleStart, seed * 3 + 1));
+    if (demo || scenario == u"fabric-deployment") {
+        actors.push_back(std::make_unique<FabricDeployment>(
+            cycleStart, demo ? kDemoFabricDelayMs : 0, seed * 3 + 2));
     }
-    if (demo || options.scenario == u"servicebus-producers") {
-        d.actors.push_back(std::make_unique<ServiceBusProducers>(
-            d.start, 15 * kMinute, demo ? 60 * kMinute : 0, options.seed * 3 + 3));
+    if (demo || scenario == u"servicebus-producers") {
+        actors.push_back(std::make_unique<ServiceBusProducers>(
+            cycleStart, 15 * kMinute, demo ? kDemoServiceBusDelayMs : 0, seed * 3 + 3));
     }
-    return simulation;
+}
+
+void Simulation::Impl::startNextCycle()
+{
+    // The clients of the last cycle stop (their waiting retries are dropped); the service keeps
+    // its buckets, so a cycle that starts while a window is still full is throttled sooner.
+    actors.clear();
+    ++seed;
+    addActors(nextCycleMs);
+    nextCycleMs += loopEveryMs;
 }
 
 void Simulation::advanceTo(qint64 untilMs, QList<RequestEvent> *out)
 {
     const qint64 limit = std::min(untilMs, d->end);
     while (d->producedUntil + kTickMs <= limit) {
+        if (d->loopEveryMs > 0 && d->producedUntil >= d->nextCycleMs)
+            d->startNextCycle();
         d->tick(d->producedUntil, d->producedUntil + kTickMs, out);
         d->producedUntil += kTickMs;
     }

@@ -42,6 +42,10 @@ struct SimulationOptions
     qint64 startMs = 0;
     // Simulated length; 0 = the scenario's natural length (see scenarioDurationMs()).
     qint64 durationMs = 0;
+    // Non-zero: the scenario starts again every loopEveryMs (the next cycle's seed is one more)
+    // and never finishes: the dashboard's demo, which keeps telling its story while it runs.
+    // The service's state carries over from one cycle to the next; durationMs is ignored.
+    qint64 loopEveryMs = 0;
     PolicySet policies = PolicySet::builtin();
 };
 

@@ -2,6 +2,7 @@
 
 #include "core/timeparse.h"
 #include "displaynames.h"
+#include "engine/paceadvice.h"
 #include "fillexplanation.h"
 #include "snapshotmath.h"
 
@@ -116,6 +117,24 @@ int IdentityUrgencyModel::rowOfKey(const QString &key) const
     return -1;
 }
 
+// The fastest steady pace the key's limits allow (the tightest advice that names it).
+void IdentityUrgencyModel::notePace(Row &row) const
+{
+    row.pace.clear();
+    row.paceDetail.clear();
+    row.pacePerSecond = 0;
+    for (const PaceAdvice &advice : m_snapshot->report.advice) {
+        if (advice.key == row.key &&
+            (row.pace.isEmpty() || advice.maxRatePerSecond < row.pacePerSecond)) {
+            row.pacePerSecond = advice.maxRatePerSecond;
+            // Short for the cell; the tooltip says it in full (describeAdvice).
+            row.pace =
+                u"max "_qs + formatPace(advice.maxRatePerSecond) + u" · "_qs + advice.bindingLimit;
+            row.paceDetail = describeAdvice(advice);
+        }
+    }
+}
+
 void IdentityUrgencyModel::computeRow(Row &row) const
 {
     const DashboardSnapshot &snap = *m_snapshot;
@@ -132,10 +151,9 @@ void IdentityUrgencyModel::computeRow(Row &row) const
             row.fill = fill;
             row.worstScope = scope;
             const ScopeSummary &summary = snap.report.scopes.at(scope);
-            const double accepted =
-                m_instant && size_t(scope) < snap.series.size()
-                    ? acceptedUsageAt(snap.series[size_t(scope)], *m_instant)
-                    : summary.currentAcceptedUsage;
+            const double accepted = m_instant && size_t(scope) < snap.series.size()
+                                        ? acceptedUsageAt(snap.series[size_t(scope)], *m_instant)
+                                        : summary.currentAcceptedUsage;
             row.accepted = summary.capacity > 0 ? accepted / summary.capacity : 0;
         }
         safe = laterOf(safe, m_instant ? scopeSafeSendAt(snap, scope, *m_instant)
@@ -169,9 +187,9 @@ void IdentityUrgencyModel::computeRow(Row &row) const
     row.throttleRates.clear();
     row.throttlesPerSecond = -1;
     row.backgroundShare = -1;
-    const bool retained = snap.report.lastMs &&
-                          now >= *snap.report.lastMs - DashboardSnapshot::kActivityRetentionMs +
-                                     kLaneWindowMs;
+    const bool retained =
+        snap.report.lastMs &&
+        now >= *snap.report.lastMs - DashboardSnapshot::kActivityRetentionMs + kLaneWindowMs;
     if (retained) {
         row.throttlesPerSecond = 0;
         const auto it = m_activityOf.constFind(row.key);
@@ -218,8 +236,8 @@ void IdentityUrgencyModel::computeRow(Row &row) const
             continue;
         for (int b : *found) {
             const BreakerSummary &breaker = snap.report.breakers.at(b);
-            QString state = breaker.finalState.isEmpty() ? QStringLiteral("closed")
-                                                         : breaker.finalState;
+            QString state =
+                breaker.finalState.isEmpty() ? QStringLiteral("closed") : breaker.finalState;
             if (m_instant) {
                 state = QStringLiteral("closed");
                 const auto transitions =
@@ -240,6 +258,8 @@ void IdentityUrgencyModel::computeRow(Row &row) const
             }
         }
     }
+
+    notePace(row);
 
     // Urgency.
     if (row.safeAtMs || row.throttlesPerSecond > 0 || worstRank == 3)
@@ -387,6 +407,10 @@ QVariant IdentityUrgencyModel::headerData(int section, Qt::Orientation orientati
         return tip ? tr("When every limit holding the identity back has room again (the "
                         "maximum over all layers), and why")
                    : tr("Safe to send");
+    case PaceColumn:
+        return tip ? tr("The fastest steady pace the identity's limits allow for this log's mix "
+                        "of costs, and the limit that binds (the report's pace advice)")
+                   : tr("Pace");
     default:
         return {};
     }
@@ -430,10 +454,13 @@ QVariant IdentityUrgencyModel::data(const QModelIndex &index, int role) const
         return row.key;
     case ScopeIndexRole:
         return row.worstScope;
+    case PaceRole:
+        return row.pacePerSecond;
     case Qt::ToolTipRole:
         return tooltip(row);
     case Qt::TextAlignmentRole:
-        return index.column() == IdentityColumn || index.column() == SafeSendColumn
+        return index.column() == IdentityColumn || index.column() == SafeSendColumn ||
+                       index.column() == PaceColumn
                    ? int(Qt::AlignLeft | Qt::AlignVCenter)
                    : int(Qt::AlignCenter);
     case Qt::DisplayRole:
@@ -453,11 +480,10 @@ QVariant IdentityUrgencyModel::data(const QModelIndex &index, int role) const
     case ThrottleRateColumn:
         if (row.throttlesPerSecond < 0)
             return QStringLiteral("–");
-        return QString(QString::number(row.throttlesPerSecond, 'f',
-                                       row.throttlesPerSecond >= 10 || row.throttlesPerSecond == 0
-                                           ? 0
-                                           : 1) +
-                       QStringLiteral("/s"));
+        return QString(
+            QString::number(row.throttlesPerSecond, 'f',
+                            row.throttlesPerSecond >= 10 || row.throttlesPerSecond == 0 ? 0 : 1) +
+            QStringLiteral("/s"));
     case BreakerColumn:
         return row.breakerState;
     case LaneColumn:
@@ -468,6 +494,8 @@ QVariant IdentityUrgencyModel::data(const QModelIndex &index, int role) const
     case SafeSendColumn:
         return row.safeAtMs ? tr("in %1 · %2").arg(formatCountdown(row.safeInMs), row.safeReason)
                             : tr("now");
+    case PaceColumn:
+        return row.pace.isEmpty() ? QStringLiteral("–") : row.pace;
     default:
         return {};
     }
@@ -510,6 +538,8 @@ QString IdentityUrgencyModel::tooltip(const Row &row) const
                                .arg(formatCountdown(row.safeInMs), formatIsoMs(*row.safeAtMs),
                                     row.safeReason)
                          : tr("Safe to send now");
+    if (!row.paceDetail.isEmpty())
+        text += u'\n' + tr("Pace: %1").arg(row.paceDetail);
     return text;
 }
 

@@ -4,8 +4,9 @@
 // for quotas. Each row: the worst fill now as the limiter counts it, a sparkline of the last
 // minutes, 429s per second now by errorCode, the breaker state, the background lane's share
 // and "safe to send in N s" with its reason, the maximum over every layer that holds the
-// identity back (its own limits and the app-wide ones of a key it extends: "note-bridge" holds
-// back "note-bridge+alice@contoso.com").
+// identity back, and the fastest steady pace its limits allow (the report's pace advice) (its own
+// limits and the app-wide ones of a key it extends: "note-bridge" holds back
+// "note-bridge+alice@contoso.com").
 //
 // "Now" is the replay instant when one is set, else the end of the data (the newest event of a
 // live feed). Rows are recomputed in one pass per snapshot: dataChanged when the order stays,
@@ -42,6 +43,7 @@ public:
         BreakerColumn,
         LaneColumn,
         SafeSendColumn,
+        PaceColumn,
         ColumnCount
     };
 
@@ -56,7 +58,8 @@ public:
         SafeInMsRole,                   // qint64: ms until safe to send (0: safe now)
         SafeReasonRole,                 // QString: "onenote-per-hour frees up", "Retry-After"
         KeyRole,                        // QString: the identity (full key)
-        ScopeIndexRole,                 // int: the scope with the worst fill (-1: none)
+        PaceRole,       // double: the fastest steady pace the limits allow, per second (0: none)
+        ScopeIndexRole, // int: the scope with the worst fill (-1: none)
     };
 
     // The sparkline: this long before "now", in this many samples (each the peak of its slice).
@@ -85,19 +88,24 @@ public:
     {
         QString key;
         Urgency urgency = Urgency::Calm;
-        double fill = 0;   // worst over the row's scopes, as the limiter counts it
+        double fill = 0;     // worst over the row's scopes, as the limiter counts it
         double accepted = 0; // the accepted fill of that scope
         int worstScope = -1;
         std::vector<double> sparkline;
         double throttlesPerSecond = -1; // -1: not retained for this instant
         QMap<QString, double> throttleRates;
-        QString breakerState;  // worst over the breakers that apply
-        QString breakerScope;  // which one
+        QString breakerState; // worst over the breakers that apply
+        QString breakerScope; // which one
         double backgroundShare = -1;
         std::optional<qint64> safeAtMs;
         qint64 safeInMs = 0;
         QString safeReason;
         std::vector<int> scopes; // own scopes, then the layers (app-wide keys) it extends
+        // The pace advice of the key (engine/paceadvice.h), the tightest when several policies
+        // key by it. Empty: no modelled limit.
+        QString pace;       // "max 110/min · onenote-per-hour"
+        QString paceDetail; // "max 110/min, onenote-per-hour limit binds"
+        double pacePerSecond = 0;
     };
     [[nodiscard]] const Row &rowAt(int row) const { return m_rows.at(static_cast<size_t>(row)); }
     [[nodiscard]] int rowOfKey(const QString &key) const;
@@ -109,6 +117,7 @@ private:
     // Breaker transitions per (scope, source), in time order: the state at a replay instant.
     void buildTransitions();
     void computeRow(Row &row) const;
+    void notePace(Row &row) const;
     [[nodiscard]] QString tooltip(const Row &row) const;
 
     std::shared_ptr<const DashboardSnapshot> m_snapshot;

@@ -287,26 +287,4 @@ QString scopeLabel(const ScopeSummary &scope)
     return shortName(scope.key) + QStringLiteral(" · ") + limitLabel(scope);
 }
 
-QString formatDuration(qint64 ms)
-{
-    if (ms < 0)
-        ms = 0;
-    if (ms < 10'000)
-        return QString::number(static_cast<double>(ms) / 1000.0, 'f', 1) + QStringLiteral(" s");
-    const qint64 seconds = ms / 1000;
-    if (seconds < 3600) {
-        const qint64 minutes = seconds / 60;
-        if (minutes == 0)
-            return QString::number(seconds) + QStringLiteral(" s");
-        return QString::number(minutes) + QStringLiteral(" min ") + QString::number(seconds % 60) +
-               QStringLiteral(" s");
-    }
-    const qint64 hours = seconds / 3600;
-    if (hours < 48)
-        return QString::number(hours) + QStringLiteral(" h ") +
-               QString::number((seconds % 3600) / 60) + QStringLiteral(" min");
-    return QString::number(hours / 24) + QStringLiteral(" d ") + QString::number(hours % 24) +
-           QStringLiteral(" h");
-}
-
 } // namespace ts::models

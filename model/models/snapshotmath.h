@@ -4,6 +4,7 @@
 // Pure functions over plain values, so they are cheap to test and safe on any thread.
 
 #include "core/requestevent.h"
+#include "core/timeparse.h"
 #include "engine/reportdata.h"
 
 #include <QString>
@@ -91,7 +92,7 @@ QString scopeLabel(const ScopeSummary &scope);
 // "fabric/platform" (the grid's column name)
 QString limitLabel(const ScopeSummary &scope);
 
-// "1.2 s", "3 min 20 s", "2 h 5 min": durations an operator reads at a glance.
-QString formatDuration(qint64 ms);
+// "1.2 s", "3 min 20 s", "2 h 5 min": durations an operator reads at a glance (core/timeparse.h).
+using ts::formatDuration;
 
 } // namespace ts::models

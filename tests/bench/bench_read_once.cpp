@@ -7,6 +7,7 @@
 // with their ratio.
 //
 //   bench_read_once [N=1000000] [--rounds ROUNDS=3] [--keep FILE]
+#include "benchprocess.h"
 #include "canonicalgenerator.h"
 #include "dashboard.h"
 #include "dashboardcontroller.h"
@@ -27,52 +28,13 @@
 #include <string>
 #include <vector>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
 
 namespace {
 
-struct RunResult
-{
-    double seconds = 0;
-    double cpuSeconds = 0; // user + system: steadier than wall time on a busy host
-    long peakRssKb = 0;
-    int exitCode = -1;
-};
-
-RunResult runMeasured(const std::vector<std::string> &argv, const char *stdoutPath)
-{
-    std::vector<char *> args;
-    for (const auto &a : argv)
-        args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    QElapsedTimer timer;
-    timer.start();
-    pid_t pid = 0;
-    RunResult result;
-    if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) {
-        std::fprintf(stderr, "cannot start %s\n", args[0]);
-        return result;
-    }
-    int status = 0;
-    rusage usage{};
-    wait4(pid, &status, 0, &usage);
-    result.seconds = double(timer.nsecsElapsed()) / 1e9;
-    result.peakRssKb = usage.ru_maxrss;
-    const auto toSeconds = [](const timeval &tv) { return double(tv.tv_sec) + tv.tv_usec / 1e6; };
-    result.cpuSeconds = toSeconds(usage.ru_utime) + toSeconds(usage.ru_stime);
-    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    posix_spawn_file_actions_destroy(&actions);
-    return result;
-}
+using ts::bench::median;
+using ts::bench::runMeasured;
+using ts::bench::RunResult;
 
 // CPU seconds (user + system) of this process's threads so far, by thread name: where the
 // dashboard's time goes (the scratch workspace's writer, the analysis pipeline, the GUI).
@@ -102,12 +64,6 @@ std::map<std::string, double> cpuByThreadName()
         byName[name.toStdString()] += seconds;
     }
     return byName;
-}
-
-double median(std::vector<double> values)
-{
-    std::sort(values.begin(), values.end());
-    return values.empty() ? 0 : values[values.size() / 2];
 }
 
 // The dashboard on FILE; exits 0 once complete, printing when the analysis was on screen and

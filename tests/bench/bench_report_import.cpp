@@ -7,6 +7,7 @@
 // (each pair ran side by side) and the median of those is printed, with the medians of each.
 //
 //   bench_report_import [N=1000000] [--keep DIR] [--rounds ROUNDS=3]
+#include "benchprocess.h"
 #include "canonicalgenerator.h"
 
 #include <QCoreApplication>
@@ -22,73 +23,18 @@
 #include <string>
 #include <vector>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
-
 namespace {
 
-struct RunResult
-{
-    double seconds = 0;
-    double cpuSeconds = 0; // user + system: steadier than wall time on a busy host
-    long peakRssKb = 0;
-    int exitCode = -1;
-};
-
-// Runs argv with stdout to /dev/null (or a file) and returns wall time and the child's peak RSS.
-RunResult runMeasured(const std::vector<std::string> &argv, const char *stdoutPath = "/dev/null")
-{
-    std::vector<char *> args;
-    for (const auto &a : argv)
-        args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    QElapsedTimer timer;
-    timer.start();
-    pid_t pid = 0;
-    RunResult result;
-    if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ) != 0) {
-        std::fprintf(stderr, "cannot start %s\n", args[0]);
-        return result;
-    }
-    int status = 0;
-    rusage usage{};
-    wait4(pid, &status, 0, &usage);
-    result.seconds = double(timer.nsecsElapsed()) / 1e9;
-    result.peakRssKb = usage.ru_maxrss;
-    const auto toSeconds = [](const timeval &tv) { return double(tv.tv_sec) + tv.tv_usec / 1e6; };
-    result.cpuSeconds = toSeconds(usage.ru_utime) + toSeconds(usage.ru_stime);
-    result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    posix_spawn_file_actions_destroy(&actions);
-    return result;
-}
+using ts::bench::median;
+using ts::bench::medianRun;
+using ts::bench::runMeasured;
+using ts::bench::RunResult;
 
 // A realistic mix: Fabric, Graph OneNote, Service Bus, 100 identities (canonicalgenerator.h).
 void generate(const QString &path, qint64 lines, unsigned seed)
 {
     generateCanonicalLog(path, lines, seed);
 }
-// The run with the median time (the upper one of an even count).
-RunResult medianRun(std::vector<RunResult> runs)
-{
-    std::sort(runs.begin(), runs.end(),
-              [](const RunResult &a, const RunResult &b) { return a.seconds < b.seconds; });
-    return runs.empty() ? RunResult{} : runs[runs.size() / 2];
-}
-
-double median(std::vector<double> values)
-{
-    std::sort(values.begin(), values.end());
-    return values.empty() ? 0 : values[values.size() / 2];
-}
-
 void printRow(const char *what, qint64 lines, const RunResult &r, double mb)
 {
     std::printf("  %-42s %8.3f s  %12.0f lines/s  %8.1f MB/s  cpu %6.2f s  peak RSS %7.1f MB  "

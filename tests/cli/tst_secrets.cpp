@@ -222,6 +222,27 @@ private slots:
         verifyClean(outputs);
     }
 
+    // whatif: its comparison (text, JSON) and the simulated sends it writes with --out.
+    void whatifOutputs_data() { reportAndImport_data(); }
+    void whatifOutputs()
+    {
+        QFETCH(QString, file);
+        QTemporaryDir dir;
+        const QString out = dir.filePath(u"sends.ndjson"_qs);
+        Outputs outputs;
+        const Run text = run({u"whatif"_qs, u"--pace"_qs, u"5/s"_qs, corpusPath(file)});
+        QCOMPARE(text.exitCode, 0);
+        const Run json = run({u"whatif"_qs, u"--json"_qs, u"--out"_qs, out, corpusPath(file)});
+        QCOMPARE(json.exitCode, 0);
+        QVERIFY2(readAll(out).count('\n') >= 3, "whatif wrote the corpus' sends");
+        outputs += {{u"whatif stdout"_qs, text.out},
+                    {u"whatif stderr"_qs, text.err},
+                    {u"whatif --json stdout"_qs, json.out},
+                    {u"whatif --json stderr"_qs, json.err},
+                    {u"whatif --out"_qs, readAll(out)}};
+        verifyClean(outputs);
+    }
+
     // tail writes the workspace and --out as lines arrive; killed hard, it leaves the WAL.
     void tailOutputs_data() { reportAndImport_data(); }
     void tailOutputs()

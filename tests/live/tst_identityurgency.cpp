@@ -4,7 +4,8 @@
 // to send in" countdown with its reason, live (the end of the data) and in replay (an instant
 // of the past, from the series alone). Also: the snapshot math of the safe send, the bucket's
 // usage as the limiter counts it against its accepted layer, and the model's update contract
-// (QAbstractItemModelTester, no reset while the identities stay the same).
+// (QAbstractItemModelTester, no reset while the identities stay the same), and the pace advice
+// column.
 #include "engine/analysis.h"
 #include "live/simulator.h"
 #include "models/bucketgridmodel.h"
@@ -59,8 +60,8 @@ QString spirallingUser(const IdentityUrgencyModel &model)
         const auto &r = model.rowAt(row);
         if (!isOneNoteUser(r.key))
             continue;
-        const double score = r.throttlesPerSecond > 0 ? r.throttlesPerSecond * 1e6 + r.fill
-                                                      : r.fill;
+        const double score =
+            r.throttlesPerSecond > 0 ? r.throttlesPerSecond * 1e6 + r.fill : r.fill;
         if (score > worstScore) {
             worstScore = score;
             worst = r.key;
@@ -83,12 +84,12 @@ private Q_SLOTS:
         QTest::addColumn<bool>("replay"); // look at the instant from a later snapshot
         QTest::addColumn<qint64>("replayMinutes");
 
-        QTest::newRow("death spiral, 12 min") << u"onenote-migration"_qs << qint64(12) << false
-                                              << qint64(0);
-        QTest::newRow("death spiral, 25 min") << u"onenote-migration"_qs << qint64(25) << false
-                                              << qint64(0);
-        QTest::newRow("demo (OneNote only yet), 20 min") << u"demo"_qs << qint64(20) << false
-                                                         << qint64(0);
+        QTest::newRow("death spiral, 12 min")
+            << u"onenote-migration"_qs << qint64(12) << false << qint64(0);
+        QTest::newRow("death spiral, 25 min")
+            << u"onenote-migration"_qs << qint64(25) << false << qint64(0);
+        QTest::newRow("demo (OneNote only yet), 20 min")
+            << u"demo"_qs << qint64(20) << false << qint64(0);
         QTest::newRow("demo with the Fabric deployment, 50 min")
             << u"demo"_qs << qint64(50) << false << qint64(0);
         QTest::newRow("replay of the spiral at 20 min, seen from 40 min")
@@ -153,6 +154,13 @@ private Q_SLOTS:
         // The sparkline ends on the fill now.
         QCOMPARE(int(first.sparkline.size()), IdentityUrgencyModel::kSparklineSamples);
         QCOMPARE(first.sparkline.back(), first.fill);
+        // The pace its limits allow (issue 33.2): OneNote's 400 an hour binds a delegated user.
+        const QModelIndex pace = model.index(0, IdentityUrgencyModel::PaceColumn);
+        QCOMPARE(pace.data().toString(), u"max 6.6/min · onenote-per-hour"_qs);
+        QVERIFY(pace.data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(u"Pace: max 6.6/min, onenote-per-hour limit binds"_qs));
+        QCOMPARE(pace.data(IdentityUrgencyModel::PaceRole).toDouble(), 400.0 / 3600);
     }
 
     void usageIsWhatTheLimiterCounts()
@@ -213,8 +221,9 @@ private Q_SLOTS:
                               << u"safe to send now"_qs;
         QTest::newRow("window frees up") << t + 42'000 << qint64(0) << t + 42'000 << false
                                          << u"safe to send in 42 s: per-minute frees up"_qs;
-        QTest::newRow("Retry-After is later") << t + 5'000 << t + 65'500 << t + 65'500 << true
-                                              << u"safe to send in 1 min 6 s: Retry-After (per-minute)"_qs;
+        QTest::newRow("Retry-After is later")
+            << t + 5'000 << t + 65'500 << t + 65'500 << true
+            << u"safe to send in 1 min 6 s: Retry-After (per-minute)"_qs;
         QTest::newRow("window is later") << t + 90'000 << t + 30'000 << t + 90'000 << false
                                          << u"safe to send in 1 min 30 s: per-minute frees up"_qs;
     }

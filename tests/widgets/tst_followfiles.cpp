@@ -10,10 +10,15 @@
 
 #include <QAction>
 #include <QApplication>
+#include <QDir>
+#include <QDragEnterEvent>
+#include <QDropEvent>
 #include <QFile>
+#include <QMimeData>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QUrl>
 
 namespace {
 
@@ -245,6 +250,44 @@ private Q_SLOTS:
         const QString host = ts::thisPollerOwner().section(u' ', 0, 0);
         QVERIFY(!ts::pollerOwnerIsGone(host + u" 1"_qs));
         QVERIFY(ts::pollerOwnerIsGone(host + u" 4194000"_qs));
+    }
+
+    // Drag and drop (issue 32.6): files and folders dropped on the window open as File > Open
+    // would; the drag is accepted only for local files; a dropped folder is followed (a file
+    // created in it later comes in too).
+    void dropFilesAndFolders()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(u"one.ndjson"_qs);
+        appendTo(file, lines("ndjson", 0, 12));
+        QVERIFY(QDir(dir.path()).mkdir(u"folder"_qs));
+        const QString folder = dir.filePath(u"folder"_qs);
+        appendTo(folder + u"/a.ndjson"_qs, lines("ndjson", 100, 5));
+
+        ts::app::DashboardOptions options;
+        ts::app::DashboardController controller(options);
+        controller.start();
+        MainWindow *window = shownWindow();
+        QVERIFY(window);
+
+        QMimeData remote;
+        remote.setUrls({QUrl(u"https://example.com/log.ndjson"_qs)});
+        QDragEnterEvent refused(QPoint(10, 10), Qt::CopyAction, &remote, Qt::LeftButton,
+                                Qt::NoModifier);
+        QApplication::sendEvent(window, &refused);
+        QVERIFY(!refused.isAccepted());
+
+        QMimeData dropped;
+        dropped.setUrls({QUrl::fromLocalFile(file), QUrl::fromLocalFile(folder)});
+        QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &dropped, Qt::LeftButton,
+                              Qt::NoModifier);
+        QApplication::sendEvent(window, &enter);
+        QVERIFY(enter.isAccepted());
+        QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &dropped, Qt::LeftButton, Qt::NoModifier);
+        QApplication::sendEvent(window, &drop);
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 17, 30000);
+        appendTo(folder + u"/b.ndjson"_qs, lines("ndjson", 200, 3));
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 20, 10000);
     }
 };
 
