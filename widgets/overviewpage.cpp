@@ -352,13 +352,13 @@ void OverviewPage::updateHeadline()
     const models::BreakerCounts breakers = models::countBreakers(report, instant);
     m_breakers->setText(models::breakerCountsText(breakers));
     m_breakers->setToolTip(breakers.notClosed.join(u'\n'));
-    const QString worst = breakers.open > 0       ? QStringLiteral("open")
-                          : breakers.halfOpen > 0 ? QStringLiteral("half-open")
-                                                  : QStringLiteral("soft-open");
+    const QString worstState = breakers.open > 0       ? QStringLiteral("open")
+                               : breakers.halfOpen > 0 ? QStringLiteral("half-open")
+                                                       : QStringLiteral("soft-open");
     m_breakers->setStyleSheet(
         breakers.notClosed.isEmpty()
             ? QString()
-            : QStringLiteral("color: %1").arg(breakerStateColor(worst).name()));
+            : QStringLiteral("color: %1").arg(breakerStateColor(worstState).name()));
 
     int critical = 0;
     qsizetype alerts = 0;

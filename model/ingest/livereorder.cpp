@@ -18,6 +18,12 @@ void LiveReorderBuffer::add(std::vector<RequestEvent> &&events, qint64 nowMs,
                             std::vector<RequestEvent> &ready)
 {
     for (RequestEvent &event : events) {
+        if (event.type != EventType::Request) {
+            // An annotation charges nothing: its place in time changes no figure, and its time
+            // (a note's, often rounded) is no measure of the feed's lateness.
+            ready.push_back(std::move(event));
+            continue;
+        }
         const qint64 ts = event.tsMs;
         if (m_newestMs != std::numeric_limits<qint64>::min() && ts < m_newestMs)
             m_largestLatenessMs = std::max(m_largestLatenessMs, m_newestMs - ts);
@@ -30,10 +36,10 @@ void LiveReorderBuffer::add(std::vector<RequestEvent> &&events, qint64 nowMs,
             continue;
         }
         // After the held events of the same instant: they came first.
-        const auto at = std::upper_bound(m_held.begin(), m_held.end(), ts,
-                                         [](qint64 value, const Held &held) {
-                                             return value < held.event.tsMs;
-                                         });
+        const auto at =
+            std::upper_bound(m_held.begin(), m_held.end(), ts, [](qint64 value, const Held &held) {
+                return value < held.event.tsMs;
+            });
         m_held.insert(at, Held{std::move(event), nowMs});
     }
     releaseBefore(m_newestMs - windowMs(), nowMs, ready);

@@ -12,7 +12,7 @@
 // (nothing is held: an ordered feed is analysed the moment it arrives, as before), then the
 // largest lateness seen so far, at most kMaxAutoReorderWindowMs. An event that comes after a
 // later one was already handed on is *late*: handed on at once and counted, per source (the
-// Ingest page's Late column).
+// Ingest page's Late column). Annotations are handed on at once and measure nothing.
 //
 // Not thread-safe: the session's thread owns it.
 

@@ -37,8 +37,10 @@ QString overCapacityExplanation(const ScopeSummary &scope, double usage, double 
     if (scope.capacity <= 0 || usage <= scope.capacity)
         return {};
     const QLocale english(QLocale::English);
+    // A fill times the capacity is a count again, up to the last bits of the double.
     const auto number = [&english](double value) {
-        return english.toString(value, 'f', value == std::floor(value) ? 0 : 1);
+        const double tenths = std::round(value * 10.0) / 10.0;
+        return english.toString(tenths, 'f', tenths == std::floor(tenths) ? 0 : 1);
     };
     const QString per = perWindow(scope.windowSeconds);
     QString text = tr("%1 counted against %2").arg(number(usage), number(scope.capacity));

@@ -14,8 +14,8 @@
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
-#include <QThread>
 #include <QSet>
+#include <QThread>
 #include <QTimer>
 #include <QUrlQuery>
 
@@ -129,8 +129,7 @@ bool Poller::waitMs(qint64 ms)
 }
 
 std::optional<Poller::Answer> Poller::request(const QByteArray &method, const QUrl &url,
-                                              const QByteArray &body,
-                                              const QByteArray &contentType)
+                                              const QByteArray &body, const QByteArray &contentType)
 {
     QNetworkRequest request(url);
     request.setTransferTimeout(m_options.requestTimeoutMs);
@@ -153,8 +152,8 @@ std::optional<Poller::Answer> Poller::request(const QByteArray &method, const QU
     } else if (!secret.isEmpty()) {
         request.setRawHeader("Authorization", "Bearer " + secret.toUtf8());
     }
-    QNetworkReply *reply = method == "POST" ? m_network->post(request, body)
-                                            : m_network->get(request);
+    QNetworkReply *reply =
+        method == "POST" ? m_network->post(request, body) : m_network->get(request);
     QEventLoop loop;
     QObject::connect(reply, &QNetworkReply::finished, &loop, &QEventLoop::quit);
     QTimer cancelCheck;
@@ -201,8 +200,8 @@ std::optional<Poller::Answer> Poller::requestWithRetries(const QByteArray &metho
         ++m_failures;
         ++m_health.errors;
         // The store's own Retry-After wins; without one, exponential backoff from 1 s.
-        qint64 delayMs = std::min<qint64>(m_options.maxBackoffMs,
-                                          1000LL << std::min(m_failures - 1, 16));
+        qint64 delayMs =
+            std::min<qint64>(m_options.maxBackoffMs, 1000LL << std::min(m_failures - 1, 16));
         if (throttled) {
             ++m_health.storeThrottles;
             if (!answer->retryAfter.isEmpty()) {
@@ -216,11 +215,11 @@ std::optional<Poller::Answer> Poller::requestWithRetries(const QByteArray &metho
                                      .arg(status)
                                      .arg(double(delayMs) / 1000.0);
         } else {
-            m_health.lastError =
-                status == 0 ? answer->networkError
-                            : QStringLiteral("the store answered %1: asking again in %2 s")
-                                  .arg(status)
-                                  .arg(double(delayMs) / 1000.0);
+            m_health.lastError = status == 0
+                                     ? answer->networkError
+                                     : QStringLiteral("the store answered %1: asking again in %2 s")
+                                           .arg(status)
+                                           .arg(double(delayMs) / 1000.0);
         }
         m_health.backoffUntilMs = nowMs() + delayMs;
         if (attempt + 1 >= m_options.maxRetries)
@@ -236,16 +235,17 @@ std::optional<QByteArray> Poller::clickHouseQuery(const QString &sql)
     // 64-bit integers as JSON numbers (ClickHouse quotes them by default).
     query.addQueryItem(QStringLiteral("output_format_json_quote_64bit_integers"), u"0"_qs);
     url.setQuery(query);
-    const std::optional<Answer> answer = requestWithRetries("POST", url, sql.toUtf8(), "text/plain; charset=utf-8");
+    const std::optional<Answer> answer =
+        requestWithRetries("POST", url, sql.toUtf8(), "text/plain; charset=utf-8");
     if (!answer)
         return std::nullopt;
     if (answer->status != 200) {
-        m_health.lastError = answer->status <= 0
-                                 ? answer->networkError
-                                 : QStringLiteral("ClickHouse answered %1: %2")
-                                       .arg(answer->status)
-                                       .arg(redact::quoteMasked(
-                                           QString::fromUtf8(answer->body).trimmed(), 300));
+        m_health.lastError =
+            answer->status <= 0
+                ? answer->networkError
+                : QStringLiteral("ClickHouse answered %1: %2")
+                      .arg(answer->status)
+                      .arg(redact::quoteMasked(QString::fromUtf8(answer->body).trimmed(), 300));
         if (answer->status > 0 && answer->status != 429 && answer->status != 503)
             ++m_health.errors;
         return std::nullopt;
@@ -401,8 +401,7 @@ std::optional<Poller::Page> Poller::fetchPage(qint64 lowMs, int limit)
         page.full = !boundaryRow.isEmpty();
         QString where = clickHouseFrom(lowSecond);
         if (page.full) {
-            where += u" AND "_qs +
-                     clickHouseThrough(qint64(boundaryRow.value(u"k").toDouble()));
+            where += u" AND "_qs + clickHouseThrough(qint64(boundaryRow.value(u"k").toDouble()));
         }
         // The inner query filters on the table's own columns; the outer one names what it
         // prints (an alias "ts" in the inner one would replace the column in its WHERE).
@@ -423,10 +422,18 @@ std::optional<Poller::Page> Poller::fetchPage(qint64 lowMs, int limit)
                 select << quoted(name);
             }
         }
+        // Within a second, by the full time (issue 30.4): the milliseconds of a DateTime are
+        // in their own column, those of an epoch in ts itself. Polled rows replay in exactly
+        // the order the same rows read from a file do.
+        QString order = u"__tskey"_qs;
+        if (m_timeUnit == TimeUnit::DateTime && !m_source.msColumn.isEmpty())
+            order += u", __tsms"_qs;
+        else if (m_timeUnit == TimeUnit::Millis)
+            order += u", `ts`"_qs;
         const QString sql =
-            QStringLiteral("SELECT %1 FROM (SELECT %2 FROM %3 WHERE %4) ORDER BY __tskey "
+            QStringLiteral("SELECT %1 FROM (SELECT %2 FROM %3 WHERE %4) ORDER BY %5 "
                            "FORMAT JSONEachRow")
-                .arg(select.join(u", "), inner, clickHouseTable(), where);
+                .arg(select.join(u", "), inner, clickHouseTable(), where, order);
         const std::optional<QByteArray> body = clickHouseQuery(sql);
         if (!body)
             return std::nullopt;
@@ -445,8 +452,9 @@ std::optional<Poller::Page> Poller::fetchPage(qint64 lowMs, int limit)
                 const qsizetype comma = line.indexOf(',');
                 const qsizetype close = comma < 0 ? line.size() - 1 : comma;
                 key = line.sliced(kKeyPrefix.size(), close - kKeyPrefix.size()).toLongLong() * 1000;
-                page.lines.append(comma < 0 ? QByteArray("{}")
-                                            : QByteArray("{") + line.sliced(comma + 1).toByteArray());
+                page.lines.append(comma < 0
+                                      ? QByteArray("{}")
+                                      : QByteArray("{") + line.sliced(comma + 1).toByteArray());
             } else {
                 page.lines.append(line.toByteArray());
             }
@@ -463,10 +471,9 @@ std::optional<Poller::Page> Poller::fetchPage(qint64 lowMs, int limit)
                                 .arg(limit);
         QJsonObject request;
         request.insert(u"query"_qs, kql);
-        const std::optional<Answer> answer =
-            requestWithRetries("POST", m_source.endpoint,
-                               QJsonDocument(request).toJson(QJsonDocument::Compact),
-                               "application/json");
+        const std::optional<Answer> answer = requestWithRetries(
+            "POST", m_source.endpoint, QJsonDocument(request).toJson(QJsonDocument::Compact),
+            "application/json");
         if (!answer)
             return std::nullopt;
         const QJsonObject document = QJsonDocument::fromJson(answer->body).object();
@@ -494,9 +501,9 @@ std::optional<Poller::Page> Poller::fetchPage(qint64 lowMs, int limit)
                     ? answer->networkError
                     : QStringLiteral("the query API answered %1: %2")
                           .arg(answer->status)
-                          .arg(error.isEmpty() ? redact::quoteMasked(
-                                                     QString::fromUtf8(answer->body), 300)
-                                               : describe(error));
+                          .arg(error.isEmpty()
+                                   ? redact::quoteMasked(QString::fromUtf8(answer->body), 300)
+                                   : describe(error));
             return std::nullopt;
         }
         if (!error.isEmpty()) {
@@ -556,12 +563,12 @@ std::optional<Poller::Page> Poller::fetchPage(qint64 lowMs, int limit)
             return std::nullopt;
         if (answer->status != 200) {
             ++m_health.errors;
-            m_health.lastError = answer->status <= 0
-                                     ? answer->networkError
-                                     : QStringLiteral("the endpoint answered %1: %2")
-                                           .arg(answer->status)
-                                           .arg(redact::quoteMasked(
-                                               QString::fromUtf8(answer->body).trimmed(), 300));
+            m_health.lastError =
+                answer->status <= 0
+                    ? answer->networkError
+                    : QStringLiteral("the endpoint answered %1: %2")
+                          .arg(answer->status)
+                          .arg(redact::quoteMasked(QString::fromUtf8(answer->body).trimmed(), 300));
             return std::nullopt;
         }
         for (const QByteArray &line : answer->body.split('\n')) {
@@ -756,9 +763,8 @@ Poller::pushDown(qint64 fromMs, qint64 toMs,
         const qint64 sliceEnd = std::min(endSecond, slice + kSliceSeconds);
         const QString sql = QStringLiteral("SELECT %1 FROM %2 WHERE %3 AND %4 GROUP BY %5 "
                                            "ORDER BY sec FORMAT JSONEachRow")
-                                .arg(select.join(u", "), clickHouseTable(),
-                                     clickHouseFrom(slice), clickHouseThrough(sliceEnd - 1),
-                                     group.join(u", "));
+                                .arg(select.join(u", "), clickHouseTable(), clickHouseFrom(slice),
+                                     clickHouseThrough(sliceEnd - 1), group.join(u", "));
         const std::optional<QByteArray> body = clickHouseQuery(sql);
         if (!body)
             return std::nullopt;

@@ -40,9 +40,10 @@ QByteArray row(const QString &layout, qint64 tsMs, int id, const QString &identi
     QByteArray ts;
     QByteArray ms;
     if (layout == u"datetime") {
-        ts = '"' + QDateTime::fromMSecsSinceEpoch(tsMs, Qt::UTC)
-                       .toString(u"yyyy-MM-dd HH:mm:ss"_qs)
-                       .toLatin1() +
+        ts = '"' +
+             QDateTime::fromMSecsSinceEpoch(tsMs, Qt::UTC)
+                 .toString(u"yyyy-MM-dd HH:mm:ss"_qs)
+                 .toLatin1() +
              '"';
         ms = ",\"ms\":" + QByteArray::number(tsMs % 1000);
     } else if (layout == u"iso") {
@@ -98,9 +99,9 @@ class TestPollClickHouse : public QObject
     static QStringList pollIds(poll::Poller &poller, poll::Poller::Outcome *outcome = nullptr)
     {
         QStringList ids;
-        const auto result = poller.pollOnce(
-            [&](QList<RequestEvent> &&events, QList<MalformedRecord> &&malformed,
-                const QByteArray &) {
+        const auto result =
+            poller.pollOnce([&](QList<RequestEvent> &&events, QList<MalformedRecord> &&malformed,
+                                const QByteArray &) {
                 for (const RequestEvent &event : events)
                     ids << event.requestId;
                 for (const MalformedRecord &record : malformed)
@@ -146,8 +147,8 @@ private Q_SLOTS:
             rows += row(layout, kBaseMs + (i / 20) * 1000 + (i % 20) / 4 * 10, i);
         QVERIFY(insert(table, rows));
         QString error;
-        auto source = poll::PollSource::parse(url(table, u"?overlap=10&page=%1"_qs.arg(page)),
-                                              &error);
+        auto source =
+            poll::PollSource::parse(url(table, u"?overlap=10&page=%1"_qs.arg(page)), &error);
         QVERIFY2(source, qPrintable(error));
         poll::Poller poller(*source, {});
         poll::Poller::Outcome outcome{};
@@ -174,6 +175,60 @@ private Q_SLOTS:
         QVERIFY(pollIds(poller).isEmpty());
         QCOMPARE(poller.health().rows, 2500);
         QVERIFY(poller.health().lastError.isEmpty());
+    }
+
+    // Issue 30.4: polled rows replay exactly as the same rows read from a file, in the full
+    // time order: a DateTime column keeps the second and `ms=COLUMN` the milliseconds (ClickHouse
+    // before DateTime64), or the column holds epoch milliseconds. The table is stored in another
+    // order (by requestId), so a read ordered by the second alone hands most rows on late.
+    void polledRowsReplayInFullTimeOrder_data()
+    {
+        QTest::addColumn<QString>("layout");
+        QTest::newRow("DateTime + ms column") << u"datetime"_qs;
+        QTest::newRow("epoch milliseconds") << u"epochms"_qs;
+    }
+    void polledRowsReplayInFullTimeOrder()
+    {
+        QFETCH(QString, layout);
+        const QString table = u"order_"_qs + layout;
+        QVERIFY(!sql(u"CREATE TABLE %1 (%2, identity String, service String, method String, "
+                     u"url String, status UInt16, requestId String) ENGINE = MergeTree ORDER BY "
+                     u"requestId"_qs.arg(table, tsColumn(layout)))
+                     .isNull());
+        // 805 rows over 40 s, a few per second, the request ids in reverse time order within
+        // each second (so the table's order is not the time order).
+        QByteArray rows;
+        QList<qint64> times;
+        quint32 seed = 30;
+        for (int i = 0; i < 805; ++i) {
+            seed = seed * 1664525u + 1013904223u;
+            const qint64 ts = kBaseMs + (i / 20) * 1000 + (999 - (seed >> 22) % 1000);
+            times << ts;
+            rows += row(layout, ts, 100000 - i, u"u%1"_qs.arg(i % 3), i % 9 == 0 ? 429 : 200);
+        }
+        QVERIFY(insert(table, rows));
+        QString error;
+        auto source = poll::PollSource::parse(
+            url(table, layout == u"datetime" ? u"?ms=ms&page=100"_qs : u"?page=100"_qs), &error);
+        QVERIFY2(source, qPrintable(error));
+        poll::Poller poller(*source, {});
+        QList<qint64> polled;
+        std::vector<RequestEvent> events;
+        const auto outcome = poller.pollOnce(
+            [&](QList<RequestEvent> &&batch, QList<MalformedRecord> &&, const QByteArray &) {
+                for (RequestEvent &event : batch) {
+                    polled << event.tsMs;
+                    events.push_back(std::move(event));
+                }
+                return true;
+            });
+        QCOMPARE(outcome, poll::Poller::Outcome::CaughtUp);
+        QCOMPARE(polled.size(), 805);
+        std::sort(times.begin(), times.end());
+        QCOMPARE(polled, times); // every row, in time order to the millisecond
+        Analysis analysis(PolicySet::builtin());
+        analysis.onEvents(std::move(events));
+        QCOMPARE(analysis.report().lateEvents, 0);
     }
 
     void identicalRowsAreAllTaken()
@@ -221,8 +276,12 @@ private Q_SLOTS:
         QVERIFY(insert(u"cli"_qs, rows));
         QTemporaryDir dir;
         const QString ws = dir.filePath(u"poll.tsws"_qs);
-        const QStringList args{u"poll"_qs,   u"--workspace"_qs, ws, u"--source"_qs,
-                               url(u"cli"_qs, u"?page=256&overlap=5"_qs), u"--once"_qs};
+        const QStringList args{u"poll"_qs,
+                               u"--workspace"_qs,
+                               ws,
+                               u"--source"_qs,
+                               url(u"cli"_qs, u"?page=256&overlap=5"_qs),
+                               u"--once"_qs};
         test::AppRun run = test::runApp(args);
         QVERIFY2(run.exitCode == 0, run.err.constData());
         auto countEvents = [&] {
@@ -309,12 +368,12 @@ private Q_SLOTS:
             // taken as state from before the log and correct the window it hides (issue
             // 30.17), at a point within its second that the store's counts do not keep.
             const bool throttled = next() % 17 == 0 && i * 37 >= 10'000;
-            rows += "{\"ts\":" + QByteArray::number(ts) + ",\"identity\":\"u" +
-                    QByteArray::number(next() % 3) + "\",\"app\":\"a" +
-                    QByteArray::number(next() % 2) +
-                    "\",\"service\":\"pd\",\"method\":\"GET\",\"status\":" +
-                    (throttled ? "429,\"errorCode\":\"TooManyRequests\"" : "200,\"errorCode\":\"\"") +
-                    ",\"credits\":" + QByteArray::number(1 + next() % 3) + "}\n";
+            rows +=
+                "{\"ts\":" + QByteArray::number(ts) + ",\"identity\":\"u" +
+                QByteArray::number(next() % 3) + "\",\"app\":\"a" + QByteArray::number(next() % 2) +
+                "\",\"service\":\"pd\",\"method\":\"GET\",\"status\":" +
+                (throttled ? "429,\"errorCode\":\"TooManyRequests\"" : "200,\"errorCode\":\"\"") +
+                ",\"credits\":" + QByteArray::number(1 + next() % 3) + "}\n";
         }
         QVERIFY(insert(u"pd"_qs, rows));
         QString error;
@@ -328,10 +387,10 @@ private Q_SLOTS:
             poll::Poller poller(*source, {});
             QCOMPARE(poller.pollOnce([&](QList<RequestEvent> &&events, QList<MalformedRecord> &&,
                                          const QByteArray &) {
-                         for (RequestEvent &event : events)
-                             byRow.onEvent(std::move(event));
-                         return true;
-                     }),
+                for (RequestEvent &event : events)
+                    byRow.onEvent(std::move(event));
+                return true;
+            }),
                      poll::Poller::Outcome::CaughtUp);
         }
         Analysis pushed(policies, Analysis::Purpose::ReportOnly);

@@ -4,15 +4,15 @@
 #include "alertspage.h"
 #include "breakerspage.h"
 #include "bucketpage.h"
+#include "core/timeparse.h"
 #include "dashboard.h"
 #include "eventspage.h"
 #include "ingestpage.h"
-#include "core/timeparse.h"
 #include "models/alertsmodel.h"
 #include "models/breakercounts.h"
 #include "models/bucketgridmodel.h"
-#include "models/identityurgencymodel.h"
 #include "models/eventsmodel.h"
+#include "models/identityurgencymodel.h"
 #include "models/ingestmodels.h"
 #include "models/snapshotmath.h"
 #include "models/throttletablemodel.h"
@@ -112,10 +112,10 @@ private Q_SLOTS:
         arm.requests = 40;
         snap->report.scopes.append(arm);
         snap->series.emplace_back();
-        snap->report.breakers = {breaker(QStringLiteral("user:alice@contoso.com"), QStringLiteral("open")),
-                                 breaker(QStringLiteral("app"), QStringLiteral("open")),
-                                 breaker(QStringLiteral("user:deployer@contoso.com"),
-                                         QStringLiteral("soft-open"))};
+        snap->report.breakers = {
+            breaker(QStringLiteral("user:alice@contoso.com"), QStringLiteral("open")),
+            breaker(QStringLiteral("app"), QStringLiteral("open")),
+            breaker(QStringLiteral("user:deployer@contoso.com"), QStringLiteral("soft-open"))};
         widgets::Dashboard dashboard;
         dashboard.resize(1280, 800);
         dashboard.show();
@@ -209,6 +209,58 @@ private Q_SLOTS:
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
                           view->visualRect(proxy->index(1, 1)).center());
         QCOMPARE(shown.dashboard.currentPageName(), QStringLiteral("overview"));
+    }
+
+    // Issue 30.7: a fill over 100 % says what it counts, in the Overview's cell tooltip, the
+    // bucket grid's and the Bucket page's header: a per-hour limit that a retry storm's counted
+    // 429s took to 6,066 %.
+    void fillOverCapacitySaysWhatItCounts()
+    {
+        auto snap = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        ScopeSummary &scope = snap->report.scopes[1]; // sp-migrator · graph/per-app
+        scope.capacity = 400;
+        scope.windowSeconds = 3600;
+        scope.currentUsage = 24264;
+        scope.currentFill = 60.66;
+        scope.currentAcceptedUsage = 380;
+        scope.peakUsage = 24264;
+        scope.peakFill = 60.66;
+        scope.acceptedPeakUsage = 400;
+        scope.acceptedPeakFill = 1.0;
+        snap->series[1].usage = {10, 24264};
+        snap->series[1].reconstructedPct = {0.025, 60.66};
+        const QString expected =
+            QStringLiteral("24,264 counted against 400 per hour; refused requests count too");
+        widgets::Dashboard dashboard;
+        dashboard.resize(1280, 800);
+        dashboard.show();
+        dashboard.applySnapshot(snap);
+        dashboard.flushPendingSnapshot();
+        const models::IdentityUrgencyModel *rows = dashboard.overviewPage()->identityModel();
+        QAbstractItemModelTester tester(const_cast<models::IdentityUrgencyModel *>(rows),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        bool explained = false;
+        for (int row = 0; row < rows->rowCount(); ++row) {
+            if (rows->rowAt(row).key != u"sp-migrator")
+                continue;
+            const QString tip = rows->index(row, models::IdentityUrgencyModel::FillColumn)
+                                    .data(Qt::ToolTipRole)
+                                    .toString();
+            QVERIFY2(tip.contains(expected), qPrintable(tip));
+            explained = true;
+        }
+        QVERIFY(explained);
+        // A fill under 100 % gets no such sentence.
+        for (int row = 0; row < rows->rowCount(); ++row) {
+            if (rows->rowAt(row).key == u"note-bridge+alice@contoso.com")
+                QVERIFY(!rows->index(row, models::IdentityUrgencyModel::FillColumn)
+                             .data(Qt::ToolTipRole)
+                             .toString()
+                             .contains(QStringLiteral("counted against")));
+        }
+        dashboard.showBucket(1);
+        const QString header = dashboard.bucketPage()->limitsText();
+        QVERIFY2(header.contains(expected), qPrintable(header));
     }
 
     // Issue 30.5: the limit % pane follows the bucket chosen, not the key's fullest limit: a
@@ -563,8 +615,8 @@ private Q_SLOTS:
         // Select the near-limit group (the older one: the second row, newest first).
         QCOMPARE(page->tableModel()->rowCount(), 2);
         const QModelIndex nearIndex = page->tableModel()->index(1, 0);
-        view->selectionModel()->setCurrentIndex(
-            nearIndex, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        view->selectionModel()->setCurrentIndex(nearIndex, QItemSelectionModel::ClearAndSelect |
+                                                               QItemSelectionModel::Rows);
         const QString selected = groupOfCurrent();
         QVERIFY(selected.startsWith(u"near-limit"));
 
@@ -805,8 +857,8 @@ private Q_SLOTS:
                      heading.endsWith(QStringLiteral(" UTC")),
                  qPrintable(heading));
         // QSvgGenerator writes text as <text> runs: the heading's words and a legend entry.
-        for (const QString &word : {QStringLiteral("Throttles"), QStringLiteral("UTC"),
-                                    QStringLiteral("RequestBlocked")})
+        for (const QString &word :
+             {QStringLiteral("Throttles"), QStringLiteral("UTC"), QStringLiteral("RequestBlocked")})
             QVERIFY2(svg.contains(word), qPrintable(word));
         // The page itself is as it was.
         QVERIFY(!plot->legend->visible());
@@ -903,9 +955,8 @@ private Q_SLOTS:
         widgets::ThrottlesPage *page = shown.dashboard.throttlesPage();
         QCOMPARE(page->stackBy(), widgets::ThrottlesPage::StackBy::ErrorCode);
         page->setStackBy(widgets::ThrottlesPage::StackBy::Cause);
-        QCOMPARE(page->barCodes(),
-                 QStringList({QStringLiteral("limit"), QStringLiteral("capacity"),
-                              QStringLiteral("retry-after")}));
+        QCOMPARE(page->barCodes(), QStringList({QStringLiteral("limit"), QStringLiteral("capacity"),
+                                                QStringLiteral("retry-after")}));
         const QList<QCPBars *> bars = page->bars();
         QCOMPARE(bars.size(), 3);
         QCOMPARE(bars.at(0)->name(), QStringLiteral("limit (7)"));
@@ -960,9 +1011,10 @@ private Q_SLOTS:
                  QStringLiteral("limit (platform)"));
         QCOMPARE(model->index(8, models::EventsModel::CauseColumn).data().toString(),
                  QStringLiteral("retry-after"));
-        QCOMPARE(model->headerData(models::EventsModel::CauseColumn, Qt::Horizontal, Qt::DisplayRole)
-                     .toString(),
-                 QStringLiteral("Cause"));
+        QCOMPARE(
+            model->headerData(models::EventsModel::CauseColumn, Qt::Horizontal, Qt::DisplayRole)
+                .toString(),
+            QStringLiteral("Cause"));
         // The filter reads the engine's causes, not the loaded rows: only those events are rows.
         page->setCauseFilter(QStringLiteral("limit"));
         QCOMPARE(page->causeFilter(), QStringLiteral("limit"));
@@ -1027,10 +1079,9 @@ private Q_SLOTS:
         while (model->canFetchMore({}))
             model->fetchMore({});
         QCOMPARE(qsizetype(model->rowCount()), qsizetype(causes->size()));
-        QCOMPARE(model->index(model->rowCount() - 1, models::EventsModel::TimeColumn)
-                     .data()
-                     .toString(),
-                 formatIsoMs(causes->back().tsMs));
+        QCOMPARE(
+            model->index(model->rowCount() - 1, models::EventsModel::TimeColumn).data().toString(),
+            formatIsoMs(causes->back().tsMs));
     }
 
     // Issue 19.1: the service's corrections are drawn on the Bucket chart and named above it.
