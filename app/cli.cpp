@@ -423,18 +423,32 @@ ReportData printReportWithForecast(const DashboardSnapshot &snapshot, qint64 rem
     return report;
 }
 
-void printReport(const ReportData &report, bool json)
+// `notes`: what reading the input noticed that the counts do not show (a polled store's rows
+// stamped ahead of its clock), one sentence each: "notes" in the JSON, "note:" lines at the end
+// of the text's opening paragraph.
+void printReport(const ReportData &report, bool json, const QStringList &notes = {})
 {
     if (json) {
         // The JSON is UTF-8 already: written as is, not decoded into a QString and encoded
         // again by a QTextStream (three more copies of a report that grows with the alerts).
-        const QByteArray text = reportToJson(report);
+        QByteArray text = reportToJson(report);
+        if (!notes.isEmpty()) {
+            QJsonObject object = QJsonDocument::fromJson(text).object();
+            object.insert(u"notes"_qs, QJsonArray::fromStringList(notes));
+            text = QJsonDocument(object).toJson(QJsonDocument::Indented);
+        }
         std::fwrite(text.constData(), 1, size_t(text.size()), stdout);
         std::fflush(stdout);
         return;
     }
+    QString text = reportToText(report);
+    if (!notes.isEmpty()) {
+        const qsizetype paragraphEnd = text.indexOf(u"\n\n"_qs);
+        text.insert(paragraphEnd < 0 ? text.size() : paragraphEnd + 1,
+                    u"  note: "_qs + notes.join(u"\n  note: "_qs) + u'\n');
+    }
     QTextStream out(stdout);
-    out << reportToText(report);
+    out << text;
     out.flush();
 }
 
@@ -545,6 +559,9 @@ int runWorkspaceReport(const ReportArguments &parsed)
         err() << parsed.workspace << ": " << reader.errorString() << Qt::endl;
         return kExitNothingRead;
     }
+    if (reader.isReadOnly())
+        err() << "note: " << parsed.workspace
+              << ": on a read-only file system: opened read-only" << Qt::endl;
     PolicySource policySource;
     const std::optional<PolicySet> policies = workspacePolicies(parsed, reader, &policySource);
     if (!policies)
@@ -737,19 +754,20 @@ int runReport(const QStringList &args)
             return kExitUsage;
         auto analysis =
             std::make_unique<Analysis>(std::move(*policies), Analysis::Purpose::ReportOnly);
+        QStringList notes;
         {
             MalformedPrinter printer(*analysis);
             qint64 rows = 0;
             QString error;
             if (!readPolledSource(parsed.pollSource, parsed.sinceMs.value_or(0), parsed.pushDown,
-                                  printer, &rows, &error)) {
+                                  printer, &rows, &error, &notes)) {
                 err() << error << Qt::endl;
                 return kExitNothingRead;
             }
         }
         const ReportData report = analysis->report();
         std::jthread release([doomed = std::move(analysis)]() mutable { doomed.reset(); });
-        printReport(report, parsed.json);
+        printReport(report, parsed.json, notes);
         release.join();
         return exitStatusFor(report, parsed.failOn);
     }

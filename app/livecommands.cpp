@@ -491,6 +491,56 @@ const QCommandLineOption kStatusOption(u"status-interval"_qs,
                                        u"Seconds between status lines on stderr (0 = none)."_qs,
                                        u"S"_qs, u"5"_qs);
 
+// Where the workspace's ledger says each tailed file's committed lines end.
+QList<live::TailPosition> storedTailPositions(Workspace &workspace)
+{
+    QList<live::TailPosition> positions;
+    for (const SourceRecord &source : workspace.sources()) {
+        if (!source.fingerprint.startsWith("tail:"))
+            continue;
+        const QList<QByteArray> parts = source.fingerprint.split(':');
+        const auto ledger = workspace.ledger(source.id);
+        if (parts.size() != 3 || !ledger)
+            continue;
+        positions.append(live::TailPosition{
+            source.path, ledger->committedOffset, ledger->committedLine, parts.at(1).toULongLong(),
+            parts.at(2).toULongLong(), source.headLength, source.headHash});
+    }
+    return positions;
+}
+
+// What happens to the followed files, on stderr (and a truncated file's format told again).
+void reportTailEvents(live::FileTailer &tailer, live::TailIngest &ingest)
+{
+    QObject::connect(&tailer, &live::FileTailer::errorOccurred, QCoreApplication::instance(),
+                     [](const QString &path, const QString &message) {
+                         err() << "warning: " << path << ": " << message << Qt::endl;
+                     });
+    QObject::connect(&tailer, &live::FileTailer::fileTruncated, QCoreApplication::instance(),
+                     [&tailer, &ingest](const QString &path) {
+                         // Its format is told again from the new content.
+                         for (const live::TailPosition &position : tailer.positions()) {
+                             if (position.path == path)
+                                 ingest.forget(position.device, position.inode);
+                         }
+                         err() << "warning: " << path
+                               << ": truncated or rewritten since it was read: reading it again "
+                                  "from the start"
+                               << Qt::endl;
+                     });
+    QObject::connect(&tailer, &live::FileTailer::linesUnrecoverable, QCoreApplication::instance(),
+                     [](const QString &path, qint64, const QString &detail) {
+                         err() << "warning: " << path << ": " << detail << Qt::endl;
+                     });
+    QObject::connect(&tailer, &live::FileTailer::fileOpened, QCoreApplication::instance(),
+                     [](const QString &path, qint64 offset) {
+                         err() << "following " << path
+                               << (offset > 0 ? QStringLiteral(" from byte %1").arg(offset)
+                                              : QString())
+                               << Qt::endl;
+                     });
+}
+
 } // namespace
 
 int runTail(const QStringList &args)
@@ -543,22 +593,8 @@ int runTail(const QStringList &args)
             tailer.addFile(path);
     }
     // Resume where the workspace's ledger says each file's committed lines end.
-    if (output.hasWorkspace()) {
-        QList<live::TailPosition> positions;
-        for (const SourceRecord &source : output.workspace().sources()) {
-            if (!source.fingerprint.startsWith("tail:"))
-                continue;
-            const QList<QByteArray> parts = source.fingerprint.split(':');
-            const auto ledger = output.workspace().ledger(source.id);
-            if (parts.size() != 3 || !ledger)
-                continue;
-            positions.append(live::TailPosition{source.path, ledger->committedOffset,
-                                                ledger->committedLine, parts.at(1).toULongLong(),
-                                                parts.at(2).toULongLong(), source.headLength,
-                                                source.headHash});
-        }
-        tailer.setStartPositions(positions);
-    }
+    if (output.hasWorkspace())
+        tailer.setStartPositions(storedTailPositions(output.workspace()));
 
     live::TailIngest ingest;
     bool writeFailed = false;
@@ -579,29 +615,7 @@ int runTail(const QStringList &args)
             QCoreApplication::exit(kExitFailure);
         }
     });
-    QObject::connect(&tailer, &live::FileTailer::errorOccurred, QCoreApplication::instance(),
-                     [](const QString &path, const QString &message) {
-                         err() << "warning: " << path << ": " << message << Qt::endl;
-                     });
-    QObject::connect(&tailer, &live::FileTailer::fileTruncated, QCoreApplication::instance(),
-                     [&](const QString &path) {
-                         // Its format is told again from the new content.
-                         for (const live::TailPosition &position : tailer.positions()) {
-                             if (position.path == path)
-                                 ingest.forget(position.device, position.inode);
-                         }
-                         err() << "warning: " << path
-                               << ": truncated or rewritten since it was read: reading it again "
-                                  "from the start"
-                               << Qt::endl;
-                     });
-    QObject::connect(&tailer, &live::FileTailer::fileOpened, QCoreApplication::instance(),
-                     [](const QString &path, qint64 offset) {
-                         err() << "following " << path
-                               << (offset > 0 ? QStringLiteral(" from byte %1").arg(offset)
-                                              : QString())
-                               << Qt::endl;
-                     });
+    reportTailEvents(tailer, ingest);
 
     QuitOnSignal quitOnSignal;
     StatusLine status(

@@ -23,9 +23,10 @@ int runPoll(const QStringList &args);
 QString pollSourceHelp();
 
 // report --source: everything the store holds from sinceMs on, into `sink`. false and *error
-// when the source cannot be read. *rows: the rows (or charges) read.
+// when the source cannot be read. *rows: the rows (or charges) read; *notes: what the report
+// should say about them (rows stamped ahead of the store's clock).
 bool readPolledSource(const QString &url, qint64 sinceMs, bool pushDown, IngestSink &sink,
-                      qint64 *rows, QString *error);
+                      qint64 *rows, QString *error, QStringList *notes = nullptr);
 
 // "2026-02-18T22:00:00Z", or Unix seconds / milliseconds as the canonical log's ts.
 bool parseSinceArgument(const QString &text, qint64 *ms);

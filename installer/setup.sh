@@ -22,6 +22,7 @@ packages=(
   libqcustomplot-dev libsimdjson-dev zlib1g-dev libgl-dev libmimalloc-dev libabsl-dev
   jq nginx-light xvfb xauth               # jq: benchmark reference; nginx: limiter ground truth
   clickhouse-server clickhouse-client     # a real log store for the poller's tests (tests/poll)
+  python3                                 # the misbehaving stores of tests/poll/hostile_store.py
   clang libclang-rt-14-dev                # libFuzzer harnesses
   fonts-dejavu-core
   python3-yaml                            # reads whatif --emit resilience4j back (tst_clientsettings)

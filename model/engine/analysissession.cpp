@@ -1222,7 +1222,12 @@ void AnalysisSession::openWorkspace(const QString &path)
     done.finished = true;
     m_dirty = true;
     publishIfDirty();
-    Q_EMIT operationFinished(ok, ok ? QString(path + QStringLiteral(": %1 events").arg(requests))
+    // A workspace on a read-only file system is read as it is, and the status bar says so.
+    const QString readOnly = follower->isReadOnly()
+                                 ? tr(" (opened read-only: its file system cannot be written)")
+                                 : QString();
+    Q_EMIT operationFinished(ok, ok ? QString(path + QStringLiteral(": %1 events").arg(requests) +
+                                              readOnly)
                                     : QString(path + QStringLiteral(": ") + follower->errorString()));
     if (ok) {
         followWorkspace(std::move(follower));

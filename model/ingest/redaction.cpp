@@ -189,7 +189,8 @@ bool isSecretUrlParam(std::string_view name)
                                          "passwd"sv,
                                          "pwd"sv,
                                          "secret"sv,
-                                         "auth"sv};
+                                         "auth"sv,
+                                         "jwt"sv};
     return name.size() >= 3 && name.size() <= 20 && inSet(name, names);
 }
 

@@ -11,6 +11,7 @@
 #include <QSet>
 #include <QTimer>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -95,6 +96,9 @@ struct FileTailer::Tracked
     qint64 lastSize = -1;
     qint64 lastMtimeNs = -1;
     qint64 orphanSinceMs = -1; // >= 0: no candidate name points to this file any more
+    // A rotated sibling of a file followed by name, adopted for the lines it holds: drained
+    // and then closed like an orphan, without a fileRemoved for it.
+    bool drainOnly = false;
 
     ~Tracked()
     {
@@ -157,6 +161,8 @@ void FileTailer::addDirectory(const QString &directory, const QStringList &nameF
 void FileTailer::setStartPositions(const QList<TailPosition> &positions)
 {
     m_startPositions = positions;
+    m_startPositionUsed = QList<bool>(positions.size(), false);
+    m_startRecovered = false;
     for (auto &position : m_startPositions)
         position.path = QFileInfo(position.path).absoluteFilePath();
 }
@@ -262,24 +268,33 @@ FileTailer::StartDecision FileTailer::decideStart(const QString &path, int fd, q
     // and those of the same content elsewhere; the furthest of each kind.
     std::optional<TailPosition> own;
     std::optional<TailPosition> sameContent;
+    qsizetype ownIndex = -1;
+    qsizetype sameContentIndex = -1;
     bool ownContentChanged = false;
-    auto consider = [](std::optional<TailPosition> &best, const TailPosition &candidate) {
-        if (!best || candidate.offset > best->offset)
+    auto consider = [](std::optional<TailPosition> &best, qsizetype &bestIndex,
+                       const TailPosition &candidate, qsizetype index) {
+        if (!best || candidate.offset > best->offset) {
             best = candidate;
+            bestIndex = index;
+        }
     };
-    for (const TailPosition &stored : std::as_const(m_startPositions)) {
+    for (qsizetype i = 0; i < m_startPositions.size(); ++i) {
+        const TailPosition &stored = m_startPositions.at(i);
         const bool sameFile = stored.inode != 0 && stored.device == device && stored.inode == inode;
         if (stored.headLength <= 0 || stored.headHash.isEmpty()) {
             // No head known (an older workspace): trusted by identity, else by name.
             if (sameFile || (stored.inode == 0 && stored.path == path))
-                consider(own, stored);
+                consider(own, ownIndex, stored, i);
             continue;
         }
         if (!startsWith(stored.headLength, stored.headHash)) {
             ownContentChanged = ownContentChanged || sameFile;
             continue;
         }
-        consider(sameFile ? own : sameContent, stored);
+        if (sameFile)
+            consider(own, ownIndex, stored, i);
+        else
+            consider(sameContent, sameContentIndex, stored, i);
     }
     // A copy of a file followed now, made while running.
     bool maybeCopyInProgress = false;
@@ -288,40 +303,33 @@ FileTailer::StartDecision FileTailer::decideStart(const QString &path, int fd, q
             continue;
         if (head.size() >= tracked->head.size()) {
             if (head.startsWith(tracked->head)) {
-                consider(sameContent,
+                consider(sameContent, sameContentIndex,
                          TailPosition{path, tracked->committedOffset(), tracked->line, device,
-                                      inode, tracked->head.size(), tracked->headHash});
+                                      inode, tracked->head.size(), tracked->headHash},
+                         -1);
             }
         } else if (tracked->head.startsWith(head)) {
             maybeCopyInProgress = true;
         }
     }
 
-    if (own || ownContentChanged) {
-        // A position names its file once: an inode (or, without one, a name) met again later
-        // in this session is another file. Its head still recognises copies of its content.
-        for (TailPosition &stored : m_startPositions) {
-            const bool sameFile =
-                stored.inode != 0 && stored.device == device && stored.inode == inode;
-            const bool headless = stored.headLength <= 0 || stored.headHash.isEmpty();
-            if (sameFile || (headless && stored.inode == 0 && stored.path == path)) {
-                stored.device = 0;
-                stored.inode = 0;
-                if (headless)
-                    stored.path.clear(); // nothing left to recognise it by
-            }
-        }
-    }
+    if (own || ownContentChanged)
+        forgetIdentity(path, device, inode);
     if (own) {
-        if (own->offset <= size)
+        if (own->offset <= size) {
             decision.position = *own;
-        else
+            decision.matched = true;
+            decision.startIndex = ownIndex;
+        } else {
             decision.truncated = true; // cut below what was read of it
+        }
     } else if (ownContentChanged) {
         decision.truncated = true; // rewritten with other content (or its inode was reused)
     } else if (sameContent) {
         decision.position = *sameContent;
         decision.catchingUp = sameContent->offset > size;
+        decision.matched = true;
+        decision.startIndex = sameContentIndex;
     } else if (maybeCopyInProgress) {
         decision.defer = true;
     }
@@ -329,6 +337,22 @@ FileTailer::StartDecision FileTailer::decideStart(const QString &path, int fd, q
     decision.position.device = device;
     decision.position.inode = inode;
     return decision;
+}
+
+// A position names its file once: an inode (or, without one, a name) met again later in this
+// session is another file. Its head still recognises copies of its content.
+void FileTailer::forgetIdentity(const QString &path, quint64 device, quint64 inode)
+{
+    for (TailPosition &stored : m_startPositions) {
+        const bool sameFile = stored.inode != 0 && stored.device == device && stored.inode == inode;
+        const bool headless = stored.headLength <= 0 || stored.headHash.isEmpty();
+        if (sameFile || (headless && stored.inode == 0 && stored.path == path)) {
+            stored.device = 0;
+            stored.inode = 0;
+            if (headless)
+                stored.path.clear(); // nothing left to recognise it by
+        }
+    }
 }
 
 void FileTailer::pollNow()
@@ -341,65 +365,15 @@ void FileTailer::pollNow()
     scanCandidates(candidates);
 
     QSet<const Tracked *> seen;
-    for (const QString &path : std::as_const(candidates)) {
-        struct stat info;
-        if (::stat(encodedPath(path).constData(), &info) != 0 || !S_ISREG(info.st_mode))
-            continue;
-        Tracked *tracked = findByIdentity(quint64(info.st_dev), quint64(info.st_ino));
-        if (tracked) {
-            if (tracked->path != path) {
-                const QString oldPath = tracked->path;
-                tracked->path = path;
-                emit fileRotated(oldPath, path);
-            }
-            tracked->orphanSinceMs = -1;
-            seen.insert(tracked);
-            continue;
-        }
-        const int fd = ::open(encodedPath(path).constData(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            emit errorOccurred(path, errnoText());
-            continue;
-        }
-        // Identity from the open handle: the name may have been replaced since stat().
-        struct stat opened;
-        if (::fstat(fd, &opened) != 0) {
-            ::close(fd);
-            continue;
-        }
-        if (Tracked *already = findByIdentity(quint64(opened.st_dev), quint64(opened.st_ino))) {
-            ::close(fd);
-            seen.insert(already);
-            continue;
-        }
-        const StartDecision start = decideStart(path, fd, quint64(opened.st_dev),
-                                                quint64(opened.st_ino), qint64(opened.st_size));
-        if (start.defer) {
-            ::close(fd); // looked at again by the next poll
-            continue;
-        }
-        auto file = std::make_unique<Tracked>();
-        file->path = path;
-        file->fd = fd;
-        file->device = quint64(opened.st_dev);
-        file->inode = quint64(opened.st_ino);
-        file->readOffset = start.position.offset;
-        file->line = start.position.line;
-        file->catchingUp = start.catchingUp;
-        if (!file->catchingUp)
-            refreshHead(*file, file->readOffset);
-        seen.insert(file.get());
-        emit fileOpened(path, start.position.offset);
-        if (start.truncated)
-            emit fileTruncated(path);
-        publishPosition(*file);
-        m_tracked.push_back(std::move(file));
-    }
+    if (!m_startRecovered)
+        recoverRotatedAtStart(seen);
+    for (const QString &path : std::as_const(candidates))
+        openCandidate(path, /*recoveryOnly=*/false, seen);
 
     // Oldest first: the tail of a rotated file is delivered before the head of its successor.
     const qint64 now = nowMs();
     for (const auto &tracked : m_tracked) {
-        if (!seen.contains(tracked.get()) && tracked->orphanSinceMs < 0) {
+        if (!seen.contains(tracked.get()) && tracked->orphanSinceMs < 0 && !tracked->drainOnly) {
             tracked->orphanSinceMs = now;
             // Renamed outside what we watch (app.log -> app.log.1): name its remaining lines
             // after the file's new name, so sources and positions stay tied to the right file.
@@ -414,6 +388,10 @@ void FileTailer::pollNow()
         }
         readAvailable(*tracked);
     }
+    // Copies found while reading (drainCopyOf) hold older lines than what follows: first.
+    for (auto &adopted : m_adopted)
+        m_tracked.insert(m_tracked.begin(), std::move(adopted));
+    m_adopted.clear();
 
     for (auto it = m_tracked.begin(); it != m_tracked.end();) {
         Tracked &file = **it;
@@ -455,6 +433,14 @@ void FileTailer::readAvailable(Tracked &file)
     bool truncated = size < file.readOffset;
     if (!truncated && !file.head.isEmpty() && changed)
         truncated = readAt(file.fd, 0, file.head.size()) != file.head;
+    if (truncated && isWatchedFile(file.path) && !drainCopyOf(file) && file.line > 0) {
+        emit linesUnrecoverable(
+            file.path, file.line,
+            QStringLiteral("truncated (copytruncate?) and no rotated copy of it holds its "
+                           "content: lines written after line %1 and before the truncation, "
+                           "if any, are lost")
+                .arg(file.line));
+    }
     if (truncated) {
         file.readOffset = 0;
         file.line = 0;
@@ -561,6 +547,179 @@ void FileTailer::closeOrphan(Tracked &file)
         emitLines(file, lines, file.readOffset);
     }
     forgetPosition(file);
+}
+
+FileTailer::Tracked *FileTailer::openCandidate(const QString &path, bool recoveryOnly,
+                                               QSet<const Tracked *> &seen)
+{
+    struct stat info;
+    if (::stat(encodedPath(path).constData(), &info) != 0 || !S_ISREG(info.st_mode))
+        return nullptr;
+    if (Tracked *tracked = findByIdentity(quint64(info.st_dev), quint64(info.st_ino))) {
+        if (recoveryOnly)
+            return nullptr;
+        if (tracked->path != path) {
+            const QString oldPath = tracked->path;
+            tracked->path = path;
+            emit fileRotated(oldPath, path);
+        }
+        tracked->orphanSinceMs = -1;
+        tracked->drainOnly = false;
+        seen.insert(tracked);
+        return tracked;
+    }
+    const int fd = ::open(encodedPath(path).constData(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        emit errorOccurred(path, errnoText());
+        return nullptr;
+    }
+    // Identity from the open handle: the name may have been replaced since stat().
+    struct stat opened;
+    if (::fstat(fd, &opened) != 0) {
+        ::close(fd);
+        return nullptr;
+    }
+    if (Tracked *already = findByIdentity(quint64(opened.st_dev), quint64(opened.st_ino))) {
+        ::close(fd);
+        if (!recoveryOnly)
+            seen.insert(already);
+        return nullptr;
+    }
+    const StartDecision start = decideStart(path, fd, quint64(opened.st_dev),
+                                            quint64(opened.st_ino), qint64(opened.st_size));
+    if (start.defer || (recoveryOnly && !start.matched)) {
+        ::close(fd); // looked at again by the next poll (a sibling: never read from its start)
+        return nullptr;
+    }
+    if (start.startIndex >= 0)
+        m_startPositionUsed[start.startIndex] = true;
+    auto file = std::make_unique<Tracked>();
+    file->path = path;
+    file->fd = fd;
+    file->device = quint64(opened.st_dev);
+    file->inode = quint64(opened.st_ino);
+    file->readOffset = start.position.offset;
+    file->line = start.position.line;
+    file->catchingUp = start.catchingUp;
+    if (!file->catchingUp)
+        refreshHead(*file, file->readOffset);
+    if (!recoveryOnly)
+        seen.insert(file.get());
+    emit fileOpened(path, start.position.offset);
+    if (start.truncated)
+        emit fileTruncated(path);
+    publishPosition(*file);
+    m_tracked.push_back(std::move(file));
+    return m_tracked.back().get();
+}
+
+bool FileTailer::isWatchedFile(const QString &path) const
+{
+    return std::any_of(m_watches.cbegin(), m_watches.cend(), [&path](const Watch &watch) {
+        return watch.nameFilters.isEmpty() && watch.path == path;
+    });
+}
+
+QStringList FileTailer::rotatedSiblings(const QString &path) const
+{
+    const QFileInfo info(path);
+    const QString base = info.fileName();
+    // Oldest first, like the lines they hold; compressed ones cannot be followed.
+    const QFileInfoList entries =
+        info.dir().entryInfoList({base + u".*", base + u"-*", base + u"_*"},
+                                 QDir::Files | QDir::Hidden, QDir::Time | QDir::Reversed);
+    QStringList siblings;
+    for (const QFileInfo &entry : entries) {
+        const QString suffix = entry.suffix().toLower();
+        if (suffix == u"gz" || suffix == u"bz2" || suffix == u"xz" || suffix == u"zst" ||
+            suffix == u"zip" || suffix == u"lz4" || suffix == u"z")
+            continue;
+        siblings.append(entry.absoluteFilePath());
+    }
+    return siblings;
+}
+
+void FileTailer::recoverRotatedAtStart(QSet<const Tracked *> &seen)
+{
+    m_startRecovered = true;
+    if (m_startPositions.isEmpty())
+        return;
+    for (const Watch &watch : std::as_const(m_watches)) {
+        if (!watch.nameFilters.isEmpty())
+            continue;
+        for (const QString &sibling : rotatedSiblings(watch.path)) {
+            if (Tracked *adopted = openCandidate(sibling, /*recoveryOnly=*/true, seen)) {
+                adopted->drainOnly = true;
+                adopted->orphanSinceMs = nowMs();
+            }
+        }
+    }
+    // Stored positions of files followed by name that no file holds any more, neither the
+    // file nor a rotated sibling: what was written after them is gone. (Several positions of
+    // one content are one file: one of them resumed is enough.)
+    QSet<QByteArray> resumedContents;
+    for (qsizetype i = 0; i < m_startPositions.size(); ++i) {
+        if (m_startPositionUsed.at(i))
+            resumedContents.insert(m_startPositions.at(i).headHash);
+    }
+    for (qsizetype i = 0; i < m_startPositions.size(); ++i) {
+        const TailPosition &stored = m_startPositions.at(i);
+        if (m_startPositionUsed.at(i) || stored.offset <= 0 || !isWatchedFile(stored.path) ||
+            (!stored.headHash.isEmpty() && resumedContents.contains(stored.headHash)))
+            continue;
+        // Its own file, resumed or found truncated, is decided by the poll that follows.
+        struct stat info;
+        const bool ownStillThere = ::stat(encodedPath(stored.path).constData(), &info) == 0 &&
+                                   quint64(info.st_dev) == stored.device &&
+                                   quint64(info.st_ino) == stored.inode;
+        if (ownStillThere && qint64(info.st_size) >= stored.offset)
+            continue;
+        emit linesUnrecoverable(
+            stored.path, stored.line,
+            QStringLiteral("rotated or replaced while not followed, and neither it nor a rotated "
+                           "sibling holds its content any more: lines written after line %1 "
+                           "(byte %2), if any, are lost")
+                .arg(stored.line)
+                .arg(stored.offset));
+    }
+}
+
+bool FileTailer::drainCopyOf(const Tracked &file)
+{
+    if (file.head.isEmpty())
+        return false;
+    for (const QString &sibling : rotatedSiblings(file.path)) {
+        const int fd = ::open(encodedPath(sibling).constData(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat opened;
+        const bool candidate = ::fstat(fd, &opened) == 0 &&
+                               !findByIdentity(quint64(opened.st_dev), quint64(opened.st_ino)) &&
+                               qint64(opened.st_size) >= file.committedOffset() &&
+                               readAt(fd, 0, file.head.size()) == file.head;
+        if (!candidate) {
+            ::close(fd);
+            continue;
+        }
+        // The copy holds what the file held when it was copied: read from where it stood.
+        auto copy = std::make_unique<Tracked>();
+        copy->path = sibling;
+        copy->fd = fd;
+        copy->device = quint64(opened.st_dev);
+        copy->inode = quint64(opened.st_ino);
+        copy->readOffset = file.committedOffset();
+        copy->line = file.line;
+        copy->head = file.head;
+        copy->headHash = file.headHash;
+        copy->drainOnly = true;
+        copy->orphanSinceMs = nowMs();
+        emit fileOpened(sibling, copy->readOffset);
+        publishPosition(*copy);
+        readAvailable(*copy);
+        m_adopted.push_back(std::move(copy));
+        return true;
+    }
+    return false;
 }
 
 void FileTailer::refreshWatcher(const QStringList &candidates)

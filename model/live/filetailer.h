@@ -10,6 +10,14 @@
 // rewritten while nobody watched is read again from its start (fileTruncated), and a copy of a
 // followed file made while running starts where that file stands instead of repeating it.
 //
+// A file followed by name (addFile, not a directory) is followed by identity the same way: its
+// rotated siblings ("app.log.1", "app.log-20260218", not compressed ones) are where its unread
+// lines go when it is rotated, so they are looked at, and read from where the file stood,
+// when the tailer starts (renamed or copied-and-truncated while stopped) and when the file is
+// truncated (copytruncate) while running. A sibling is never read from its start: only a
+// file followed before (by identity) or a copy of its content is drained. What cannot be
+// found that way is reported (linesUnrecoverable) rather than passed over in silence.
+//
 // POSIX only (uses open/pread/fstat), which is what the operators run it on.
 
 #include <QByteArray>
@@ -18,6 +26,7 @@
 #include <QMetaType>
 #include <QMutex>
 #include <QObject>
+#include <QSet>
 #include <QString>
 #include <QStringList>
 
@@ -138,6 +147,9 @@ signals:
     void fileTruncated(const QString &path);
     void fileRemoved(const QString &path);
     void errorOccurred(const QString &path, const QString &message);
+    // Lines of a file followed by name could not be found after a rotation (no rotated sibling
+    // holds them): `afterLine` lines of it were read; `detail` says what is missing.
+    void linesUnrecoverable(const QString &path, qint64 afterLine, const QString &detail);
 
 private:
     struct Tracked;
@@ -159,17 +171,36 @@ private:
     struct StartDecision
     {
         TailPosition position;
-        bool truncated = false;  // its own position is not its content any more
-        bool catchingUp = false; // a copy shorter than the offset of its content
-        bool defer = false;      // so far a prefix of a followed file's head: decide later
+        bool truncated = false;    // its own position is not its content any more
+        bool catchingUp = false;   // a copy shorter than the offset of its content
+        bool defer = false;        // so far a prefix of a followed file's head: decide later
+        bool matched = false;      // a stored position (its own, or its content's) applies
+        qsizetype startIndex = -1; // which of m_startPositions, when one applies
     };
     StartDecision decideStart(const QString &path, int fd, quint64 device, quint64 inode,
                               qint64 size);
     void refreshHead(Tracked &file, qint64 upTo);
+    void forgetIdentity(const QString &path, quint64 device, quint64 inode);
+    // Starts following `path` (a candidate of a watch) unless it is followed already; a
+    // rotated sibling (`recoveryOnly`) only when a stored position applies to it.
+    Tracked *openCandidate(const QString &path, bool recoveryOnly, QSet<const Tracked *> &seen);
+    [[nodiscard]] bool isWatchedFile(const QString &path) const;
+    [[nodiscard]] QStringList rotatedSiblings(const QString &path) const;
+    // At the first poll: the rotated siblings of files followed by name that hold lines of a
+    // stored position (renamed or copied while stopped), drained before anything newer; then
+    // the stored positions of those files that nothing holds any more are reported.
+    void recoverRotatedAtStart(QSet<const Tracked *> &seen);
+    // `file` (followed by name) was truncated while running: its copy (copytruncate), read from
+    // where the file stood, before the file's new content. False when there is none.
+    bool drainCopyOf(const Tracked &file);
 
     QList<Watch> m_watches;
     std::vector<std::unique_ptr<Tracked>> m_tracked;
     QList<TailPosition> m_startPositions;
+    QList<bool> m_startPositionUsed; // per m_startPositions: some file resumed from it
+    bool m_startRecovered = false;   // recoverRotatedAtStart() ran
+    // Siblings adopted while the tracked list is walked (drainCopyOf): joined after the walk.
+    std::vector<std::unique_ptr<Tracked>> m_adopted;
     BatchCallback m_callback;
     QTimer *m_pollTimer = nullptr;
     QTimer *m_wakeTimer = nullptr;

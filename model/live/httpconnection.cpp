@@ -3,7 +3,9 @@
 #include <QTcpSocket>
 #include <QTimer>
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstring>
 #include <limits>
 
@@ -12,6 +14,11 @@
 namespace ts::live {
 
 namespace {
+
+// A connection reading its body slower than this, past the grace period, is stalled: it may be
+// closed to make room for another (IngestListener's connection caps).
+constexpr qint64 kStalledBytesPerSecond = 1024;
+constexpr qint64 kStallGraceMs = 1000;
 
 // Bytes Qt may hold for a socket before it stops reading from the kernel: the client is then
 // slowed down by TCP instead of filling our memory while a request waits for its answer.
@@ -41,6 +48,8 @@ QByteArray reasonPhrase(int status)
         return "Method Not Allowed";
     case 408:
         return "Request Timeout";
+    case 411:
+        return "Length Required";
     case 413:
         return "Content Too Large";
     case 415:
@@ -204,9 +213,93 @@ void HttpConnection::pump()
     }
 }
 
-bool HttpConnection::parseHead()
+std::optional<HeadError> parseRequestHead(const QByteArray &head, HttpRequest *request,
+                                          int maxHeaderCount)
 {
-    qsizetype end = -1;
+    *request = HttpRequest();
+    QList<QByteArray> lines = head.split('\n');
+    for (QByteArray &line : lines) {
+        if (line.endsWith('\r'))
+            line.chop(1);
+    }
+    while (!lines.isEmpty() && lines.constLast().isEmpty())
+        lines.removeLast();
+
+    // Request line: method SP request-target SP HTTP-version.
+    const QList<QByteArray> parts = lines.value(0).split(' ');
+    if (parts.size() != 3 || !isToken(parts.at(0)) || parts.at(1).isEmpty())
+        return HeadError{400, QStringLiteral("malformed request line")};
+    const QByteArray &version = parts.at(2);
+    if (version == "HTTP/1.1")
+        request->minorVersion = 1;
+    else if (version == "HTTP/1.0")
+        request->minorVersion = 0;
+    else if (version.startsWith("HTTP/"))
+        return HeadError{505, QStringLiteral("only HTTP/1.0 and HTTP/1.1 are supported")};
+    else
+        return HeadError{400, QStringLiteral("malformed request line")};
+    request->method = parts.at(0);
+    QByteArray target = parts.at(1);
+    if (target.startsWith("http://") || target.startsWith("https://")) {
+        // absolute-form: only the path matters here.
+        const qsizetype slash = target.indexOf('/', target.indexOf("//") + 2);
+        target = slash < 0 ? QByteArray("/") : target.mid(slash);
+    }
+    if (!target.startsWith('/') && target != "*")
+        return HeadError{400, QStringLiteral("malformed request target")};
+    const qsizetype query = target.indexOf('?');
+    request->path = query < 0 ? target : target.left(query);
+
+    if (lines.size() - 1 > maxHeaderCount)
+        return HeadError{431, QStringLiteral("more than %1 header fields").arg(maxHeaderCount)};
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+        const QByteArray &line = lines.at(i);
+        const qsizetype colon = line.indexOf(':');
+        // Folded lines (obsolete) and whitespace before the colon are refused (RFC 9112, 5).
+        if (colon <= 0 || !isToken(QByteArrayView(line).first(colon)))
+            return HeadError{400, QStringLiteral("malformed header field")};
+        request->headers.append({line.left(colon), line.mid(colon + 1).trimmed()});
+    }
+    return parseFraming(request);
+}
+
+// Message framing (RFC 9112, 6): both Content-Length and Transfer-Encoding, or lengths that
+// disagree, are how requests are smuggled past proxies: refused.
+std::optional<HeadError> parseFraming(HttpRequest *request)
+{
+    bool hasLength = false;
+    for (const auto &header : std::as_const(request->headers)) {
+        if (header.first.compare("content-length", Qt::CaseInsensitive) != 0)
+            continue;
+        for (const QByteArray &item : header.second.split(',')) {
+            const QByteArray digits = item.trimmed();
+            bool ok = !digits.isEmpty();
+            for (const char c : digits)
+                ok = ok && c >= '0' && c <= '9';
+            if (!ok)
+                return HeadError{400, QStringLiteral("malformed Content-Length")};
+            const qint64 length =
+                digits.size() > 18 ? std::numeric_limits<qint64>::max() : digits.toLongLong();
+            if (hasLength && length != request->contentLength)
+                return HeadError{400, QStringLiteral("conflicting Content-Length values")};
+            hasLength = true;
+            request->contentLength = length;
+        }
+    }
+    if (request->hasHeader("transfer-encoding")) {
+        if (hasLength)
+            return HeadError{400, QStringLiteral("both Content-Length and Transfer-Encoding")};
+        if (request->header("transfer-encoding").compare("chunked", Qt::CaseInsensitive) != 0)
+            return HeadError{501, QStringLiteral("unsupported Transfer-Encoding (only chunked)")};
+        request->chunked = true;
+    }
+    return std::nullopt;
+}
+
+// The next request head from the buffer (and the socket), bounded in size and time; false
+// while it has not all arrived. *head is empty when the connection failed instead.
+bool HttpConnection::takeHead(QByteArray *head)
+{
     for (;;) {
         // Empty lines before a request line are ignored (RFC 9112, 2.2).
         qsizetype blank = 0;
@@ -221,113 +314,36 @@ bool HttpConnection::parseHead()
             m_headStarted = true;
             armTimer(m_limits.headTimeoutMs);
         }
-        end = headEnd(m_buffer);
-        if (end >= 0)
-            break;
+        const qsizetype end = headEnd(m_buffer);
+        if (end >= 0) {
+            *head = m_buffer.left(end);
+            m_buffer.remove(0, end);
+            m_headStarted = false;
+            return true;
+        }
         if (m_buffer.size() > m_limits.maxHeadBytes) {
             fail(431, QStringLiteral("request head exceeds %1 bytes").arg(m_limits.maxHeadBytes));
+            head->clear();
             return true;
         }
         if (!fill(m_limits.maxHeadBytes + 1))
             return false;
     }
+}
 
-    const QByteArray head = m_buffer.left(end);
-    m_buffer.remove(0, end);
-    m_headStarted = false;
-    m_request = HttpRequest();
-    QList<QByteArray> lines = head.split('\n');
-    for (QByteArray &line : lines) {
-        if (line.endsWith('\r'))
-            line.chop(1);
-    }
-    while (!lines.isEmpty() && lines.constLast().isEmpty())
-        lines.removeLast();
-
-    // Request line: method SP request-target SP HTTP-version.
-    const QList<QByteArray> parts = lines.value(0).split(' ');
-    if (parts.size() != 3 || !isToken(parts.at(0)) || parts.at(1).isEmpty()) {
-        fail(400, QStringLiteral("malformed request line"));
-        return true;
-    }
-    const QByteArray &version = parts.at(2);
-    if (version == "HTTP/1.1") {
-        m_request.minorVersion = 1;
-    } else if (version == "HTTP/1.0") {
-        m_request.minorVersion = 0;
-    } else if (version.startsWith("HTTP/")) {
-        fail(505, QStringLiteral("only HTTP/1.0 and HTTP/1.1 are supported"));
-        return true;
-    } else {
-        fail(400, QStringLiteral("malformed request line"));
+bool HttpConnection::parseHead()
+{
+    QByteArray head;
+    if (!takeHead(&head))
+        return false;
+    if (head.isEmpty())
+        return true; // failed (431)
+    if (const std::optional<HeadError> error =
+            parseRequestHead(head, &m_request, m_limits.maxHeaderCount)) {
+        fail(error->status, error->message);
         return true;
     }
     m_minorVersion = m_request.minorVersion;
-    m_request.method = parts.at(0);
-    QByteArray target = parts.at(1);
-    if (target.startsWith("http://") || target.startsWith("https://")) {
-        // absolute-form: only the path matters here.
-        const qsizetype slash = target.indexOf('/', target.indexOf("//") + 2);
-        target = slash < 0 ? QByteArray("/") : target.mid(slash);
-    }
-    if (!target.startsWith('/') && target != "*") {
-        fail(400, QStringLiteral("malformed request target"));
-        return true;
-    }
-    const qsizetype query = target.indexOf('?');
-    m_request.path = query < 0 ? target : target.left(query);
-
-    if (lines.size() - 1 > m_limits.maxHeaderCount) {
-        fail(431, QStringLiteral("more than %1 header fields").arg(m_limits.maxHeaderCount));
-        return true;
-    }
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-        const QByteArray &line = lines.at(i);
-        const qsizetype colon = line.indexOf(':');
-        // Folded lines (obsolete) and whitespace before the colon are refused (RFC 9112, 5).
-        if (colon <= 0 || !isToken(QByteArrayView(line).first(colon))) {
-            fail(400, QStringLiteral("malformed header field"));
-            return true;
-        }
-        m_request.headers.append({line.left(colon), line.mid(colon + 1).trimmed()});
-    }
-
-    // Message framing (RFC 9112, 6): both Content-Length and Transfer-Encoding, or lengths
-    // that disagree, are how requests are smuggled past proxies: refused.
-    bool hasLength = false;
-    for (const auto &header : std::as_const(m_request.headers)) {
-        if (header.first.compare("content-length", Qt::CaseInsensitive) != 0)
-            continue;
-        for (const QByteArray &item : header.second.split(',')) {
-            const QByteArray digits = item.trimmed();
-            bool ok = !digits.isEmpty();
-            for (const char c : digits)
-                ok = ok && c >= '0' && c <= '9';
-            if (!ok) {
-                fail(400, QStringLiteral("malformed Content-Length"));
-                return true;
-            }
-            const qint64 length =
-                digits.size() > 18 ? std::numeric_limits<qint64>::max() : digits.toLongLong();
-            if (hasLength && length != m_request.contentLength) {
-                fail(400, QStringLiteral("conflicting Content-Length values"));
-                return true;
-            }
-            hasLength = true;
-            m_request.contentLength = length;
-        }
-    }
-    if (m_request.hasHeader("transfer-encoding")) {
-        if (hasLength) {
-            fail(400, QStringLiteral("both Content-Length and Transfer-Encoding"));
-            return true;
-        }
-        if (m_request.header("transfer-encoding").compare("chunked", Qt::CaseInsensitive) != 0) {
-            fail(501, QStringLiteral("unsupported Transfer-Encoding (only chunked)"));
-            return true;
-        }
-        m_request.chunked = true;
-    }
     const QByteArray connection = m_request.header("connection");
     m_keepAlive = m_request.minorVersion >= 1 ? !hasToken(connection, "close")
                                               : hasToken(connection, "keep-alive");
@@ -350,17 +366,60 @@ bool HttpConnection::parseHead()
         m_request.header("expect").compare("100-continue", Qt::CaseInsensitive) == 0) {
         m_socket->write("HTTP/1.1 100 Continue\r\n\r\n");
     }
-    armTimer(m_limits.idleTimeoutMs);
+    startBody();
+    return true;
+}
+
+void HttpConnection::startBody()
+{
+    if (!m_request.announcesBody()) {
+        requestComplete();
+        return;
+    }
+    // The whole body is due by a deadline (a time for any body plus one for its size at a
+    // modest rate), not only without pauses longer than the idle timeout: a client sending a
+    // byte now and then cannot hold the connection, however short its pauses.
+    const qint64 expected = m_request.chunked ? m_maxBody : m_request.contentLength;
+    m_bodyStarted.start();
+    m_bodyDeadlineMs = m_limits.bodyTimeoutMs +
+                       expected * 1000 / std::max<qint64>(1, m_limits.minBodyBytesPerSecond);
+    m_bodyBytes = 0;
+    armBodyTimer();
     if (m_request.chunked) {
         m_state = State::ChunkSize;
-    } else if (m_request.contentLength > 0) {
+    } else {
         m_request.body.reserve(m_request.contentLength);
         m_remaining = m_request.contentLength;
         m_state = State::Body;
-    } else {
-        requestComplete();
     }
-    return true;
+}
+
+// While a body is read: whichever comes first, the idle timeout or the body's deadline.
+void HttpConnection::armBodyTimer()
+{
+    const qint64 left = m_bodyDeadlineMs - m_bodyStarted.elapsed();
+    armTimer(int(std::clamp<qint64>(std::min<qint64>(left, m_limits.idleTimeoutMs), 1, INT_MAX)));
+}
+
+bool HttpConnection::isStalled() const
+{
+    switch (m_state) {
+    case State::Body:
+    case State::ChunkSize:
+    case State::ChunkData:
+    case State::ChunkEnd:
+    case State::Trailers:
+        break;
+    default:
+        return false;
+    }
+    const qint64 elapsed = m_bodyStarted.elapsed();
+    return elapsed >= kStallGraceMs && m_bodyBytes * 1000 / elapsed < kStalledBytesPerSecond;
+}
+
+QHostAddress HttpConnection::peerAddress() const
+{
+    return m_socket->peerAddress();
 }
 
 bool HttpConnection::readBody()
@@ -384,10 +443,11 @@ bool HttpConnection::readBody()
                 break;
         }
         m_remaining -= taken;
+        m_bodyBytes += taken;
         progressed = true;
     }
     if (progressed)
-        armTimer(m_limits.idleTimeoutMs);
+        armBodyTimer();
     if (m_remaining > 0)
         return false;
     if (m_state == State::Body) {
@@ -595,9 +655,13 @@ void HttpConnection::onTimeout()
     case State::ChunkData:
     case State::ChunkEnd:
     case State::Trailers:
-        fail(
-            408,
-            QStringLiteral("no body bytes received for %1 s").arg(m_limits.idleTimeoutMs / 1000.0));
+        if (m_bodyStarted.elapsed() >= m_bodyDeadlineMs) {
+            fail(408, QStringLiteral("request body not complete within %1 s")
+                          .arg(double(m_bodyDeadlineMs) / 1000.0));
+        } else {
+            fail(408, QStringLiteral("no body bytes received for %1 s")
+                          .arg(m_limits.idleTimeoutMs / 1000.0));
+        }
         return;
     case State::Closing:
     case State::Lingering:

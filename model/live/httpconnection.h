@@ -12,6 +12,8 @@
 // body with a wrong token was buffered before the token was looked at; hence this class.
 
 #include <QByteArray>
+#include <QElapsedTimer>
+#include <QHostAddress>
 #include <QList>
 #include <QObject>
 #include <QPair>
@@ -56,7 +58,25 @@ struct HttpLimits
     int headTimeoutMs = 10000; // from a request's first byte (or the connection) to its head
     int idleTimeoutMs = 30000; // between requests, and without progress while reading a body
     int lingerMs = 2000;       // after an early answer: unread body bytes are discarded this long
+    // A body must be complete within bodyTimeoutMs plus its length at this rate (a chunked one:
+    // the largest accepted body's), however steadily its bytes trickle in.
+    int bodyTimeoutMs = 30000;
+    qint64 minBodyBytesPerSecond = 256 * 1024;
 };
+
+// Why a request head is refused: the status to answer and what to say.
+struct HeadError
+{
+    int status = 400;
+    QString message;
+};
+
+// Parses a request head (request line and header fields, up to its empty line) into *request,
+// with its framing (Content-Length / chunked). Pure: the connection's bytes only, so a fuzzer
+// can drive it (tests/fuzz/fuzz_httphead.cpp).
+std::optional<HeadError> parseRequestHead(const QByteArray &head, HttpRequest *request,
+                                          int maxHeaderCount = 100);
+std::optional<HeadError> parseFraming(HttpRequest *request);
 
 class HttpConnection;
 
@@ -94,6 +114,10 @@ public:
 
     // Between requests or still receiving a head: nothing would be lost by closing it.
     [[nodiscard]] bool isIdle() const;
+    // Reading a body far slower than any client sends one (under 1 KiB/s after a second): a
+    // connection held rather than used, closed first when room is needed.
+    [[nodiscard]] bool isStalled() const;
+    [[nodiscard]] QHostAddress peerAddress() const;
 
 signals:
     // The connection is gone (closed by either side); delete it later.
@@ -117,7 +141,10 @@ private:
     // Reads more from the socket into m_buffer (at most `limit` bytes in the buffer). False
     // when nothing more is available now.
     bool fill(qsizetype limit);
+    bool takeHead(QByteArray *head);
     bool parseHead();
+    void startBody();
+    void armBodyTimer();
     bool readBody();
     bool readChunked();
     void requestComplete();
@@ -142,7 +169,10 @@ private:
     bool m_keepAlive = true;
     int m_minorVersion = 1; // of the request being answered
     bool m_closeWhenIdle = false;
-    bool m_headStarted = false; // the current request's first byte arrived (head timer armed)
+    bool m_headStarted = false;  // the current request's first byte arrived (head timer armed)
+    QElapsedTimer m_bodyStarted; // since the current request's head was read
+    qint64 m_bodyDeadlineMs = 0; // of m_bodyStarted: the body is complete by then or refused
+    qint64 m_bodyBytes = 0;      // of the current body so far
 };
 
 } // namespace ts::live

@@ -316,29 +316,17 @@ void IngestListener::onNewConnection()
     HttpLimits limits;
     limits.headTimeoutMs = m_options.headTimeoutMs;
     limits.idleTimeoutMs = m_options.idleTimeoutMs;
+    limits.bodyTimeoutMs = m_options.bodyTimeoutMs;
     while (QTcpSocket *socket = m_server->nextPendingConnection()) {
-        if (int(m_connections.size()) >= m_maxConnections) {
-            // Room for the newcomer: the oldest connection that has no request in progress (a
-            // half-open one, a slow head, an idle keep-alive) goes. Only when every connection
-            // carries a request is the newcomer refused.
-            const auto idle = std::find_if(m_connections.begin(), m_connections.end(),
-                                           [](HttpConnection *c) { return c->isIdle(); });
-            if (idle != m_connections.end()) {
-                (*idle)->abort(); // removed from m_connections by its closed() signal
-            } else {
-                noteError(503,
-                          QStringLiteral("connection limit of %1 reached").arg(m_maxConnections));
-                const QByteArray body =
-                    QJsonDocument(QJsonObject{{u"error"_qs, u"too many connections"_qs}})
-                        .toJson(QJsonDocument::Compact);
-                connect(socket, &QAbstractSocket::disconnected, socket, &QObject::deleteLater);
-                socket->write("HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
-                              "application/json\r\nRetry-After: 1\r\nConnection: close\r\n"
-                              "Content-Length: " +
-                              QByteArray::number(body.size()) + "\r\n\r\n" + body);
-                socket->disconnectFromHost();
-                continue;
-            }
+        const QHostAddress client = socket->peerAddress();
+        if (!makeRoomFor(client)) {
+            refuseConnection(
+                socket, int(m_connections.size()) >= m_maxConnections
+                            ? QStringLiteral("connection limit of %1 reached").arg(m_maxConnections)
+                            : QStringLiteral("connection limit of %1 per client "
+                                             "reached")
+                                  .arg(m_options.maxConnectionsPerClient));
+            continue;
         }
         auto *connection = new HttpConnection(socket, *m_handler, limits, this);
         connect(connection, &HttpConnection::closed, this, [this](HttpConnection *closed) {
@@ -347,6 +335,47 @@ void IngestListener::onNewConnection()
         });
         m_connections.push_back(connection);
     }
+}
+
+bool IngestListener::makeRoomFor(const QHostAddress &client)
+{
+    // Room for the newcomer: the oldest connection with no request in progress (a half-open
+    // one, a slow head, an idle keep-alive) or whose body has stalled goes, the client's own
+    // first when it is the client that is over its cap. Only when every connection carries a
+    // request that moves is the newcomer refused.
+    auto evictable = [](const HttpConnection *c) { return c->isIdle() || c->isStalled(); };
+    const int perClient = int(std::count_if(
+        m_connections.cbegin(), m_connections.cend(),
+        [&client](const HttpConnection *c) { return c->peerAddress().isEqual(client); }));
+    if (perClient >= std::max(1, m_options.maxConnectionsPerClient)) {
+        const auto own =
+            std::find_if(m_connections.begin(), m_connections.end(), [&](const HttpConnection *c) {
+                return c->peerAddress().isEqual(client) && evictable(c);
+            });
+        if (own == m_connections.end())
+            return false;
+        (*own)->abort(); // removed from m_connections by its closed() signal
+    }
+    if (int(m_connections.size()) < m_maxConnections)
+        return true;
+    const auto other = std::find_if(m_connections.begin(), m_connections.end(), evictable);
+    if (other == m_connections.end())
+        return false;
+    (*other)->abort();
+    return true;
+}
+
+void IngestListener::refuseConnection(QTcpSocket *socket, const QString &why)
+{
+    noteError(503, why);
+    const QByteArray body = QJsonDocument(QJsonObject{{u"error"_qs, u"too many connections"_qs}})
+                                .toJson(QJsonDocument::Compact);
+    connect(socket, &QAbstractSocket::disconnected, socket, &QObject::deleteLater);
+    socket->write("HTTP/1.1 503 Service Unavailable\r\nContent-Type: "
+                  "application/json\r\nRetry-After: 1\r\nConnection: close\r\n"
+                  "Content-Length: " +
+                  QByteArray::number(body.size()) + "\r\n\r\n" + body);
+    socket->disconnectFromHost();
 }
 
 ListenerHealth IngestListener::health() const
@@ -445,13 +474,8 @@ QList<QPair<QByteArray, QByteArray>> IngestListener::corsHeaders(const HttpReque
     return {{"Access-Control-Allow-Origin", request.header("origin")}, {"Vary", "Origin"}};
 }
 
-std::optional<HttpResponse> IngestListener::checkHead(const HttpRequest &request,
-                                                      qint64 *maxBodyBytes)
+std::optional<HttpResponse> IngestListener::checkAccess(const HttpRequest &request)
 {
-    {
-        QMutexLocker locker(&m_healthMutex);
-        ++m_health.requests;
-    }
     // Host: a browser led to this port by a DNS name that was rebound to 127.0.0.1 sends that
     // name. Header values are never quoted back: they are the client's bytes.
     if (!request.hasHeader("host")) {
@@ -501,6 +525,18 @@ std::optional<HttpResponse> IngestListener::checkHead(const HttpRequest &request
             return response;
         }
     }
+    return std::nullopt;
+}
+
+std::optional<HttpResponse> IngestListener::checkHead(const HttpRequest &request,
+                                                      qint64 *maxBodyBytes)
+{
+    {
+        QMutexLocker locker(&m_healthMutex);
+        ++m_health.requests;
+    }
+    if (std::optional<HttpResponse> refused = checkAccess(request))
+        return refused;
     const bool post = request.method == "POST";
     const bool get = request.method == "GET";
     if (request.path == kHealthPath) {
@@ -521,6 +557,15 @@ std::optional<HttpResponse> IngestListener::checkHead(const HttpRequest &request
         HttpResponse response = reject(405, traces ? QStringLiteral("POST /v1/traces")
                                                    : QStringLiteral("POST /ingest"));
         response.headers.emplaceBack("Allow", "POST");
+        return response;
+    }
+    const QList<QPair<QByteArray, QByteArray>> cors = corsHeaders(request);
+    if (request.contentLength < 0 && !request.chunked) {
+        // Without a length (an HTTP/1.0 POST) the body would run to the connection's close,
+        // which cannot be told from a cut: refused rather than taken as empty.
+        HttpResponse response = reject(411, QStringLiteral("a POST needs a Content-Length (or "
+                                                           "chunked transfer encoding)"));
+        response.headers = cors;
         return response;
     }
     *maxBodyBytes = m_options.maxBodyBytes;

@@ -63,11 +63,18 @@ struct ListenerOptions
     QStringList allowedHosts;
     // Open connections at most (lowered to what the process's file descriptor limit allows).
     int maxConnections = 64;
+    // Open connections from one client address at most: one host cannot take every slot.
+    // Past either cap, the oldest idle or stalled connection (a body trickling in under 1 KiB/s)
+    // makes room; only when there is none is the newcomer answered 503.
+    int maxConnectionsPerClient = 16;
     // A connection that sends nothing for this long between requests (or while sending a body)
     // is closed; a request head must arrive within headTimeoutMs of its first byte (or of the
     // connection).
     int idleTimeoutMs = 30000;
     int headTimeoutMs = 10000;
+    // A body must be complete within this (plus its length at 256 KiB/s), however steadily its
+    // bytes trickle in: the idle timeout alone lets a byte every 25 s hold a slot for ever.
+    int bodyTimeoutMs = 30000;
     // How long a request waits for its records to be stored before it is answered 503: below
     // clients' own timeouts (OpenTelemetry exporters give up after 10 s), so that they see the
     // 503 and its Retry-After.
@@ -188,7 +195,12 @@ private:
     };
 
     void onNewConnection();
+    // Makes room for a newcomer from `client` under the caps: false when none can be made.
+    bool makeRoomFor(const QHostAddress &client);
+    void refuseConnection(QTcpSocket *socket, const QString &why);
     std::optional<HttpResponse> checkHead(const HttpRequest &request, qint64 *maxBodyBytes);
+    // Host, Origin, OPTIONS and the bearer token: who may ask at all.
+    std::optional<HttpResponse> checkAccess(const HttpRequest &request);
     void handleRequest(HttpConnection &connection, HttpRequest &&request);
     // Hands a request's records to the sink; the answer follows from the completion.
     void submitBatch(HttpConnection &connection, IngestBatch &&batch, PendingRequest pending,

@@ -16,11 +16,21 @@
 //   ms=COLUMN          ClickHouse: a DateTime ts plus this column's milliseconds
 //   table=T, query=KQL KQL: the table, or a whole query the poller appends its filter to
 //   map=FIELD=COLUMN,...   KQL: which column holds which canonical field (as report --map)
+//   skew=S             a row more than S seconds ahead of the store's clock is counted as
+//                      stamped ahead (default 60); no row moves the cursor past that clock
+//   timeout=S          the longest one answer may take, start to end (default 60)
+//   retries=N          attempts of one request before the poll gives up (default 6)
+//   max-answer=MB      the largest answer read (default 64; a larger one shrinks the page when
+//                      the store takes a page size, else is refused)
+// An NDJSON endpoint's URL may hold {limit} where the poller puts its page size: a page full of
+// rows of one instant is then asked again larger (without it such an endpoint's page cannot be
+// grown, and the poll says so).
 //
 // Secrets are never part of the URL: the URL is stored in the workspace and shown on screen,
-// so a password=, token= or key= parameter or a password in the userinfo is refused; the
-// secret is named by the environment variable or file that holds it, read when a request is
-// made.
+// so a parameter the redaction rules treat as secret (ingest/redaction.h: token, key, sig,
+// api_key, client_secret, *-token, jwt, ...), a value shaped like a credential (a JWT) or a
+// password in the userinfo is refused, and messages about a refused URL mask it; the secret is
+// named by the environment variable or file that holds it, read when a request is made.
 
 #include <QHash>
 #include <QString>
@@ -37,8 +47,8 @@ QString sourceKindName(SourceKind kind); // "clickhouse", "kql", "ndjson-http"
 struct PollSource
 {
     SourceKind kind = SourceKind::NdjsonHttp;
-    QString url;     // as given (no secret in it), what the workspace stores
-    QUrl endpoint;   // where requests go (http/https), options removed
+    QString url;      // as given (no secret in it), what the workspace stores
+    QUrl endpoint;    // where requests go (http/https), options removed
     QString database; // ClickHouse
     QString table;    // ClickHouse; KQL table
     QString kqlQuery; // KQL: a whole query instead of a table
@@ -51,9 +61,17 @@ struct PollSource
     QHash<QString, QString> mapping;
     qint64 overlapMs = 30'000;
     int pageRows = 50'000;
+    qint64 skewMs = 60'000;
+    int timeoutMs = 60'000;
+    int retries = 6;
+    qint64 maxAnswerBytes = 64LL * 1024 * 1024;
 
     // Parses a source URL; nullopt and *error when it is not one (or carries a secret).
     static std::optional<PollSource> parse(const QString &url, QString *error);
+    // A URL as it may be shown: what the redaction rules treat as secret masked.
+    static QString shown(const QString &url);
+    // NDJSON: whether the URL has a {limit} placeholder.
+    [[nodiscard]] bool takesPageSize() const;
 
     // The secret a request needs (password or token), read now from the environment variable
     // or file the URL names; empty when none is named. *error when one is named but missing.

@@ -4,15 +4,19 @@
 
 #include <QDateTime>
 #include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSqlDriver>
 #include <QSqlError>
 #include <QSqlQuery>
 #include <QThread>
+#include <QUrl>
 #include <QVariant>
 
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -358,8 +362,75 @@ qint64 queryInt(QSqlDatabase &db, const QString &sql, qint64 fallback)
     return query.value(0).toLongLong();
 }
 
+namespace {
+
+// Whether new files cannot be made beside `path` (a read-only mount, a directory the user may
+// not write): SQLite cannot create the -shm file a WAL workspace is read with there.
+bool cannotWriteBeside(const QString &path)
+{
+    const QByteArray directory = QFile::encodeName(QFileInfo(path).absolutePath());
+    return ::access(directory.constData(), W_OK) != 0;
+}
+
+// Opens the workspace again read-only, as the committed file it is ("immutable": no lock, no
+// -shm; nothing there can change it). A workspace on a read-only file system was closed by
+// whoever wrote it, so its file holds every commit.
+bool reopenReadOnly(QSqlDatabase &db, const QString &path)
+{
+    db.close();
+    db.setDatabaseName(u"file:"_qs +
+                       QString::fromLatin1(QUrl::toPercentEncoding(
+                           QFileInfo(path).absoluteFilePath(), QByteArrayLiteral("/"))) +
+                       u"?immutable=1"_qs);
+    db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=%1;QSQLITE_OPEN_READONLY;"
+                                        "QSQLITE_OPEN_URI")
+                             .arg(kBusyTimeoutMs));
+    return db.open();
+}
+
+// A reader's workspace must have the current schema: an older one is migrated here, as
+// opening it for writing would, so that the readers (Events page, `report --workspace`) keep
+// opening older workspaces. Only then: the migration takes the write lock, which a writer may
+// hold.
+bool checkReaderSchema(QSqlDatabase &db, const QString &connectionName, const QString &path,
+                       QString *error)
+{
+    auto failWith = [&](const QString &message) {
+        if (error)
+            *error = path + u": " + message;
+        closeConnection(db, connectionName);
+        return false;
+    };
+    qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
+    if (version > 0 && version < kWorkspaceSchemaVersion) {
+        QSqlDatabase upgrade;
+        const QString upgradeName = uniqueConnectionName(u"upgrade");
+        QString upgradeError;
+        const bool migrated =
+            openConnection(upgrade, upgradeName, path, ConnectionRole::Control, &upgradeError);
+        closeConnection(upgrade, upgradeName);
+        if (!migrated) {
+            if (error)
+                *error = upgradeError;
+            closeConnection(db, connectionName);
+            return false;
+        }
+        version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
+    }
+    if (version != kWorkspaceSchemaVersion) {
+        return failWith(version == 0 ? QStringLiteral("not a Throttlescope workspace")
+                                     : QStringLiteral("workspace schema version %1, expected "
+                                                      "%2 (open it for writing to migrate)")
+                                           .arg(version)
+                                           .arg(kWorkspaceSchemaVersion));
+    }
+    return true;
+}
+
+} // namespace
+
 bool openConnection(QSqlDatabase &db, const QString &connectionName, const QString &path,
-                    ConnectionRole role, QString *error)
+                    ConnectionRole role, QString *error, bool *readOnly)
 {
     db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connectionName);
     db.setDatabaseName(path);
@@ -381,8 +452,15 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
     // reading its header only.
     {
         QString refusal;
-        if (!checkWorkspaceIdentity(db, &refusal))
-            return failWith(refusal);
+        if (!checkWorkspaceIdentity(db, &refusal)) {
+            // Unreadable as it was opened: on a read-only file system a reader opens it
+            // read-only instead (and says so through *readOnly).
+            if (role != ConnectionRole::Reader || !cannotWriteBeside(path) ||
+                !reopenReadOnly(db, path) || !checkWorkspaceIdentity(db, &refusal))
+                return failWith(refusal);
+            if (readOnly)
+                *readOnly = true;
+        }
     }
     // WAL is a property of the file: readers never block the writer and a killed writer
     // leaves the last committed transaction intact. synchronous=NORMAL is durable against a
@@ -421,35 +499,8 @@ bool openConnection(QSqlDatabase &db, const QString &connectionName, const QStri
         }
     }
 
-    if (role == ConnectionRole::Reader) {
-        qint64 version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
-        if (version > 0 && version < kWorkspaceSchemaVersion) {
-            // An older workspace: migrated here as opening it for writing would, so that the
-            // readers (Events page, `report --workspace`) keep opening older workspaces. Only
-            // then: the migration takes the write lock, which a writer may hold.
-            QSqlDatabase upgrade;
-            const QString upgradeName = uniqueConnectionName(u"upgrade");
-            QString upgradeError;
-            const bool migrated =
-                openConnection(upgrade, upgradeName, path, ConnectionRole::Control, &upgradeError);
-            closeConnection(upgrade, upgradeName);
-            if (!migrated) {
-                if (error)
-                    *error = upgradeError;
-                closeConnection(db, connectionName);
-                return false;
-            }
-            version = queryInt(db, QStringLiteral("PRAGMA user_version"), -1);
-        }
-        if (version != kWorkspaceSchemaVersion) {
-            return failWith(version == 0 ? QStringLiteral("not a Throttlescope workspace")
-                                         : QStringLiteral("workspace schema version %1, expected "
-                                                          "%2 (open it for writing to migrate)")
-                                               .arg(version)
-                                               .arg(kWorkspaceSchemaVersion));
-        }
-        return true;
-    }
+    if (role == ConnectionRole::Reader)
+        return checkReaderSchema(db, connectionName, path, error);
     QString migrateError;
     if (!migrate(db, &migrateError))
         return failWith(migrateError);

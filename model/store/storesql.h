@@ -38,8 +38,10 @@ QString uniqueConnectionName(QStringView role);
 // Adds and opens a QSQLITE connection on the calling thread, applies the per-connection
 // pragmas for its role and, for Control and Writer, creates or migrates the schema.
 // On failure the connection is removed again and *error says why.
+// A Reader of a workspace on a read-only file system (a backup mounted read-only, a share) is
+// opened read-only, as the committed file it is; *readOnly then says so.
 bool openConnection(QSqlDatabase &db, const QString &connectionName, const QString &path,
-                    ConnectionRole role, QString *error);
+                    ConnectionRole role, QString *error, bool *readOnly = nullptr);
 // Closes and removes a connection opened by openConnection(); db is reset.
 void closeConnection(QSqlDatabase &db, const QString &connectionName);
 

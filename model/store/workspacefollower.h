@@ -28,6 +28,8 @@ class WorkspaceFollower
 public:
     bool open(const QString &path);
     [[nodiscard]] QString errorString() const { return m_reader.errorString(); }
+    // Opened read-only (a read-only file system: WorkspaceReader::isReadOnly).
+    [[nodiscard]] bool isReadOnly() const { return m_reader.isReadOnly(); }
     [[nodiscard]] QString path() const { return m_path; }
 
     // Replays every event committed now, in time order, in chunks; the callback returns false

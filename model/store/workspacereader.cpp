@@ -232,8 +232,9 @@ bool WorkspaceReader::open(const QString &path)
     if (!QFileInfo(path).isFile())
         return fail(path, QStringLiteral("no such workspace"));
     m_connectionName = store::uniqueConnectionName(u"reader");
+    m_readOnly = false;
     return store::openConnection(m_db, m_connectionName, path, store::ConnectionRole::Reader,
-                                 &m_error);
+                                 &m_error, &m_readOnly);
 }
 
 void WorkspaceReader::close()

@@ -77,6 +77,9 @@ public:
     void close();
     [[nodiscard]] bool isOpen() const;
     [[nodiscard]] QString errorString() const { return m_error; }
+    // Opened read-only: the workspace is on a read-only file system (nothing can be written
+    // to it: settings edits fail).
+    [[nodiscard]] bool isReadOnly() const { return m_readOnly; }
 
     // -1 on error.
     qint64 countEvents(const EventFilter &filter = {});
@@ -145,6 +148,7 @@ private:
     QString m_connectionName;
     QSqlDatabase m_db;
     QString m_error;
+    bool m_readOnly = false;
     QHash<qint64, QString> m_sourcePaths; // source id -> path, filled on demand
 };
 

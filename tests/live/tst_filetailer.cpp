@@ -357,6 +357,151 @@ private slots:
         QCOMPARE(collector.lines.constFirst().line, 51);
     }
 
+    // Issue 29.5: a file followed by name (not a folder), rotated while the tailer is stopped,
+    // by a rename (logrotate's default) or a copytruncate: its lines written after the stored
+    // position are read from the rotated file, before the new file's, none twice.
+    void singleFileRotatedWhileStopped_data()
+    {
+        QTest::addColumn<QString>("rotation");
+        QTest::addColumn<int>("unread");
+        QTest::newRow("rename") << u"rename"_qs << 500;
+        QTest::newRow("copytruncate") << u"copytruncate"_qs << 234;
+    }
+    void singleFileRotatedWhileStopped()
+    {
+        QFETCH(QString, rotation);
+        QFETCH(int, unread);
+        QTemporaryDir dir;
+        const QString path = dir.filePath(u"app.log"_qs);
+        const QString rotated = dir.filePath(u"app.log.1"_qs);
+        appendTo(path, numberedLines("read-", 0, 1000));
+        QList<TailPosition> stored;
+        {
+            FileTailer tailer;
+            Collector collector;
+            collector.attach(tailer);
+            tailer.addFile(path);
+            tailer.start();
+            QCOMPARE(collector.texts.size(), 1000);
+            tailer.stop();
+            stored = tailer.positions();
+        }
+        // Stopped: lines keep coming, then the rotation, then the new file's first lines.
+        appendTo(path, numberedLines("unread-", 0, unread));
+        if (rotation == u"rename") {
+            QVERIFY(QFile::rename(path, rotated));
+        } else {
+            QVERIFY(QFile::copy(path, rotated));
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::ReadWrite));
+            QVERIFY(file.resize(0));
+        }
+        appendTo(path, numberedLines("new-", 0, 300));
+
+        FileTailer tailer;
+        tailer.setOrphanGraceMs(50);
+        Collector collector;
+        collector.attach(tailer);
+        QSignalSpy unrecoverable(&tailer, &FileTailer::linesUnrecoverable);
+        tailer.setStartPositions(stored);
+        tailer.addFile(path);
+        tailer.start();
+        const QList<QByteArray> expected = splitLines(numberedLines("unread-", 0, unread)) +
+                                           splitLines(numberedLines("new-", 0, 300));
+        QString why;
+        QVERIFY2(collector.exactly(expected, &why), qPrintable(why));
+        // The rotated file's lines come first, numbered on from where the file stood.
+        QCOMPARE(collector.texts.constFirst(), QByteArray("unread-0"));
+        QCOMPARE(collector.lines.constFirst().line, 1001);
+        QCOMPARE(collector.paths.constFirst(), rotated);
+        QCOMPARE(collector.texts.at(unread), QByteArray("new-0"));
+        QCOMPARE(unrecoverable.size(), 0);
+        // Drained, the rotated file is let go; nothing of it comes again.
+        QTest::qWait(300);
+        tailer.pollNow();
+        QVERIFY2(collector.exactly(expected, &why), qPrintable(why));
+    }
+
+    // Issue 29.5: copytruncate while following a single file: the lines written between the
+    // last poll and the truncation are read from the copy, before the file's new ones.
+    void singleFileCopyTruncateWhileRunning()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(u"app.log"_qs);
+        FileTailer tailer;
+        tailer.setPollInterval(1000000); // polls only when told
+        tailer.setOrphanGraceMs(50);
+        Collector collector;
+        collector.attach(tailer);
+        QSignalSpy unrecoverable(&tailer, &FileTailer::linesUnrecoverable);
+        tailer.addFile(path);
+        appendTo(path, numberedLines("before-", 0, 100));
+        tailer.start();
+        QCOMPARE(collector.texts.size(), 100);
+        appendTo(path, numberedLines("unpolled-", 0, 234));
+        QVERIFY(QFile::copy(path, dir.filePath(u"app.log.1"_qs)));
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadWrite));
+        QVERIFY(file.resize(0));
+        file.close();
+        appendTo(path, numberedLines("after-", 0, 20));
+        tailer.pollNow();
+        const QList<QByteArray> expected = splitLines(numberedLines("before-", 0, 100)) +
+                                           splitLines(numberedLines("unpolled-", 0, 234)) +
+                                           splitLines(numberedLines("after-", 0, 20));
+        QString why;
+        QVERIFY2(collector.exactly(expected, &why), qPrintable(why));
+        QCOMPARE(collector.texts.at(100), QByteArray("unpolled-0"));
+        QCOMPARE(collector.texts.at(334), QByteArray("after-0"));
+        QCOMPARE(unrecoverable.size(), 0);
+        QTest::qWait(200);
+        tailer.pollNow();
+        QVERIFY2(collector.exactly(expected, &why), qPrintable(why));
+    }
+
+    // What no rotated file holds any more is reported, with how far the file was read.
+    void unrecoverableLinesAreReported()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(u"app.log"_qs);
+        appendTo(path, numberedLines("read-", 0, 40));
+        QList<TailPosition> stored;
+        {
+            FileTailer tailer;
+            tailer.addFile(path);
+            tailer.start();
+            tailer.stop();
+            stored = tailer.positions();
+        }
+        // Rotated and compressed while stopped (logrotate without delaycompress).
+        appendTo(path, numberedLines("gone-", 0, 10));
+        QVERIFY(QFile::rename(path, dir.filePath(u"app.log.1.gz"_qs)));
+        appendTo(path, numberedLines("new-", 0, 3));
+        FileTailer tailer;
+        Collector collector;
+        collector.attach(tailer);
+        QSignalSpy unrecoverable(&tailer, &FileTailer::linesUnrecoverable);
+        tailer.setStartPositions(stored);
+        tailer.addFile(path);
+        tailer.start();
+        QCOMPARE(collector.texts, splitLines(numberedLines("new-", 0, 3)));
+        QCOMPARE(unrecoverable.size(), 1);
+        QCOMPARE(unrecoverable.constFirst().at(0).toString(), path);
+        QCOMPARE(unrecoverable.constFirst().at(1).toLongLong(), 40);
+        // Truncated while running with no copy anywhere: reported too.
+        tailer.setPollInterval(1000000);
+        appendTo(path, numberedLines("more-", 0, 2));
+        tailer.pollNow();
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadWrite));
+        QVERIFY(file.resize(0));
+        file.close();
+        appendTo(path, "x\n");
+        tailer.pollNow();
+        QCOMPARE(unrecoverable.size(), 2);
+        QCOMPARE(unrecoverable.at(1).at(1).toLongLong(), 5);
+    }
+
     void storedPositionOfAnotherFileIsIgnored()
     {
         QTemporaryDir dir;

@@ -9,6 +9,7 @@
 #include <QDeadlineTimer>
 #include <QTcpSocket>
 
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -19,6 +20,7 @@
 #include <QSet>
 #include <QSignalSpy>
 #include <QTest>
+#include <QTimer>
 
 #include <memory>
 
@@ -77,8 +79,12 @@ struct RawAnswer
 class RawClient
 {
 public:
-    bool connectTo(quint16 port)
+    // From another loopback address (127.0.0.2: another client as far as the listener can
+    // tell), or 127.0.0.1 by default.
+    bool connectTo(quint16 port, const QHostAddress &from = {})
     {
+        if (!from.isNull() && !m_socket.bind(from))
+            return false;
         m_socket.connectToHost(QHostAddress(QHostAddress::LocalHost), port);
         return QTest::qWaitFor([&] { return m_socket.state() == QAbstractSocket::ConnectedState; },
                                5000);
@@ -935,6 +941,125 @@ private slots:
             done.complete(IngestOutcome::Stored);
         QCOMPARE(first.readAnswer().status, 200);
         QCOMPARE(second.readAnswer().status, 200);
+    }
+
+    // Issue 29.10: 64 connections whose bodies trickle in (a byte now and then, never idle
+    // long enough to time out) held every slot: a legitimate POST got 503. Now one client gets
+    // at most its share, and a stalled body makes room.
+    void tricklingBodiesDoNotLockClientsOut()
+    {
+        CollectingSink sink;
+        auto listener = startListener(sink);
+        const QByteArray head =
+            "POST /ingest HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(listener->port()) +
+            "\r\nContent-Length: 1000\r\n\r\n{";
+        std::vector<std::unique_ptr<RawClient>> flood;
+        for (int i = 0; i < 64; ++i) {
+            flood.push_back(std::make_unique<RawClient>());
+            QVERIFY(flood.back()->connectTo(listener->port(), QHostAddress(u"127.0.0.2"_qs)));
+            flood.back()->send(head);
+        }
+        QTest::qWait(1200); // past the stall grace: these bodies are not coming
+        const int held = listener->openConnections();
+        qInfo("64 trickling connections from one client: %d held", held);
+        QVERIFY(held <= ListenerOptions{}.maxConnectionsPerClient);
+        for (int i = 0; i < 3; ++i) {
+            const Answer answer = post(*listener, u"/ingest"_qs, requestLine(i));
+            QCOMPARE(answer.status, 200);
+        }
+        QCOMPARE(sink.events.size(), 3);
+        // The same from the same address as the flood (loopback: every client is 127.0.0.1).
+        std::vector<std::unique_ptr<RawClient>> local;
+        for (int i = 0; i < 64; ++i) {
+            local.push_back(std::make_unique<RawClient>());
+            QVERIFY(local.back()->connectTo(listener->port()));
+            local.back()->send(head);
+        }
+        QTest::qWait(1200);
+        QCOMPARE(post(*listener, u"/ingest"_qs, requestLine(9)).status, 200);
+    }
+
+    // Issue 29.10: a body must be complete by its deadline, not only without long pauses.
+    void trickledBodyMeetsItsDeadline()
+    {
+        CollectingSink sink;
+        ListenerOptions options;
+        options.idleTimeoutMs = 1000;
+        options.bodyTimeoutMs = 1500;
+        auto listener = startListener(sink, options);
+        RawClient client;
+        QVERIFY(client.connectTo(listener->port()));
+        client.send("POST /ingest HTTP/1.1\r\nHost: 127.0.0.1:" +
+                    QByteArray::number(listener->port()) + "\r\nContent-Length: 1000\r\n\r\n");
+        QTimer drip;
+        QObject::connect(&drip, &QTimer::timeout, [&client] { client.send("x"); });
+        drip.start(200);
+        QElapsedTimer clock;
+        clock.start();
+        const RawAnswer answer = client.readAnswer(6000);
+        QCOMPARE(answer.status, 408);
+        QVERIFY2(answer.body.contains("not complete within"), answer.body.constData());
+        QVERIFY(clock.elapsed() < 3000);
+    }
+
+    // Issue 29.12: a POST without Content-Length (HTTP/1.0 reads its body to the close, which
+    // cannot be told from a cut) is answered 411, not 200 "accepted: 0".
+    void postWithoutLengthIsRefused_data()
+    {
+        QTest::addColumn<QByteArray>("request");
+        QTest::newRow("HTTP/1.0 body to the close")
+            << QByteArray("POST /ingest HTTP/1.0\r\nHost: 127.0.0.1:PORT\r\n\r\nLINE\n");
+        QTest::newRow("HTTP/1.1 without length")
+            << QByteArray("POST /ingest HTTP/1.1\r\nHost: 127.0.0.1:PORT\r\n"
+                          "Connection: close\r\n\r\nLINE\n");
+    }
+    void postWithoutLengthIsRefused()
+    {
+        QFETCH(QByteArray, request);
+        CollectingSink sink;
+        auto listener = startListener(sink);
+        RawClient client;
+        QVERIFY(client.connectTo(listener->port()));
+        client.send(request.replace("PORT", QByteArray::number(listener->port()))
+                        .replace("LINE", requestLine(1)));
+        const RawAnswer answer = client.readAnswer();
+        QCOMPARE(answer.status, 411);
+        QVERIFY(sink.events.isEmpty());
+    }
+
+    // Issue 29.10: one client address holds at most its share of connections, even with
+    // requests in progress; the others are still served.
+    void connectionsPerClientAreCapped()
+    {
+        HoldingSink sink;
+        IngestListener listener(sink);
+        ListenerOptions options;
+        options.maxConnectionsPerClient = 3;
+        QString error;
+        QVERIFY2(listener.start(options, &error), qPrintable(error));
+        const QByteArray body = requestLine(1);
+        const QByteArray request =
+            "POST /ingest HTTP/1.1\r\nHost: 127.0.0.1:" + QByteArray::number(listener.port()) +
+            "\r\nContent-Length: " + QByteArray::number(body.size()) + "\r\n\r\n" + body;
+        std::vector<std::unique_ptr<RawClient>> busy;
+        for (int i = 0; i < 3; ++i) {
+            busy.push_back(std::make_unique<RawClient>());
+            QVERIFY(busy.back()->connectTo(listener.port(), QHostAddress(u"127.0.0.2"_qs)));
+            busy.back()->send(request);
+        }
+        QTRY_COMPARE(sink.completions.size(), 3);
+        RawClient fourth;
+        QVERIFY(fourth.connectTo(listener.port(), QHostAddress(u"127.0.0.2"_qs)));
+        QCOMPARE(fourth.readAnswer().status, 503);
+        RawClient other;
+        QVERIFY(other.connectTo(listener.port()));
+        other.send(request);
+        QTRY_COMPARE(sink.completions.size(), 4);
+        for (const IngestCompletion &done : std::as_const(sink.completions))
+            done.complete(IngestOutcome::Stored);
+        QCOMPARE(other.readAnswer().status, 200);
+        for (const auto &client : busy)
+            QCOMPARE(client->readAnswer().status, 200);
     }
 
     // The answer waits for the sink: 200 only once it says the records are stored.

@@ -9,6 +9,7 @@
 
 #include "engine/analysis.h"
 #include "engine/reportdata.h"
+#include "ingest/timemerge.h"
 #include "policy/policy.h"
 #include "poll/poller.h"
 #include "poll/pushdown.h"
@@ -21,6 +22,9 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimeZone>
+
+#include <algorithm>
+#include <random>
 
 using namespace ts;
 
@@ -175,60 +179,6 @@ private Q_SLOTS:
         QVERIFY(pollIds(poller).isEmpty());
         QCOMPARE(poller.health().rows, 2500);
         QVERIFY(poller.health().lastError.isEmpty());
-    }
-
-    // Issue 30.4: polled rows replay exactly as the same rows read from a file, in the full
-    // time order: a DateTime column keeps the second and `ms=COLUMN` the milliseconds (ClickHouse
-    // before DateTime64), or the column holds epoch milliseconds. The table is stored in another
-    // order (by requestId), so a read ordered by the second alone hands most rows on late.
-    void polledRowsReplayInFullTimeOrder_data()
-    {
-        QTest::addColumn<QString>("layout");
-        QTest::newRow("DateTime + ms column") << u"datetime"_qs;
-        QTest::newRow("epoch milliseconds") << u"epochms"_qs;
-    }
-    void polledRowsReplayInFullTimeOrder()
-    {
-        QFETCH(QString, layout);
-        const QString table = u"order_"_qs + layout;
-        QVERIFY(!sql(u"CREATE TABLE %1 (%2, identity String, service String, method String, "
-                     u"url String, status UInt16, requestId String) ENGINE = MergeTree ORDER BY "
-                     u"requestId"_qs.arg(table, tsColumn(layout)))
-                     .isNull());
-        // 805 rows over 40 s, a few per second, the request ids in reverse time order within
-        // each second (so the table's order is not the time order).
-        QByteArray rows;
-        QList<qint64> times;
-        quint32 seed = 30;
-        for (int i = 0; i < 805; ++i) {
-            seed = seed * 1664525u + 1013904223u;
-            const qint64 ts = kBaseMs + (i / 20) * 1000 + (999 - (seed >> 22) % 1000);
-            times << ts;
-            rows += row(layout, ts, 100000 - i, u"u%1"_qs.arg(i % 3), i % 9 == 0 ? 429 : 200);
-        }
-        QVERIFY(insert(table, rows));
-        QString error;
-        auto source = poll::PollSource::parse(
-            url(table, layout == u"datetime" ? u"?ms=ms&page=100"_qs : u"?page=100"_qs), &error);
-        QVERIFY2(source, qPrintable(error));
-        poll::Poller poller(*source, {});
-        QList<qint64> polled;
-        std::vector<RequestEvent> events;
-        const auto outcome = poller.pollOnce(
-            [&](QList<RequestEvent> &&batch, QList<MalformedRecord> &&, const QByteArray &) {
-                for (RequestEvent &event : batch) {
-                    polled << event.tsMs;
-                    events.push_back(std::move(event));
-                }
-                return true;
-            });
-        QCOMPARE(outcome, poll::Poller::Outcome::CaughtUp);
-        QCOMPARE(polled.size(), 805);
-        std::sort(times.begin(), times.end());
-        QCOMPARE(polled, times); // every row, in time order to the millisecond
-        Analysis analysis(PolicySet::builtin());
-        analysis.onEvents(std::move(events));
-        QCOMPARE(analysis.report().lateEvents, 0);
     }
 
     void identicalRowsAreAllTaken()
@@ -443,6 +393,122 @@ private Q_SLOTS:
                 QVERIFY(std::abs(it->peakUsage - row.peakUsage) <= 2 * 27 + 5);
             }
         }
+    }
+
+    // Issue 30.4: a table that keeps seconds in a DateTime and milliseconds in another column
+    // (ms=COLUMN, ClickHouse before DateTime64), or epoch milliseconds, is read in the order of
+    // the full time: the polled rows replay exactly as the same rows read from a file (no row
+    // counted late, the same peak fill and predicted 429s).
+    void rowsReplayAsTheFile_data()
+    {
+        QTest::addColumn<QString>("layout");
+        QTest::newRow("DateTime + ms column") << u"datetime"_qs;
+        QTest::newRow("epoch milliseconds") << u"epochms"_qs;
+    }
+    void rowsReplayAsTheFile()
+    {
+        QFETCH(QString, layout);
+        QTemporaryDir dir;
+        const QString policyPath = dir.filePath(u"order.json"_qs);
+        QFile policyFile(policyPath);
+        QVERIFY(policyFile.open(QIODevice::WriteOnly));
+        policyFile.write(R"({"name": "order", "match": {"service": "^graph$"}, "limits": [
+          {"name": "sliding", "key": "identity", "algorithm": "sliding-window", "capacity": 12,
+           "windowSeconds": 2},
+          {"name": "bucket", "key": "identity", "algorithm": "token-bucket", "capacity": 8,
+           "refillPerSecond": 4}]})");
+        policyFile.close();
+        const QString table = u"order_"_qs + layout;
+        QVERIFY(!sql(u"CREATE TABLE %1 (%2, identity String, service String, method String, "
+                     u"url String, status UInt16, requestId String) ENGINE = MergeTree ORDER BY "
+                     u"requestId"_qs.arg(table, tsColumn(layout)))
+                     .isNull());
+        // 805 rows over a minute, several per second at distinct milliseconds, inserted in an
+        // order unrelated to their time (the table sorts by requestId).
+        std::mt19937 random(29);
+        QList<qint64> times;
+        while (times.size() < 805) {
+            const qint64 ts = kBaseMs + qint64(random() % 60'000);
+            if (!times.contains(ts))
+                times.append(ts);
+        }
+        QByteArray inserted;
+        QList<std::pair<qint64, QByteArray>> fileRows;
+        for (int i = 0; i < times.size(); ++i) {
+            const QString identity = u"sp-"_qs + QString::number(i % 3);
+            inserted += row(layout, times.at(i), i, identity);
+            fileRows.append({times.at(i), row(u"epochms"_qs, times.at(i), i, identity)});
+        }
+        QVERIFY(insert(table, inserted));
+        std::sort(fileRows.begin(), fileRows.end());
+        const QString filePath = dir.filePath(u"same-rows.ndjson"_qs);
+        QFile file(filePath);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        for (const auto &[ts, line] : std::as_const(fileRows))
+            file.write(line);
+        file.close();
+
+        QString error;
+        PolicySet policies;
+        QVERIFY2(policies.load(policyPath, &error), qPrintable(error));
+        Analysis polled(policies, Analysis::Purpose::ReportOnly);
+        const auto source = poll::PollSource::parse(
+            url(table, layout == u"datetime" ? u"?ms=ms&page=100"_qs : u"?page=100"_qs), &error);
+        QVERIFY2(source, qPrintable(error));
+        poll::Poller poller(*source, {});
+        qint64 previous = 0;
+        qint64 backwards = 0;
+        QCOMPARE(poller.pollOnce([&](QList<RequestEvent> &&events, QList<MalformedRecord> &&,
+                                     const QByteArray &) {
+            for (RequestEvent &event : events) {
+                backwards += event.tsMs < previous ? 1 : 0;
+                previous = event.tsMs;
+                polled.onEvent(std::move(event));
+            }
+            return true;
+        }),
+                 poll::Poller::Outcome::CaughtUp);
+        Analysis fromFile(policies, Analysis::Purpose::ReportOnly);
+        const MergeResult merged = readSourcesMerged({filePath}, fromFile, SourceOptions{});
+        QCOMPARE(merged.outcomes.size(), 1);
+        const ReportData a = polled.report();
+        const ReportData b = fromFile.report();
+        qInfo("%s: %lld of %lld polled rows came before an earlier one, %lld counted late",
+              qPrintable(layout), qlonglong(backwards), qlonglong(a.events),
+              qlonglong(a.lateEvents));
+        QCOMPARE(a.events, 805);
+        QCOMPARE(backwards, 0);
+        QCOMPARE(a.lateEvents, b.lateEvents);
+        QCOMPARE(a.throttles.total, b.throttles.total);
+        QCOMPARE(a.scopes.size(), b.scopes.size());
+        for (const ScopeSummary &scope : b.scopes) {
+            const auto it = std::find_if(a.scopes.cbegin(), a.scopes.cend(), [&](const auto &s) {
+                return s.limit == scope.limit && s.key == scope.key;
+            });
+            QVERIFY(it != a.scopes.cend());
+            QCOMPARE(it->requests, scope.requests);
+            QCOMPARE(it->peakUsage, scope.peakUsage);
+            QCOMPARE(it->predictedThrottled, scope.predictedThrottled);
+        }
+    }
+
+    // Issue 29.2 against the real server: 250 rows per second, pages of 100: every row once.
+    void moreRowsInASecondThanAPage()
+    {
+        QVERIFY(!sql(u"CREATE TABLE dense (ts DateTime, ms UInt16, identity String, service "
+                     u"String, method String, url String, status UInt16, requestId String) "
+                     u"ENGINE = MergeTree ORDER BY requestId"_qs)
+                     .isNull());
+        QByteArray rows;
+        for (int i = 0; i < 5000; ++i)
+            rows += row(u"datetime"_qs, kBaseMs + (i / 250) * 1000 + i % 250, i);
+        QVERIFY(insert(u"dense"_qs, rows));
+        QString error;
+        poll::Poller poller(
+            *poll::PollSource::parse(url(u"dense"_qs, u"?ms=ms&page=100"_qs), &error), {});
+        const QStringList ids = pollIds(poller);
+        QCOMPARE(ids.size(), 5000);
+        QCOMPARE(QSet<QString>(ids.cbegin(), ids.cend()).size(), 5000);
     }
 
     void cleanupTestCase() { m_server.stop(); }

@@ -19,8 +19,8 @@ struct Store
     {
         QList<PollCursor::Row> out;
         for (auto it = rows.lower_bound(low); it != rows.end() && out.size() < limit; ++it) {
-            const QByteArray content = QByteArray::number(it->first) + ':' +
-                                       QByteArray::number(it->second);
+            const QByteArray content =
+                QByteArray::number(it->first) + ':' + QByteArray::number(it->second);
             out.append({it->first, rowHash(content.constData(), content.size())});
             ids->append(it->second);
         }
@@ -148,13 +148,132 @@ private Q_SLOTS:
         QVERIFY(PollCursor::restore("1 -\n", 1000));
     }
 
+    // Issue 29.1: a row stamped past the store's present never moves the cursor there; it is
+    // taken once, counted, and remembered while the store's clock has not passed it.
+    void futureRowsDoNotMoveTheCursor()
+    {
+        PollCursor cursor(1000);
+        cursor.beginAnswer(/*ceiling=*/10'000, /*aheadAfter=*/10'500);
+        QCOMPARE(cursor.acceptChunk({{9000, 1}, {3'600'000, 2}}).size(), 2);
+        cursor.endAnswer();
+        QCOMPARE(*cursor.newestKey(), 9000);
+        QCOMPARE(cursor.rowsAhead(), 1);
+        QCOMPARE(cursor.lowBound(0), 8000);
+        // Asked again: the future row comes back and is not taken twice; a late ordinary row is.
+        cursor.beginAnswer(11'000, 11'500);
+        QCOMPARE(cursor.acceptChunk({{9000, 1}, {9500, 3}, {3'600'000, 2}}), QList<qsizetype>{1});
+        cursor.endAnswer();
+        QCOMPARE(cursor.rowsAhead(), 1);
+        const auto restored = PollCursor::restore(cursor.save(), 1000);
+        QVERIFY(restored);
+        QCOMPARE(restored->rowsAhead(), 1);
+        QCOMPARE(restored->save(), cursor.save());
+    }
+
+    // An answer accepted a chunk at a time takes what it takes whole, and the state after any
+    // chunk resumes exactly (each chunk is committed with it).
+    void chunksEqualAWholeAnswer()
+    {
+        Store store;
+        for (int i = 0; i < 3000; ++i)
+            store.rows.insert({qint64(i / 7) * 10, i % 50}); // ties and identical rows
+        QList<int> ids;
+        const QList<PollCursor::Row> answer = store.answer(0, 100000, &ids);
+        PollCursor whole(500);
+        const QList<qsizetype> wholeFresh = whole.accept(answer);
+        for (const qsizetype chunk : {1, 7, 256, 1000}) {
+            PollCursor chunked(500);
+            QList<qsizetype> fresh;
+            chunked.beginAnswer();
+            for (qsizetype start = 0; start < answer.size(); start += chunk) {
+                for (const qsizetype index : chunked.acceptChunk(answer.mid(start, chunk)))
+                    fresh.append(start + index);
+                // A restart here: the saved state reads the rest exactly.
+                if (start == chunk * 3) {
+                    auto resumed = PollCursor::restore(chunked.save(), 500);
+                    QVERIFY(resumed);
+                    QList<int> rest;
+                    const QList<qsizetype> later =
+                        resumed->accept(store.answer(resumed->lowBound(0), 100000, &rest));
+                    QCOMPARE(qsizetype(fresh.size() + later.size()), answer.size());
+                }
+            }
+            chunked.endAnswer();
+            QCOMPARE(fresh, wholeFresh);
+            QCOMPARE(chunked.save(), whole.save());
+        }
+    }
+
+    // Issue 29.12: more rows within the overlap than the cursor remembers: the window shrinks
+    // to the newest ones (whole keys), the state stays small, and nothing is read twice.
+    void windowIsBounded()
+    {
+        Store store;
+        for (int i = 0; i < 100'000; ++i)
+            store.rows.insert({qint64(i / 4), i}); // 100,000 rows within 25 s
+        PollCursor cursor(30'000);
+        QCOMPARE(pollAll(store, cursor, 50'000).size(), 100'000);
+        QVERIFY(cursor.rememberedRows() <= PollCursor::kMaxRememberedRows);
+        QVERIFY(cursor.rememberedRows() > PollCursor::kMaxRememberedRows - 8);
+        QVERIFY2(cursor.save().size() < 400 * 1024,
+                 QByteArray::number(cursor.save().size()).constData());
+        QCOMPARE(cursor.lowBound(0), 25'000 - PollCursor::kMaxRememberedRows / 4);
+        QVERIFY(pollAll(store, cursor, 50'000).isEmpty());
+        store.rows.insert({25'000, 100'000});
+        QCOMPARE(pollAll(store, cursor, 50'000), QList<int>{100'000});
+    }
+
+    void restoreRejectsGarbageV2()
+    {
+        QVERIFY(!PollCursor::restore("2 10 5 0\n+3 ab\n", 1000)); // a delta before any key
+        QVERIFY(!PollCursor::restore("2 10 5 x\n", 1000));
+        QVERIFY(!PollCursor::restore("2 10 5 0\n=7 zz\n", 1000));
+        QVERIFY(!PollCursor::restore("2 10 5 0\n=7 ab*0\n", 1000));
+        QVERIFY(!PollCursor::restore("2 10 5 0\n=7 ab\n=8 cd\n", 1000)); // one absolute key
+        QVERIFY(PollCursor::restore("2 10 5 3\n=7 ab*2 cd\n+1 ef\n", 1000));
+        QVERIFY(PollCursor::restore("2 - - 0\n", 1000));
+    }
+
+    // Issue 29.8: whatever the redaction rules treat as secret in a URL is refused in a
+    // source URL (it would be stored in the workspace and shown), and never quoted back.
+    void secretsInSourceUrls_data()
+    {
+        QTest::addColumn<QString>("url");
+        const QString value = u"SeCrEtVaLuE123"_qs;
+        for (const char *name : {"api_key", "client_secret", "subscription-key", "x-api-key",
+                                 "access-token", "signature", "private_token", "jwt", "auth", "sig",
+                                 "token", "key", "Ocp-Apim-Subscription-Key", "code", "password"}) {
+            QTest::addRow("ndjson %s", name)
+                << u"http://h/rows?after={cursor}&%1=%2"_qs.arg(QLatin1StringView(name), value);
+            QTest::addRow("kql %s", name)
+                << u"kql+https://h/v1/workspaces/W/query?table=T&%1=%2"_qs.arg(
+                       QLatin1StringView(name), value);
+        }
+        QTest::newRow("a JWT under an innocent name")
+            << u"http://h/rows?after={cursor}&state=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0."
+               u"SeCrEtVaLuE123abc"_qs;
+        QTest::newRow("a secret next to a bad option")
+            << u"http://h/rows?after={cursor}&overlap=soon&api_key=SeCrEtVaLuE123"_qs;
+        QTest::newRow("a secret in an unknown scheme") << u"ftp://h/x?api_key=SeCrEtVaLuE123"_qs;
+    }
+    void secretsInSourceUrls()
+    {
+        QFETCH(QString, url);
+        QString error;
+        QVERIFY(!PollSource::parse(url, &error));
+        QVERIFY(!error.isEmpty());
+        QVERIFY2(!error.contains(u"SeCrEtVaLuE123"), qPrintable(error));
+        QVERIFY2(!error.contains(u"eyJ"), qPrintable(error));
+        QVERIFY(!PollSource::shown(url).contains(u"SeCrEtVaLuE123"));
+    }
+
     void sourceUrls_data()
     {
         QTest::addColumn<QString>("url");
         QTest::addColumn<bool>("valid");
         QTest::addColumn<QString>("kind");
-        QTest::newRow("clickhouse") << u"clickhouse://127.0.0.1:8123/logs/requests"_qs << true
-                                    << u"clickhouse"_qs;
+        QTest::newRow("clickhouse")
+            << u"clickhouse://127.0.0.1:8123/logs/requests"_qs << true << u"clickhouse"_qs;
         QTest::newRow("clickhouse options")
             << u"clickhouse://h:9/db/t?overlap=5&page=100&password-env=CH_PW&ms=ms"_qs << true
             << u"clickhouse"_qs;
@@ -162,16 +281,16 @@ private Q_SLOTS:
         QTest::newRow("kql") << u"kql+https://api.loganalytics.io/v1/workspaces/W/query?"
                                 u"table=AppRequests&token-env=AZ_TOKEN"_qs
                              << true << u"kql"_qs;
-        QTest::newRow("kql without table") << u"kql+https://h/v1/workspaces/W/query"_qs << false
-                                           << QString();
+        QTest::newRow("kql without table")
+            << u"kql+https://h/v1/workspaces/W/query"_qs << false << QString();
         QTest::newRow("ndjson") << u"http://127.0.0.1:9/rows?after={cursor}"_qs << true
                                 << u"ndjson-http"_qs;
-        QTest::newRow("ndjson without cursor") << u"http://127.0.0.1:9/rows"_qs << false
-                                               << QString();
-        QTest::newRow("secret in query") << u"http://h/rows?after={cursor}&token=abc"_qs << false
-                                         << QString();
-        QTest::newRow("password in userinfo") << u"clickhouse://u:pw@h:9/db/t"_qs << false
-                                              << QString();
+        QTest::newRow("ndjson without cursor")
+            << u"http://127.0.0.1:9/rows"_qs << false << QString();
+        QTest::newRow("secret in query")
+            << u"http://h/rows?after={cursor}&token=abc"_qs << false << QString();
+        QTest::newRow("password in userinfo")
+            << u"clickhouse://u:pw@h:9/db/t"_qs << false << QString();
         QTest::newRow("unknown scheme") << u"ftp://h/x"_qs << false << QString();
     }
     void sourceUrls()
