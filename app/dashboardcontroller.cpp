@@ -9,6 +9,7 @@
 #include "livesimulator.h"
 #include "mainwindow.h"
 #include "poll/pollfeed.h"
+#include "poll/pollfeeds.h"
 #include "preferences.h"
 #include "store/workspace.h"
 
@@ -16,9 +17,13 @@
 
 #include <QApplication>
 #include <QDateTime>
+#include <QDir>
+#include <QFileDialog>
 #include <QMessageBox>
 #include <QMetaObject>
+#include <QPushButton>
 #include <QSemaphore>
+#include <QStandardPaths>
 #include <QStatusBar>
 #include <QTextStream>
 #include <QTimer>
@@ -44,10 +49,12 @@ constexpr int kFinalSnapshotWaitMs = 5'000;
 } // namespace
 
 DashboardController::DashboardController(DashboardOptions options, QObject *parent)
-    : QObject(parent), m_options(std::move(options)), m_window(std::make_unique<MainWindow>())
+    : QObject(parent), m_options(std::move(options)), m_window(std::make_unique<MainWindow>()),
+      m_feeds(std::make_unique<poll::PollFeeds>())
 {
-    // Scratch workspaces a crashed dashboard left behind hold request logs: remove them.
-    removeOrphanedScratchWorkspaces();
+    // Scratch workspaces a crashed dashboard left behind hold events its listener acknowledged:
+    // offered back by start(); only the empty ones are removed now.
+    m_orphans = findOrphanedScratchWorkspaces();
     m_workerThread.setObjectName(QStringLiteral("analysis"));
     m_session = new AnalysisSession;
     m_session->moveToThread(&m_workerThread);
@@ -133,10 +140,7 @@ DashboardController::~DashboardController()
 {
     // The listener first: its last requests are answered by the session's writer.
     m_listener.reset();
-    for (poll::PollFeed *feed : std::as_const(m_feeds))
-        feed->requestStop();
-    m_pollThread.quit();
-    m_pollThread.wait();
+    m_feeds.reset(); // stops every feed and waits for its thread
     if (m_simulator)
         QMetaObject::invokeMethod(m_simulator, &live::LiveSimulator::stop,
                                   Qt::BlockingQueuedConnection);
@@ -154,6 +158,9 @@ void DashboardController::start()
     if (!m_options.files.isEmpty() || m_options.demo)
         m_window->showDashboard();
     m_window->show();
+    // A picture asks nobody anything: the orphans stay for an interactive start.
+    if (m_options.screenshotPath.isEmpty())
+        offerRecovery();
     if (!m_options.screenshotPage.isEmpty())
         m_window->showPage(m_options.screenshotPage);
     // Everything the screenshot waits for is connected before anything that can emit it is
@@ -177,6 +184,62 @@ void DashboardController::start()
         openFiles(m_options.files);
     if (m_options.demo)
         startDemo();
+}
+
+namespace {
+// The default question: Recover (then where), Delete or Later.
+DashboardController::RecoveryAnswer askAboutOrphan(QWidget *parent, const OrphanedScratch &orphan,
+                                                   QString *destination)
+{
+    QMessageBox box(QMessageBox::Question, QObject::tr("Recover events"), recoveryQuestion(orphan),
+                    QMessageBox::NoButton, parent);
+    box.setInformativeText(
+        QObject::tr("A Throttlescope window that ended without closing its session had received "
+                    "them (answered 200). Recover saves them as a workspace and opens it; "
+                    "Later keeps them for the next start."));
+    QPushButton *recover = box.addButton(QObject::tr("Recover…"), QMessageBox::AcceptRole);
+    QPushButton *remove = box.addButton(QObject::tr("Delete"), QMessageBox::DestructiveRole);
+    box.addButton(QObject::tr("Later"), QMessageBox::RejectRole);
+    box.setDefaultButton(recover);
+    box.exec();
+    if (box.clickedButton() == remove)
+        return DashboardController::RecoveryAnswer::Delete;
+    if (box.clickedButton() != recover)
+        return DashboardController::RecoveryAnswer::Later;
+    const QString suggested =
+        QDir(QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
+            .filePath(QStringLiteral("recovered-%1.tsws")
+                          .arg(QDateTime::currentDateTime().toString(u"yyyyMMdd-HHmmss")));
+    *destination = QFileDialog::getSaveFileName(parent, QObject::tr("Save recovered events"),
+                                                suggested, QObject::tr("Workspace (*.tsws)"));
+    return destination->isEmpty() ? DashboardController::RecoveryAnswer::Later
+                                  : DashboardController::RecoveryAnswer::Recover;
+}
+} // namespace
+
+void DashboardController::offerRecovery()
+{
+    QList<OrphanedScratch> left;
+    for (const OrphanedScratch &orphan : std::as_const(m_orphans)) {
+        QString destination;
+        const RecoveryAnswer answer = m_recoveryPrompt
+                                          ? m_recoveryPrompt(orphan, &destination)
+                                          : askAboutOrphan(m_window.get(), orphan, &destination);
+        if (answer == RecoveryAnswer::Delete) {
+            removeScratchWorkspace(orphan.path);
+            continue;
+        }
+        QString error;
+        if (answer == RecoveryAnswer::Recover &&
+            recoverScratchWorkspace(orphan.path, destination, &error)) {
+            openWorkspace(destination);
+            continue;
+        }
+        if (!error.isEmpty())
+            QMessageBox::warning(m_window.get(), tr("Recover events"), error);
+        left.append(orphan); // kept: offered again at the next start
+    }
+    m_orphans = left;
 }
 
 void DashboardController::scheduleScreenshot()
@@ -256,9 +319,9 @@ void DashboardController::startDemo()
     }
     // A screenshot runs fast enough for the first 429 wave to show in a few seconds, unless
     // --speed says otherwise.
-    m_simulator->setSpeed(m_options.demoSpeed.value_or(
-        m_options.screenshotPath.isEmpty() ? live::LiveSimulator::kDemoSpeed
-                                           : kDemoScreenshotSpeed));
+    m_simulator->setSpeed(m_options.demoSpeed.value_or(m_options.screenshotPath.isEmpty()
+                                                           ? live::LiveSimulator::kDemoSpeed
+                                                           : kDemoScreenshotSpeed));
     m_simulator->moveToThread(&m_workerThread);
     connect(&m_workerThread, &QThread::finished, m_simulator, &QObject::deleteLater);
     // Same thread: the batch goes straight into the analysis, no copy across threads.
@@ -288,31 +351,16 @@ bool DashboardController::startPollFeed(const QString &url, int everySeconds,
     const std::optional<poll::PollSource> source = poll::PollSource::parse(url, error);
     if (!source)
         return false;
-    for (const poll::PollFeed *running : std::as_const(m_feeds)) {
-        if (running->source().url == source->url) {
-            *error = tr("%1 is polled already").arg(source->url);
-            return false;
-        }
-    }
-    if (!m_pollThread.isRunning()) {
-        m_pollThread.setObjectName(QStringLiteral("poll"));
-        m_pollThread.start();
-    }
-    auto *feed = new poll::PollFeed(*source, everySeconds);
-    if (resume && !resume->cursorState.isEmpty() &&
-        !feed->resumeFrom(resume->cursorState, resume->rows)) {
-        delete feed;
-        *error = tr("%1: the stored cursor is unreadable").arg(source->url);
+    poll::PollFeed *feed =
+        m_feeds->add(*source, everySeconds, resume ? resume->cursorState : QByteArray(),
+                     resume ? resume->rows : 0, error);
+    if (!feed)
         return false;
-    }
-    feed->moveToThread(&m_pollThread);
-    connect(&m_pollThread, &QThread::finished, feed, &QObject::deleteLater);
     // Its rows and their cursor go to the session (stored together); its requests become its
     // row on the Ingest page (the source: the URL, which holds no secret).
     connect(feed, &poll::PollFeed::rowsPolled, m_session, &AnalysisSession::ingestPolled);
     connect(feed, &poll::PollFeed::statusChanged, m_session, &AnalysisSession::updatePolledSource);
-    m_feeds.append(feed);
-    QMetaObject::invokeMethod(feed, &poll::PollFeed::start);
+    m_feeds->start(feed);
     return true;
 }
 
@@ -351,11 +399,7 @@ void DashboardController::resumePollSources(const QList<StoredPollSource> &sourc
 
 void DashboardController::stopPollFeeds()
 {
-    for (poll::PollFeed *feed : std::as_const(m_feeds)) {
-        feed->requestStop();
-        QMetaObject::invokeMethod(feed, &QObject::deleteLater);
-    }
-    m_feeds.clear();
+    m_feeds->stopAll();
 }
 
 void DashboardController::takeScreenshotAndQuit()

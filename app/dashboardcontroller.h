@@ -10,6 +10,9 @@
 #include <QStringList>
 #include <QThread>
 
+#include "store/scratchrecovery.h"
+
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -27,7 +30,7 @@ namespace widgets {
 struct ListenSettings;
 }
 namespace poll {
-class PollFeed;
+class PollFeeds;
 }
 } // namespace ts
 
@@ -76,9 +79,25 @@ public:
     void closeSession();
     [[nodiscard]] bool isDemoSession() const { return m_simulator != nullptr; }
 
+    // ---- a crashed session's events (issue 29.4) ----
+    // A dashboard that was killed left events in its scratch workspace, and its listener had
+    // answered 200 for them: they are the user's. Found when the controller is made (the empty
+    // ones are removed then), offered by start() unless a screenshot is taken.
+    enum class RecoveryAnswer {
+        Recover, // into *destination, which is then opened as the session's workspace
+        Delete,  // the user does not want them
+        Later,   // kept for the next start
+    };
+    using RecoveryPrompt =
+        std::function<RecoveryAnswer(const ts::OrphanedScratch &orphan, QString *destination)>;
+    // Tests answer for the user; the default asks with a message box and a file dialog.
+    void setRecoveryPrompt(RecoveryPrompt prompt) { m_recoveryPrompt = std::move(prompt); }
+    [[nodiscard]] const QList<ts::OrphanedScratch> &orphanedSessions() const { return m_orphans; }
+    void offerRecovery();
+
 private:
     void startDemo();
-    // File > Add Source…: polls the store on m_pollThread into the session (model/poll).
+    // File > Add Source…: polls the store on a thread of its own into the session (model/poll).
     void addSource(const QString &url, int everySeconds);
     // The polled sources a workspace just opened stores: polled on from their cursors.
     void resumePollSources(const QList<ts::StoredPollSource> &sources);
@@ -97,11 +116,12 @@ private:
     ts::AnalysisSession *m_session = nullptr;        // lives on m_workerThread
     ts::live::LiveSimulator *m_simulator = nullptr;  // lives on m_workerThread
     ts::live::FollowedSources *m_followed = nullptr; // lives on m_workerThread
-    // Polled stores wait on the network and back off as their stores ask: a thread of their
-    // own, so neither the analysis nor the window waits for them.
-    QThread m_pollThread;
-    QList<ts::poll::PollFeed *> m_feeds; // live on m_pollThread
+    // Polled stores wait on the network and back off as their stores ask: each on a thread of
+    // its own, so neither the analysis, the window nor another store waits for them.
+    std::unique_ptr<ts::poll::PollFeeds> m_feeds;
     bool m_screenshotTaken = false;
+    QList<ts::OrphanedScratch> m_orphans; // not yet recovered, deleted or left for later
+    RecoveryPrompt m_recoveryPrompt;
     // ---- live sessions (issue 17) ----
     std::unique_ptr<ts::live::DashboardListener> m_listener; // GUI thread; serves on its own
     void stopDemo();

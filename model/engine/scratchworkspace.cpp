@@ -43,9 +43,9 @@ QString scratchWorkspaceDirectory()
 QString newScratchWorkspacePath(quintptr tag)
 {
     return QDir(scratchWorkspaceDirectory())
-        .filePath(kPrefix + QStringLiteral("%1-%2.db")
-                                .arg(QCoreApplication::applicationPid())
-                                .arg(tag, 0, 16));
+        .filePath(
+            kPrefix +
+            QStringLiteral("%1-%2.db").arg(QCoreApplication::applicationPid()).arg(tag, 0, 16));
 }
 
 bool isScratchWorkspacePath(const QString &path)
@@ -60,7 +60,8 @@ bool createPrivateFile(const QString &path, QString *error)
     const int fd = ::open(native.constData(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         if (error)
-            *error = QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)));
+            *error =
+                QStringLiteral("%1: %2").arg(path, QString::fromLocal8Bit(std::strerror(errno)));
         return false;
     }
     // The mode given to open() is masked by the umask only to remove bits: 0600 stays 0600
@@ -79,28 +80,38 @@ void removeScratchWorkspace(const QString &path)
         QFile::remove(path + suffix);
 }
 
-int removeOrphanedScratchWorkspaces(const QString &directory)
+QStringList orphanedScratchWorkspaces(const QString &directory)
 {
     const QDir dir(directory);
     const QStringList names =
-        dir.entryList({kPrefix + QStringLiteral("*.db")}, QDir::Files | QDir::Hidden);
-    int removed = 0;
+        dir.entryList({kPrefix + QStringLiteral("*.db")}, QDir::Files | QDir::Hidden,
+                      QDir::Time | QDir::Reversed);
+    QStringList orphans;
     const uid_t me = ::getuid();
     for (const QString &name : names) {
         const QRegularExpressionMatch match = scratchName().match(name);
         if (!match.hasMatch())
             continue;
         const QString path = dir.filePath(name);
-        struct stat info{};
-        if (::lstat(QFile::encodeName(path).constData(), &info) != 0 || info.st_uid != me
-            || !S_ISREG(info.st_mode))
+        struct stat info
+        {
+        };
+        if (::lstat(QFile::encodeName(path).constData(), &info) != 0 || info.st_uid != me ||
+            !S_ISREG(info.st_mode))
             continue; // only our own regular files
         if (processAlive(match.captured(1).toLongLong()))
             continue;
-        removeScratchWorkspace(path);
-        ++removed;
+        orphans.append(path);
     }
-    return removed;
+    return orphans;
+}
+
+int removeOrphanedScratchWorkspaces(const QString &directory)
+{
+    const QStringList orphans = orphanedScratchWorkspaces(directory);
+    for (const QString &path : orphans)
+        removeScratchWorkspace(path);
+    return int(orphans.size());
 }
 
 } // namespace ts

@@ -55,6 +55,10 @@ struct StoreFetcher::Exchange
     std::unique_ptr<live::StreamInflater> inflater; // Content-Encoding: gzip / deflate
     bool headSeen = false;
     bool success = false; // a 2xx status: the body goes to the sink
+    // The answer's Content-Length (-1: none) and the bytes of it read (still encoded). Checked
+    // here too: Qt at times finishes a reply whose connection closed early without an error.
+    qint64 announcedLength = -1;
+    qint64 wireBytes = 0;
 
     void onHead()
     {
@@ -71,6 +75,9 @@ struct StoreFetcher::Exchange
             if (parsed.isValid())
                 result.storeDateMs = parsed.toMSecsSinceEpoch();
         }
+        bool lengthGiven = false;
+        const qint64 length = reply->rawHeader("Content-Length").trimmed().toLongLong(&lengthGiven);
+        announcedLength = lengthGiven && length >= 0 ? length : -1;
         result.framedByClose = !reply->hasRawHeader("Content-Length") &&
                                !reply->rawHeader("Transfer-Encoding").toLower().contains("chunked");
         const QByteArray encoding = reply->rawHeader("Content-Encoding").trimmed().toLower();
@@ -121,6 +128,7 @@ struct StoreFetcher::Exchange
             const QByteArray chunk = reply->read(kReadBufferBytes);
             if (chunk.isEmpty())
                 break;
+            wireBytes += chunk.size();
             if (!inflater) {
                 take(chunk);
                 continue;
@@ -161,6 +169,13 @@ struct StoreFetcher::Exchange
                                    .arg(result.bodyBytes)
                                    .arg(why);
             }
+            return;
+        }
+        if (success && announcedLength >= 0 && wireBytes < announcedLength) {
+            result.problem = FetchProblem::CutOff;
+            result.error = QStringLiteral("the answer was cut off after %1 of its %2 bytes")
+                               .arg(wireBytes)
+                               .arg(announcedLength);
             return;
         }
         if (inflater && success && !inflater->complete()) {

@@ -196,6 +196,8 @@ private Q_SLOTS:
     void openingLogsAddsToTheSession();
     void demoOpensANewSession();
     void scratchWorkspacesNeverOutliveTheirSession();
+    void crashedSessionsEventsAreOffered_data();
+    void crashedSessionsEventsAreOffered();
     void recentListsOnlyDocumentsThatExist();
     void titleFollowsSaveAs();
     void policyIsSavedInTheWorkspace_data();
@@ -381,6 +383,109 @@ void TestLiveSession::scratchWorkspacesNeverOutliveTheirSession()
     QVERIFY(!QFile::exists(scratch));
     QVERIFY(!QFile::exists(scratch + u"-wal"_qs));
     QVERIFY(!QFile::exists(scratch + u"-shm"_qs));
+}
+
+// Issue 29.4: File > Listen, 5,000 events answered 200, the dashboard killed (-9): the next
+// start offers them back instead of removing the scratch workspace they are in. The dashboard
+// is this test binary run again (TS_CRASHING_DASHBOARD): it listens, prints its port and waits
+// to be killed.
+void TestLiveSession::crashedSessionsEventsAreOffered_data()
+{
+    QTest::addColumn<QString>("answer");
+    QTest::newRow("recover") << u"recover"_qs;
+    QTest::newRow("later, then delete") << u"later"_qs;
+}
+
+void TestLiveSession::crashedSessionsEventsAreOffered()
+{
+    if (qEnvironmentVariableIsSet("TS_CRASHING_DASHBOARD")) {
+        ts::app::DashboardController controller({});
+        controller.start();
+        ts::widgets::ListenSettings settings;
+        settings.port = 0;
+        QString error;
+        QVERIFY2(controller.startListening(settings, &error), qPrintable(error));
+        std::printf("PORT %d\n", int(controller.listener()->port()));
+        std::fflush(stdout);
+        QTest::qWait(120'000); // killed long before
+        return;
+    }
+    QFETCH(QString, answer);
+    QTemporaryDir tmp;
+    const QByteArray oldTmp = qgetenv("TMPDIR");
+    qputenv("TMPDIR", QFile::encodeName(tmp.path()));
+    auto restore = qScopeGuard([&] {
+        if (oldTmp.isEmpty())
+            qunsetenv("TMPDIR");
+        else
+            qputenv("TMPDIR", oldTmp);
+    });
+    QProcess dashboard;
+    QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+    environment.insert(u"TS_CRASHING_DASHBOARD"_qs, u"1"_qs);
+    environment.insert(u"TMPDIR"_qs, tmp.path());
+    environment.insert(u"QT_QPA_PLATFORM"_qs, u"offscreen"_qs);
+    dashboard.setProcessEnvironment(environment);
+    dashboard.start(QCoreApplication::applicationFilePath(),
+                    {u"crashedSessionsEventsAreOffered"_qs});
+    QVERIFY(dashboard.waitForStarted());
+    quint16 port = 0;
+    QByteArray out;
+    QTRY_VERIFY_WITH_TIMEOUT(
+        [&] {
+            out += dashboard.readAllStandardOutput();
+            const qsizetype at = out.indexOf("PORT ");
+            const qsizetype end = out.indexOf('\n', at);
+            if (at >= 0 && end > at)
+                port = quint16(out.mid(at + 5, end - at - 5).trimmed().toInt());
+            return port != 0;
+        }(),
+        30'000);
+    for (int request = 0; request < 5; ++request) {
+        QByteArray body;
+        for (int i = 0; i < 1000; ++i)
+            body += requestLine(request * 1000 + i) + '\n';
+        QCOMPARE(statusOf(ts::testhttp::post(port, "/ingest", body)), 200);
+    }
+    dashboard.kill(); // SIGKILL: nothing of the dashboard's own clean-up runs
+    QVERIFY(dashboard.waitForFinished());
+
+    const QString saved = tmp.filePath(u"recovered.tsws"_qs);
+    QStringList asked;
+    {
+        ts::app::DashboardController controller({});
+        controller.setRecoveryPrompt([&](const ts::OrphanedScratch &orphan, QString *destination) {
+            asked << ts::recoveryQuestion(orphan);
+            *destination = saved;
+            return answer == u"recover"
+                       ? ts::app::DashboardController::RecoveryAnswer::Recover
+                       : ts::app::DashboardController::RecoveryAnswer::Later;
+        });
+        QCOMPARE(controller.orphanedSessions().size(), 1);
+        controller.start();
+        QCOMPARE(asked, QStringList{u"Recover 5,000 events received before the crash?"_qs});
+        if (answer == u"recover") {
+            QTRY_COMPARE(shownEvents(controller.window()), 5000);
+            QVERIFY(controller.orphanedSessions().isEmpty());
+        }
+    }
+    if (answer == u"recover") {
+        // Saved where the user said, the scratch file gone with its WAL.
+        QCOMPARE(ts::orphanedScratchWorkspaces(tmp.path()), QStringList());
+        ts::Workspace workspace;
+        QVERIFY(workspace.open(saved));
+        return;
+    }
+    // Later: still there at the next start; Delete: gone.
+    QVERIFY(!QFile::exists(saved));
+    ts::app::DashboardController again({});
+    QCOMPARE(again.orphanedSessions().size(), 1);
+    QCOMPARE(again.orphanedSessions().constFirst().events, 5000);
+    again.setRecoveryPrompt([](const ts::OrphanedScratch &, QString *) {
+        return ts::app::DashboardController::RecoveryAnswer::Delete;
+    });
+    again.offerRecovery();
+    QCOMPARE(ts::orphanedScratchWorkspaces(tmp.path()), QStringList());
 }
 
 void TestLiveSession::recentListsOnlyDocumentsThatExist()
