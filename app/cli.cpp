@@ -4,6 +4,7 @@
 #include "engine/forecast.h"
 #include "engine/reportformat.h"
 #include "ingest/formatdetect.h"
+#include "ingest/sortedread.h"
 #include "ingest/sourcereader.h"
 #include "ingest/timemerge.h"
 #include "livecommands.h"
@@ -76,25 +77,37 @@ QTextStream &err()
 class MalformedPrinter final : public IngestSink
 {
 public:
-    explicit MalformedPrinter(IngestSink &next) : m_next(next) {}
-    void onEvent(RequestEvent &&event) override { m_next.onEvent(std::move(event)); }
+    explicit MalformedPrinter(IngestSink &next) : m_next(&next) {}
+    void onEvent(RequestEvent &&event) override { m_next->onEvent(std::move(event)); }
     void onEvents(std::vector<RequestEvent> &&events) override
     {
-        m_next.onEvents(std::move(events));
+        m_next->onEvents(std::move(events));
     }
     void onMalformed(MalformedRecord &&record) override
     {
-        if (++m_count <= kPrinted)
+        // A second read of the same files meets the records printed already: counted again
+        // by the fresh analysis, printed once.
+        if (m_skipPrinted > 0) {
+            --m_skipPrinted;
+        } else if (++m_count <= kPrinted) {
             err() << record.toString() << Qt::endl;
-        else if (m_count == kPrinted + 1)
+        } else if (m_count == kPrinted + 1) {
             err() << "(further malformed records are counted but not printed)" << Qt::endl;
-        m_next.onMalformed(std::move(record));
+        }
+        m_next->onMalformed(std::move(record));
+    }
+    // The files are read again from their start into `next`.
+    void readAgainInto(IngestSink &next)
+    {
+        m_next = &next;
+        m_skipPrinted = m_count; // the same records come first (in each file's order)
     }
 
 private:
     static constexpr qint64 kPrinted = 20;
-    IngestSink &m_next;
+    IngestSink *m_next;
     qint64 m_count = 0;
+    qint64 m_skipPrinted = 0;
 };
 
 // report --fail-on: which findings make the exit status kExitFindings.
@@ -142,7 +155,7 @@ void printUsage(QTextStream &out)
            "  throttlescope whatif [--pace R/min] [--obey-retry-after] [--out FILE] ... FILE...\n"
            "  throttlescope COMMAND --help                each command's options\n"
            "Dashboard options: --demo [--speed X], --screenshot FILE.png [--size WxH] "
-           "[--page NAME] [--screenshot-delay MS]\n"
+           "[--page NAME] [--screenshot-delay MS], --reorder-window S|auto\n"
            "A workspace (.tsws) given as FILE is opened as a workspace. Manual: man "
            "throttlescope\n";
 }
@@ -439,6 +452,95 @@ void printReport(const ReportData &report, bool json, const QStringList &notes =
     out.flush();
 }
 
+// Where a workspace report's policy came from: "option" (--policy), "workspace" (the policy the
+// dashboard saved in it) or "builtin" (neither).
+struct PolicySource
+{
+    QString from;
+    QString description;
+};
+
+QString policySourceWords(const QString &from)
+{
+    if (from == u"option")
+        return u"--policy"_qs;
+    if (from == u"workspace")
+        return u"saved in the workspace"_qs;
+    return u"built-in: nothing saved in the workspace"_qs;
+}
+
+// The policies a workspace report replays with: --policy, else the policy the dashboard saved
+// in the workspace, so that a CI gate and the window replay the same workspace alike.
+std::optional<PolicySet> workspacePolicies(const ReportArguments &parsed, WorkspaceReader &reader,
+                                           PolicySource *source)
+{
+    if (!parsed.policies.isEmpty()) {
+        *source = PolicySource{u"option"_qs, parsed.policies.join(u", "_qs)};
+        return policiesFrom(parsed);
+    }
+    const QString saved =
+        reader.setting(QLatin1StringView(Workspace::kPolicySetting)).value_or(QString());
+    *source = PolicySource{saved.trimmed().isEmpty() ? u"builtin"_qs : u"workspace"_qs,
+                           PolicySet::describeSetting(saved)};
+    QString error;
+    std::optional<PolicySet> policies = PolicySet::fromSetting(saved, &error);
+    if (!policies) {
+        err() << parsed.workspace << ": the policy saved in the workspace cannot be used (" << error
+              << "): give --policy" << Qt::endl;
+    }
+    return policies;
+}
+
+QString importedSizeText(const IncompleteImport &item)
+{
+    const QLocale c = QLocale::c();
+    if (item.sizeBytes < 0)
+        return c.toString(item.committedBytes) + u" bytes";
+    return c.toString(item.committedBytes) + u" of " + c.toString(item.sizeBytes) + u" bytes";
+}
+
+// The report of a workspace: the report's own keys as they are, plus "incompleteSources" and
+// "policySource" (sorted in with them, as the writer sorts its keys); in text, the same at the
+// end of the opening paragraph, next to the counts they qualify.
+void printWorkspaceReport(const ReportData &report, bool json,
+                          const QList<IncompleteImport> &incomplete, const PolicySource &policy)
+{
+    if (json) {
+        QJsonObject object = QJsonDocument::fromJson(reportToJson(report)).object();
+        QJsonArray sources;
+        for (const IncompleteImport &item : incomplete) {
+            sources.append(
+                QJsonObject{{u"path"_qs, item.source.path},
+                            {u"committedBytes"_qs, item.committedBytes},
+                            {u"sizeBytes"_qs, item.sizeBytes >= 0 ? QJsonValue(item.sizeBytes)
+                                                                  : QJsonValue(QJsonValue::Null)}});
+        }
+        object.insert(u"incompleteSources"_qs, sources);
+        object.insert(u"policySource"_qs,
+                      QJsonObject{{u"from"_qs, policy.from}, {u"policy"_qs, policy.description}});
+        const QByteArray text = QJsonDocument(object).toJson(QJsonDocument::Indented);
+        std::fwrite(text.constData(), 1, size_t(text.size()), stdout);
+        std::fflush(stdout);
+        return;
+    }
+    QString lines = u"  Policy: "_qs + policy.description + u" ("_qs +
+                    policySourceWords(policy.from) + u")\n"_qs;
+    if (!incomplete.isEmpty()) {
+        lines += u"  INCOMPLETE: "_qs + QLocale::c().toString(incomplete.size()) +
+                 u" source(s) only partly imported (an import was interrupted or is still "
+                 u"running; run import again to finish):\n"_qs;
+        for (const IncompleteImport &item : incomplete)
+            lines += u"    "_qs + item.source.path + u": "_qs + importedSizeText(item) +
+                     u" imported\n"_qs;
+    }
+    QString text = reportToText(report);
+    const qsizetype paragraphEnd = text.indexOf(u"\n\n"_qs);
+    text.insert(paragraphEnd < 0 ? text.size() : paragraphEnd + 1, lines);
+    QTextStream out(stdout);
+    out << text;
+    out.flush();
+}
+
 // report --workspace: replay what the workspace holds, in time order, through the same Analysis.
 int runWorkspaceReport(const ReportArguments &parsed)
 {
@@ -446,8 +548,7 @@ int runWorkspaceReport(const ReportArguments &parsed)
         err() << "throttlescope report: give FILEs or --workspace, not both" << Qt::endl;
         return kExitUsage;
     }
-    const auto policies = policiesFrom(parsed);
-    if (!policies)
+    if (!parsed.policies.isEmpty() && !policiesFrom(parsed))
         return kExitUsage;
     if (!QFile::exists(parsed.workspace)) {
         err() << parsed.workspace << ": no such workspace" << Qt::endl;
@@ -461,6 +562,10 @@ int runWorkspaceReport(const ReportArguments &parsed)
     if (reader.isReadOnly())
         err() << "note: " << parsed.workspace
               << ": on a read-only file system: opened read-only" << Qt::endl;
+    PolicySource policySource;
+    const std::optional<PolicySet> policies = workspacePolicies(parsed, reader, &policySource);
+    if (!policies)
+        return kExitNothingRead;
     Analysis analysis(*policies, Analysis::Purpose::ReportOnly);
     const bool ok =
         reader.forEachEventInTimeOrder(8192, [&analysis](const QList<RequestEvent> &chunk) {
@@ -480,51 +585,14 @@ int runWorkspaceReport(const ReportArguments &parsed)
     // Sources an import did not finish (killed, cancelled, or still running elsewhere): the
     // report covers only what was committed of them, and says so.
     const QList<IncompleteImport> incomplete = incompleteImports(reader.sources(), reader.ledger());
-    const QLocale c = QLocale::c();
-    auto sizeText = [&c](const IncompleteImport &item) -> QString {
-        if (item.sizeBytes < 0)
-            return c.toString(item.committedBytes) + u" bytes";
-        return c.toString(item.committedBytes) + u" of " + c.toString(item.sizeBytes) + u" bytes";
-    };
     for (const IncompleteImport &item : incomplete) {
         err() << "warning: " << parsed.workspace << ": " << item.source.path
-              << ": import incomplete (" << sizeText(item)
+              << ": import incomplete (" << importedSizeText(item)
               << " imported; interrupted or still running): run import again to finish it"
               << Qt::endl;
     }
     const ReportData report = analysis.report();
-    if (parsed.json) {
-        // The report's own keys are left as they are; "incompleteSources" is added (sorted in
-        // with them, as the writer sorts its keys).
-        QJsonObject object = QJsonDocument::fromJson(reportToJson(report)).object();
-        QJsonArray sources;
-        for (const IncompleteImport &item : incomplete) {
-            sources.append(
-                QJsonObject{{u"path"_qs, item.source.path},
-                            {u"committedBytes"_qs, item.committedBytes},
-                            {u"sizeBytes"_qs, item.sizeBytes >= 0 ? QJsonValue(item.sizeBytes)
-                                                                  : QJsonValue(QJsonValue::Null)}});
-        }
-        object.insert(u"incompleteSources"_qs, sources);
-        const QByteArray text = QJsonDocument(object).toJson(QJsonDocument::Indented);
-        std::fwrite(text.constData(), 1, size_t(text.size()), stdout);
-        std::fflush(stdout);
-        return exitStatusFor(report, parsed.failOn);
-    }
-    QString text = reportToText(report);
-    if (!incomplete.isEmpty()) {
-        QString lines = u"  INCOMPLETE: "_qs + c.toString(incomplete.size()) +
-                        u" source(s) only partly imported (an import was interrupted or is still "
-                        u"running; run import again to finish):\n"_qs;
-        for (const IncompleteImport &item : incomplete)
-            lines += u"    "_qs + item.source.path + u": "_qs + sizeText(item) + u" imported\n"_qs;
-        // At the end of the opening paragraph, next to the counts it qualifies.
-        const qsizetype paragraphEnd = text.indexOf(u"\n\n"_qs);
-        text.insert(paragraphEnd < 0 ? text.size() : paragraphEnd + 1, lines);
-    }
-    QTextStream out(stdout);
-    out << text;
-    out.flush();
+    printWorkspaceReport(report, parsed.json, incomplete, policySource);
     return exitStatusFor(report, parsed.failOn);
 }
 
@@ -713,14 +781,23 @@ int runReport(const QStringList &args)
     if (!policies)
         return kExitUsage;
     // The forecast reads each key's recent traffic, which only a dashboard's analysis keeps.
-    auto analysis = std::make_unique<Analysis>(std::move(*policies),
-                                               parsed.remaining ? Analysis::Purpose::Dashboard
-                                                                : Analysis::Purpose::ReportOnly);
+    const Analysis::Purpose purpose =
+        parsed.remaining ? Analysis::Purpose::Dashboard : Analysis::Purpose::ReportOnly;
+    auto analysis = std::make_unique<Analysis>(*policies, purpose);
     {
         MalformedPrinter printer(*analysis);
         // One timeline: the files are merged by time as they are read (timemerge.h), so two
-        // clients' logs of the same hour give the report of their events in time order.
-        const MergeResult merged = readSourcesMerged(parsed.files, printer, parsed.source);
+        // clients' logs of the same hour give the report of their events in time order. Files
+        // read whole are replayed in exact time order: one with a line later than the merge's
+        // window is read again, sorted (sortedread.h), into a fresh analysis.
+        MergeOptions merge;
+        merge.stopAtFirstLate = canReadAgain(parsed.files);
+        MergeResult merged = readSourcesMerged(parsed.files, printer, parsed.source, merge);
+        if (merged.stoppedAtLate) {
+            analysis = std::make_unique<Analysis>(*policies, purpose);
+            printer.readAgainInto(*analysis);
+            merged = readSourcesSorted(parsed.files, printer, parsed.source);
+        }
         int readable = 0;
         for (const SourceOutcome &outcome : merged.outcomes) {
             if (!outcome.readable()) {

@@ -10,6 +10,7 @@
 #include "poll/pollfeeds.h"
 #include "session/analysissession.h"
 #include "session/scratchworkspace.h"
+#include "preferences.h"
 #include "store/workspace.h"
 
 #include <QMessageBox>
@@ -68,10 +69,14 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
             &live::FollowedSources::followFile);
     connect(m_followed, &live::FollowedSources::eventsRead, m_session,
             &AnalysisSession::ingestFollowed);
+    connect(m_followed, &live::FollowedSources::followedFilesChanged, m_session,
+            &AnalysisSession::setFollowedFiles);
 
     MainWindow *window = m_window.get();
     connect(window, &MainWindow::followFilesToggled, m_followed,
             &live::FollowedSources::setEnabled);
+    connect(window, &MainWindow::reorderWindowChanged, m_session,
+            &AnalysisSession::setReorderWindow);
     connect(m_session, &AnalysisSession::snapshotReady, window, &MainWindow::applySnapshot);
     connect(m_session, &AnalysisSession::ingestStatusChanged, window, &MainWindow::setIngestStatus);
     connect(m_session, &AnalysisSession::progress, window, &MainWindow::setProgress);
@@ -101,8 +106,22 @@ DashboardController::DashboardController(DashboardOptions options, QObject *pare
                 QString error;
                 if (!startListening(settings, &error))
                     QMessageBox::warning(m_window.get(), tr("Listen"), error);
+                else
+                    rememberListening(true);
             });
-    connect(window, &MainWindow::stopListeningRequested, this, &DashboardController::stopListening);
+    connect(window, &MainWindow::stopListeningRequested, this, [this] {
+        stopListening();
+        rememberListening(false);
+    });
+    // A saved session that listened listens again when opened again (issue 30.11), with the
+    // settings File > Listen… remembers.
+    connect(m_session, &AnalysisSession::listenAgainRequested, this, [this] {
+        if (m_listener && m_listener->isListening())
+            return;
+        QString error;
+        if (!startListening(widgets::ListenSettings::load(), &error))
+            m_window->statusBar()->showMessage(tr("Not listening again: %1").arg(error), 15000);
+    });
     connect(window, &MainWindow::newSessionRequested, this, &DashboardController::newSession);
     connect(window, &MainWindow::closeSessionRequested, this, &DashboardController::closeSession);
     connect(m_session, &AnalysisSession::workspaceSaved, window, &MainWindow::setSavedWorkspace);
@@ -148,6 +167,12 @@ void DashboardController::start()
     // started: the files are read on another thread and may finish before start() returns.
     if (!m_options.screenshotPath.isEmpty())
         scheduleScreenshot();
+    // The live feeds' reorder window: the command line's, else the Preferences'.
+    const qint64 reorderWindowMs = m_options.reorderWindowMs.value_or(
+        qint64(widgets::Preferences::load().reorderWindowSeconds) * 1000);
+    QMetaObject::invokeMethod(m_session, [session = m_session, reorderWindowMs] {
+        session->setReorderWindow(reorderWindowMs);
+    });
     if (m_options.demo && !m_options.files.isEmpty()) {
         // The demo runs in a session of its own: real data never mixes into it.
         QTextStream(stderr) << "throttlescope: --demo runs in a session of its own; the files "
@@ -161,25 +186,36 @@ void DashboardController::start()
         startDemo();
 }
 
+std::unique_ptr<QMessageBox> DashboardController::recoveryBox(QWidget *parent,
+                                                              const OrphanedScratch &orphan)
+{
+    auto box =
+        std::make_unique<QMessageBox>(QMessageBox::Question, tr("Recover events"),
+                                      recoveryQuestion(orphan), QMessageBox::NoButton, parent);
+    box->setInformativeText(
+        tr("A Throttlescope window that ended without closing its session had received them "
+           "(answered 200). Recover saves them as a workspace and opens it; Later keeps them "
+           "for the next start."));
+    QPushButton *recover = box->addButton(tr("Recover…"), QMessageBox::AcceptRole);
+    recover->setObjectName(QStringLiteral("recoverButton"));
+    box->addButton(tr("Delete"), QMessageBox::DestructiveRole)
+        ->setObjectName(QStringLiteral("deleteButton"));
+    box->addButton(tr("Later"), QMessageBox::RejectRole);
+    box->setDefaultButton(recover);
+    return box;
+}
+
 namespace {
 // The default question: Recover (then where), Delete or Later.
 DashboardController::RecoveryAnswer askAboutOrphan(QWidget *parent, const OrphanedScratch &orphan,
                                                    QString *destination)
 {
-    QMessageBox box(QMessageBox::Question, QObject::tr("Recover events"), recoveryQuestion(orphan),
-                    QMessageBox::NoButton, parent);
-    box.setInformativeText(
-        QObject::tr("A Throttlescope window that ended without closing its session had received "
-                    "them (answered 200). Recover saves them as a workspace and opens it; "
-                    "Later keeps them for the next start."));
-    QPushButton *recover = box.addButton(QObject::tr("Recover…"), QMessageBox::AcceptRole);
-    QPushButton *remove = box.addButton(QObject::tr("Delete"), QMessageBox::DestructiveRole);
-    box.addButton(QObject::tr("Later"), QMessageBox::RejectRole);
-    box.setDefaultButton(recover);
-    box.exec();
-    if (box.clickedButton() == remove)
+    const std::unique_ptr<QMessageBox> box = DashboardController::recoveryBox(parent, orphan);
+    box->exec();
+    const QString clicked = box->clickedButton() ? box->clickedButton()->objectName() : QString();
+    if (clicked == u"deleteButton")
         return DashboardController::RecoveryAnswer::Delete;
-    if (box.clickedButton() != recover)
+    if (clicked != u"recoverButton")
         return DashboardController::RecoveryAnswer::Later;
     const QString suggested =
         QDir(QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))
@@ -348,7 +384,9 @@ void DashboardController::resumePollSources(const QList<StoredPollSource> &sourc
     QStringList resumed;
     QStringList problems;
     for (const StoredPollSource &stored : sources) {
-        if (stored.updatedMs > 0 && now - stored.updatedMs < kRecentlyPolledMs) {
+        // (This machine's own earlier poller, its process gone, is none: issue 30.11.)
+        if (stored.updatedMs > 0 && now - stored.updatedMs < kRecentlyPolledMs &&
+            !pollerOwnerIsGone(stored.owner)) {
             problems << tr("%1 not resumed: another poller stored rows %2 s ago")
                             .arg(stored.url)
                             .arg((now - stored.updatedMs) / 1000);
@@ -450,6 +488,13 @@ bool DashboardController::startListening(const widgets::ListenSettings &settings
         tr("Listening on %1: POST /ingest (NDJSON), POST /v1/traces (OTLP JSON)")
             .arg(m_listener->feedName()));
     return true;
+}
+
+void DashboardController::rememberListening(bool listening)
+{
+    QMetaObject::invokeMethod(m_session, [session = m_session, listening] {
+        session->rememberListening(listening);
+    });
 }
 
 void DashboardController::stopListening()

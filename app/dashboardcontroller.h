@@ -17,6 +17,8 @@
 #include <optional>
 
 class MainWindow;
+class QMessageBox;
+class QWidget;
 
 namespace ts {
 class AnalysisSession;
@@ -47,6 +49,9 @@ struct DashboardOptions
     QSize screenshotSize{1600, 1000};
     QString screenshotPage;
     int screenshotDelayMs = -1; // -1: after files are read (demo: a default run time)
+    // --reorder-window S|auto: the live feeds' reorder window in ms (-1: auto); unset: the
+    // Preferences' choice.
+    std::optional<qint64> reorderWindowMs;
 };
 
 class DashboardController : public QObject
@@ -65,6 +70,8 @@ public:
     // message (shown in the window too) when it cannot start.
     bool startListening(const ts::widgets::ListenSettings &settings, QString *error = nullptr);
     void stopListening();
+    // The operator's choice, kept in the session's workspace (AnalysisSession::rememberListening).
+    void rememberListening(bool listening);
     [[nodiscard]] ts::live::DashboardListener *listener() const { return m_listener.get(); }
     [[nodiscard]] MainWindow *window() const { return m_window.get(); }
     [[nodiscard]] ts::AnalysisSession *session() const { return m_session; }
@@ -89,6 +96,9 @@ public:
     void setRecoveryPrompt(RecoveryPrompt prompt) { m_recoveryPrompt = std::move(prompt); }
     [[nodiscard]] const QList<ts::OrphanedScratch> &orphanedSessions() const { return m_orphans; }
     void offerRecovery();
+    // The question offerRecovery() asks by default (buttons recoverButton, deleteButton, Later).
+    static std::unique_ptr<QMessageBox> recoveryBox(QWidget *parent,
+                                                    const ts::OrphanedScratch &orphan);
 
 private:
     void startDemo();

@@ -50,6 +50,20 @@ bool parseDashboardOptions(const QStringList &args, ts::app::DashboardOptions &o
         } else if (arg == u"--page") {
             if (!next(options.screenshotPage))
                 return false;
+        } else if (arg == u"--reorder-window") {
+            if (!next(value))
+                return false;
+            bool ok = false;
+            const double seconds = value.toDouble(&ok);
+            if (value == u"auto") {
+                options.reorderWindowMs = -1;
+            } else if (ok && seconds >= 0 && seconds <= 3600) {
+                options.reorderWindowMs = qint64(seconds * 1000);
+            } else {
+                err << "throttlescope: --reorder-window takes seconds (0 to 3600) or auto"
+                    << Qt::endl;
+                return false;
+            }
         } else if (arg == u"--screenshot-delay") {
             if (!next(value))
                 return false;

@@ -9,9 +9,11 @@
 #include "ingestpage.h"
 #include "listendialog.h"
 #include "models/alertsmodel.h"
+#include "models/breakercounts.h"
 #include "models/eventsmodel.h"
 #include "models/snapshotmath.h"
 #include "models/timerange.h"
+#include "pageicons.h"
 #include "plotstyle.h"
 #include "policyeditor.h"
 #include "preferences.h"
@@ -111,6 +113,14 @@ MainWindow::MainWindow(QWidget *parent)
             &MainWindow::notifyCriticalAlerts);
     connect(m_dashboard, &ts::widgets::Dashboard::snapshotApplied, this,
             &MainWindow::updateStatusText);
+    // An alert withdrawn (work that was pending, not lost) leaves the banner and the tray.
+    connect(m_dashboard, &ts::widgets::Dashboard::snapshotApplied, this, [this] {
+        const auto &snapshot = m_dashboard->snapshot();
+        const QList<ts::Alert> current = snapshot ? snapshot->report.alerts : QList<ts::Alert>{};
+        m_banner->withdrawIfGone(current);
+        if (m_tray)
+            m_tray->setToolTip(trayToolTip());
+    });
     connect(m_dashboard->ingestPage(), &ts::widgets::IngestPage::staleFeedsChanged, this,
             &MainWindow::showStaleFeeds);
     connect(m_dashboard->breakersPage(), &ts::widgets::BreakersPage::breakerModelChangeRequested,
@@ -210,12 +220,13 @@ void MainWindow::createActions()
     QAction *policy = analysis->addAction(tr("&Policy…"), this, &MainWindow::showPolicyEditor);
     policy->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
     toolbar->addAction(policy);
-    QAction *demo =
-        analysis->addAction(style()->standardIcon(QStyle::SP_MediaPlay), tr("Start &Demo"), this,
-                            [this] {
-                                showDashboard();
-                                Q_EMIT demoRequested();
-                            });
+    QAction *demo = analysis->addAction(ts::widgets::pageIcon(QStringLiteral("play"), palette()),
+                                        tr("Start &Demo"), this, [this] {
+                                            showDashboard();
+                                            Q_EMIT demoRequested();
+                                        });
+    demo->setObjectName(QStringLiteral("startDemoAction"));
+    m_demoAction = demo;
     demo->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     toolbar->addAction(demo);
     QAction *cancel =
@@ -290,6 +301,14 @@ void MainWindow::requestListen()
     listenDialog();
 }
 
+void MainWindow::changeEvent(QEvent *event)
+{
+    QMainWindow::changeEvent(event);
+    // Drawn icons follow the theme (issue 30.14: the style's play icon vanished on dark).
+    if (event->type() == QEvent::PaletteChange && m_demoAction)
+        m_demoAction->setIcon(ts::widgets::pageIcon(QStringLiteral("play"), palette()));
+}
+
 void MainWindow::setDarkTheme(bool dark)
 {
     ts::widgets::Preferences preferences = ts::widgets::Preferences::load();
@@ -308,6 +327,7 @@ void MainWindow::showPreferences()
     const ts::widgets::Preferences preferences = dialog.preferences();
     preferences.save();
     preferences.apply(m_dashboard);
+    Q_EMIT reorderWindowChanged(qint64(preferences.reorderWindowSeconds) * 1000);
     m_darkTheme->setChecked(ts::widgets::isDark(QApplication::palette()));
 }
 
@@ -473,7 +493,9 @@ void MainWindow::exportPlotDialog()
         return;
     if (QFileInfo(path).suffix().isEmpty())
         path += QStringLiteral(".png");
-    const QString error = ts::widgets::exportPlot(plot, path);
+    // The chart stands on its own: the page's title, the time range and the legend.
+    const QString error =
+        ts::widgets::exportPlot(plot, path, 0, 0, m_dashboard->currentPlotTitle());
     if (!error.isEmpty())
         QMessageBox::warning(this, tr("Export plot"), error);
 }
@@ -508,11 +530,33 @@ void MainWindow::showPolicyEditor()
     if (!m_policyEditor) {
         m_policyEditor = new ts::widgets::PolicyEditor(this);
         connect(m_policyEditor, &ts::widgets::PolicyEditor::policyChangeRequested, this,
-                &MainWindow::policyChangeRequested);
+                [this](const QString &policy) {
+                    m_policySetting = policy;
+                    Q_EMIT policyChangeRequested(policy);
+                });
     }
+    // The policy in force, not the first of the list (issue 30.13): the one the session saved
+    // or was given, else the built-in policy that replayed the most requests.
+    const auto &snapshot = m_dashboard->snapshot();
+    m_policyEditor->showPolicyInForce(
+        m_policySetting,
+        snapshot ? ts::widgets::PolicyEditor::mostUsedPolicy(snapshot->report) : QString());
     m_policyEditor->show();
     m_policyEditor->raise();
     m_policyEditor->activateWindow();
+}
+
+QString MainWindow::trayToolTip() const
+{
+    const auto &snapshot = m_dashboard->snapshot();
+    if (!snapshot)
+        return tr("Throttlescope");
+    // The critical alerts that stand, and the breakers counted as the Overview's card counts
+    // them (soft-open apart from open: issue 30.6).
+    return ts::widgets::criticalAlertsSummary(snapshot->report.alerts) + u'\n' +
+           tr("Breakers: %1")
+               .arg(ts::models::breakerCountsText(
+                   ts::models::countBreakers(snapshot->report, std::nullopt)));
 }
 
 void MainWindow::notifyCriticalAlerts(const QList<ts::Alert> &alerts)
@@ -745,6 +789,7 @@ void MainWindow::createTimeWindowPicker(QToolBar *toolbar)
 
 void MainWindow::applySessionSettings(const QVariantMap &settings)
 {
+    m_policySetting = settings.value(QStringLiteral("policy")).toString();
     const auto window = ts::models::TimeRange::windowFromSettingText(
         settings.value(QStringLiteral("timeWindow")).toString());
     if (window)

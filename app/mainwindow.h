@@ -45,6 +45,8 @@ public:
     [[nodiscard]] QStringList recentFiles() const;
     // Where a critical alert is shown when the desktop has no notification area.
     [[nodiscard]] ts::widgets::AlertBanner *alertBanner() const { return m_banner; }
+    // What the tray icon's tooltip says now: the critical alerts and the breakers.
+    [[nodiscard]] QString trayToolTip() const;
     // Shown until there is something to show (no input yet): Open log, Listen, Demo.
     [[nodiscard]] ts::widgets::StartPage *startPage() const { return m_startPage; }
     [[nodiscard]] bool isShowingStartPage() const;
@@ -95,9 +97,12 @@ Q_SIGNALS:
     void sessionSettingChanged(const QString &key, const QString &value);
     // File > Add Source…: a store to poll (model/poll), every `everySeconds`.
     void addSourceRequested(const QString &url, int everySeconds);
+    // Preferences: the live feeds' reorder window, ms (< 0: auto).
+    void reorderWindowChanged(qint64 windowMs);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
+    void changeEvent(QEvent *event) override;
     void dragEnterEvent(QDragEnterEvent *event) override;
     void dropEvent(QDropEvent *event) override;
 
@@ -132,6 +137,7 @@ private:
     ts::widgets::StartPage *m_startPage;
     QStackedWidget *m_body; // the start page, then the dashboard
     QAction *m_darkTheme = nullptr;
+    QAction *m_demoAction = nullptr; // its icon is redrawn in the theme's text colour
     ts::widgets::PolicyEditor *m_policyEditor = nullptr;
     QMenu *m_recentMenu = nullptr;
     QProgressBar *m_progress;
@@ -139,6 +145,7 @@ private:
     QLabel *m_statusText;
     QSystemTrayIcon *m_tray = nullptr;
     QString m_workspacePath;
+    QString m_policySetting; // the policy in force as the session keeps it ("" = built-in)
     qint64 m_lastNotificationMs = 0;
     int m_suppressedNotifications = 0;
     // ---- live sessions (issue 17) ----

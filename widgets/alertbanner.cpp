@@ -12,6 +12,8 @@
 #include <QStyle>
 #include <QToolButton>
 
+#include <algorithm>
+
 namespace ts::widgets {
 
 QString alertHeadline(const Alert &alert)
@@ -53,8 +55,43 @@ AlertBanner::AlertBanner(QWidget *parent)
     hide();
 }
 
+QString criticalAlertsSummary(const QList<Alert> &current)
+{
+    QStringList named;
+    for (const Alert &alert : current) {
+        const QString name = alert.kind + QStringLiteral(" · ") + models::shortName(alert.key);
+        if (alert.severity == u"critical" && !named.contains(name))
+            named.append(name);
+    }
+    if (named.isEmpty())
+        return AlertBanner::tr("Throttlescope: no critical alert");
+    constexpr qsizetype kShown = 3;
+    QString text =
+        AlertBanner::tr("Throttlescope: %n critical alert(s): ", nullptr, int(named.size())) +
+        QStringList(named.mid(0, kShown)).join(QStringLiteral(", "));
+    if (named.size() > kShown)
+        text += AlertBanner::tr(" and %n more", nullptr, int(named.size() - kShown));
+    return text;
+}
+
+void AlertBanner::withdrawIfGone(const QList<Alert> &current)
+{
+    if (m_kind.isEmpty())
+        return;
+    const bool standing = std::any_of(current.begin(), current.end(), [this](const Alert &alert) {
+        return alert.severity == u"critical" && alert.kind == m_kind && alert.key == m_key;
+    });
+    if (!standing) {
+        m_kind.clear();
+        m_key.clear();
+        hide();
+    }
+}
+
 void AlertBanner::showAlert(const Alert &alert, int more)
 {
+    m_kind = alert.kind;
+    m_key = alert.key;
     QString text = tr("Critical alert: %1").arg(alertHeadline(alert));
     if (more > 0)
         text += tr(" (+%n more)", nullptr, more);

@@ -1,6 +1,7 @@
 #include "bucketpage.h"
 
 #include "core/timeparse.h"
+#include "models/fillexplanation.h"
 #include "models/snapshotmath.h"
 #include "models/timerange.h"
 #include "plotstyle.h"
@@ -159,10 +160,10 @@ BucketPage::BucketPage(models::TimeRange *timeRange, QWidget *parent)
     QCPAxis *pctY = m_pctRect->axis(QCPAxis::atLeft);
     pctY->setRange(0, 110);
     m_reconstructedPct =
-        makeGraph(m_plot, pctX, pctY, tr("reconstructed %"), QPen(seriesColor(0), 1.4));
+        makeGraph(m_plot, pctX, pctY, tr("this limit's fill %"), QPen(seriesColor(0), 1.4));
     m_reconstructedPct->setLineStyle(QCPGraph::lsLine);
     m_observedPct =
-        makeGraph(m_plot, pctX, pctY, tr("header-observed %"), QPen(seriesColor(1), 1.4));
+        makeGraph(m_plot, pctX, pctY, tr("service-reported %"), QPen(seriesColor(1), 1.4));
     m_observedPct->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, 4));
 
     // The replay cursor lives on its own buffered layer: scrubbing redraws that layer only,
@@ -347,9 +348,33 @@ void BucketPage::rebuildGraphs()
     else
         m_corrections->addToLegend();
 
-    // A bucket that throttles is never drawn below its limit without a word: observed 429s at
-    // instants where this limit had room (by the limiter's own count) were caused by something
-    // this chart does not model. Say how many, and what it can be.
+    showBelowLimitNote(scope, series);
+
+    QVector<QCPGraphData> shade;
+    shade.reserve(static_cast<qsizetype>(series.retryAfterIntervals.size() * 2));
+    for (const auto &[start, end] : series.retryAfterIntervals) {
+        shade.append(QCPGraphData(plotKey(start), 1.0));
+        shade.append(QCPGraphData(plotKey(end), 0.0));
+    }
+    std::sort(shade.begin(), shade.end(),
+              [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; });
+    m_retryAfter->data()->set(shade, true);
+
+    setPercentPane(scope, series, snap->report.lastMs);
+    const double top =
+        std::max({scope.capacity, scope.peakUsage, scope.effectiveLimit.value_or(0.0)});
+    m_plot->yAxis->setRange(0, top > 0 ? top * 1.12 : 1.0);
+
+    m_limits->setText(describeLimits(scope, series));
+    updateSafeSend();
+    applyTimeRange();
+}
+
+// A bucket that throttles is never drawn below its limit without a word: observed 429s at
+// instants where this limit had room (by the limiter's own count) were caused by something this
+// chart does not model. Say how many, and what it can be.
+void BucketPage::showBelowLimitNote(const ScopeSummary &scope, const ScopeSeries &series)
+{
     if (scope.capacity > 0 && !series.observedThrottleT.empty()) {
         qsizetype below = 0;
         qsizetype belowUnderRetryAfter = 0;
@@ -387,31 +412,31 @@ void BucketPage::rebuildGraphs()
         }
     }
 
-    QVector<QCPGraphData> shade;
-    shade.reserve(static_cast<qsizetype>(series.retryAfterIntervals.size() * 2));
-    for (const auto &[start, end] : series.retryAfterIntervals) {
-        shade.append(QCPGraphData(plotKey(start), 1.0));
-        shade.append(QCPGraphData(plotKey(end), 0.0));
-    }
-    std::sort(shade.begin(), shade.end(),
-              [](const QCPGraphData &a, const QCPGraphData &b) { return a.key < b.key; });
-    m_retryAfter->data()->set(shade, true);
+}
 
+// This bucket's own fill, not the key's fullest limit (ScopeSeries::reconstructedPct): every
+// pane of the page follows the bucket chosen (issue 30.5).
+void BucketPage::setPercentPane(const ScopeSummary &scope, const ScopeSeries &series,
+                                std::optional<qint64> lastMs)
+{
+    const double fillScale = scope.capacity > 0 ? 100.0 / scope.capacity : 0.0;
     m_reconstructedPct->data()->set(
-        seriesPointsOf(series, series.reconstructedPct, 100.0, snap->report.lastMs), true);
+        seriesPointsOf(series, series.usage, fillScale, lastMs), true);
     m_observedPct->data()->set(
         pointsOf(series.observedPctT, series.observedPct, 100.0, std::nullopt), true);
     m_pctRect->setVisible(true);
-
-    double top = std::max({scope.capacity, scope.peakUsage, scope.effectiveLimit.value_or(0.0)});
-    m_plot->yAxis->setRange(0, top > 0 ? top * 1.12 : 1.0);
     double pctTop = 110;
     for (double v : series.observedPct)
         pctTop = std::max(pctTop, v * 100.0 + 5);
-    for (double v : series.reconstructedPct)
-        pctTop = std::max(pctTop, v * 100.0 + 5);
+    for (double v : series.usage)
+        pctTop = std::max(pctTop, v * fillScale + 5);
     m_pctRect->axis(QCPAxis::atLeft)->setRange(0, pctTop);
+}
 
+// The header line: documented and effective limits, peak (and what a peak over 100 % counts),
+// 429s by cause, corrections, from when the chart is exact.
+QString BucketPage::describeLimits(const ScopeSummary &scope, const ScopeSeries &series) const
+{
     QString limits;
     if (scope.windowSeconds > 0)
         limits = tr("Documented: %1 per %2 s (%3)")
@@ -433,6 +458,11 @@ void BucketPage::rebuildGraphs()
     limits += tr(" · peak %1 % as the limiter counts (%2 % accepted)")
                   .arg(QString::number(scope.peakFill * 100.0, 'f', 0),
                        QString::number(scope.acceptedPeakFill * 100.0, 'f', 0));
+    // A peak over 100 % says what it counts (issue 30.7).
+    if (const QString over = models::overCapacityExplanation(scope, scope.peakUsage,
+                                                             scope.acceptedPeakUsage);
+        !over.isEmpty())
+        limits += QStringLiteral(" (") + over + u')';
     limits += tr(" · 429s %1 observed / %2 predicted")
                   .arg(scope.observedThrottled)
                   .arg(scope.predictedThrottled);
@@ -453,9 +483,7 @@ void BucketPage::rebuildGraphs()
     if (series.firstExact > 0)
         if (const std::optional<qint64> exact = models::exactSince(series))
             limits += tr(" · chart exact from %1 (peaks before)").arg(formatIsoMs(*exact));
-    m_limits->setText(limits);
-    updateSafeSend();
-    applyTimeRange();
+    return limits;
 }
 
 void BucketPage::updateSafeSend()

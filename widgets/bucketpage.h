@@ -3,8 +3,9 @@
 // requests included where the limit charges them) with the accepted usage as a second layer,
 // against the documented capacity (and the effective limit learned from observed 429s),
 // observed and predicted 429 markers, Retry-After intervals shaded until the next safe send;
-// 429s that came while the limit had room get a note on the chart saying so. Bottom: the
-// reconstructed limit percentage against the one the service reported in headers. The header
+// 429s that came while the limit had room get a note on the chart saying so. Bottom: this
+// bucket's fill (its usage / its capacity, not the key's fullest limit) against the percentage
+// the service reported in headers for this key. The header
 // line counts down to the next safe send from now (the replay instant or the end of the data).
 //
 // Mouse: drag pans, wheel zooms (time axis only), Shift+drag selects a range to zoom into,
@@ -58,6 +59,11 @@ protected:
 private:
     void rebuildScopeList();
     void rebuildGraphs();
+    void showBelowLimitNote(const ScopeSummary &scope, const ScopeSeries &series);
+    void setPercentPane(const ScopeSummary &scope, const ScopeSeries &series,
+                        std::optional<qint64> lastMs);
+    [[nodiscard]] QString describeLimits(const ScopeSummary &scope,
+                                         const ScopeSeries &series) const;
     void applyTimeRange();
     void onPlotRangeChanged(const QCPRange &range);
     void placeCursor();

@@ -8,6 +8,7 @@
 #include "models/alertsmodel.h"
 #include "models/eventsmodel.h"
 #include "models/ingestmodels.h"
+#include "models/snapshotmath.h"
 #include "models/timerange.h"
 #include "overviewpage.h"
 #include "pageicons.h"
@@ -160,6 +161,16 @@ bool Dashboard::showPage(const QString &name)
 QString Dashboard::currentPageName() const
 {
     return pageNames().value(m_stack->currentIndex());
+}
+
+QString Dashboard::currentPlotTitle() const
+{
+    const QString name = currentPageName();
+    QString title = name.left(1).toUpper() + name.mid(1);
+    const int scope = m_bucket->scopeIndex();
+    if (name == u"bucket" && m_current && scope >= 0 && scope < m_current->report.scopes.size())
+        title += QStringLiteral(" · ") + models::scopeLabel(m_current->report.scopes.at(scope));
+    return title;
 }
 
 void Dashboard::applySnapshot(std::shared_ptr<const DashboardSnapshot> snapshot)

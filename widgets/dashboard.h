@@ -44,6 +44,9 @@ public:
     static QStringList pageNames();
     bool showPage(const QString &name);
     [[nodiscard]] QString currentPageName() const;
+    // What an exported chart of the current page is titled: the page ("Throttles"), and on the
+    // Bucket page the bucket shown ("Bucket · fabric/platform · sp-migrator").
+    [[nodiscard]] QString currentPlotTitle() const;
 
     // Keeps the newest snapshot; the drain timer applies it (at most every kDrainIntervalMs).
     void applySnapshot(std::shared_ptr<const DashboardSnapshot> snapshot);

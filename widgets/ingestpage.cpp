@@ -121,6 +121,13 @@ void IngestPage::tick()
                        .arg(sources)
                        .arg(events)
                        .arg(QString::number(rate, 'f', 1));
+    // The live reorder window and what came too late for it (issue 30.4).
+    const QString window = QString::number(double(m_status.reorderWindowMs) / 1000.0, 'f', 1);
+    text += QStringLiteral(" · ") +
+            (m_status.reorderWindowAuto
+                 ? tr("reorder window %1 s (auto: sized from the lateness seen)").arg(window)
+                 : tr("reorder window %1 s").arg(window)) +
+            tr(", %1 late").arg(m_status.lateEvents);
     if (!silent.isEmpty())
         text += QStringLiteral("<br><b style=\"color:#d63a3a\">") +
                 tr("Silent feed, stale: %1. No events is not the same as no traffic.")

@@ -4,6 +4,7 @@
 
 #include "core/timeparse.h"
 #include "fillcelldelegate.h"
+#include "models/breakercounts.h"
 #include "models/bucketgridmodel.h"
 #include "models/displaynames.h"
 #include "models/identityurgencymodel.h"
@@ -81,7 +82,7 @@ OverviewPage::OverviewPage(models::TimeRange *timeRange, QWidget *parent)
     m_throttles = addCard(cards, tr("Throttles"), QStringLiteral("throttles"));
     m_worst = addCard(cards, tr("Worst bucket now"), QStringLiteral("worst"), /*elided=*/true,
                       &m_worstCaption);
-    m_breakers = addCard(cards, tr("Breakers open"), QStringLiteral("breakers"));
+    m_breakers = addCard(cards, tr("Breakers"), QStringLiteral("breakers"));
     m_alerts = addCard(cards, tr("Alerts"), QStringLiteral("alerts"));
     layout->addLayout(cards);
 
@@ -347,37 +348,17 @@ void OverviewPage::updateHeadline()
                                                          : palette().color(QPalette::Text).name()));
     }
 
-    int open = 0;
-    QStringList openScopes;
-    // At a replay instant: each breaker's state then, from its transitions (in time order).
-    QHash<QString, std::pair<qint64, QString>> stateAt;
-    if (instant) {
-        for (const BreakerTransition &t : report.breakerTransitions) {
-            if (t.tsMs > *instant)
-                continue;
-            auto &latest = stateAt[t.scope + u'\n' + t.source];
-            if (latest.second.isEmpty() || t.tsMs >= latest.first)
-                latest = {t.tsMs, t.to};
-        }
-    }
-    for (const BreakerSummary &breaker : report.breakers) {
-        QString state = breaker.finalState;
-        if (instant) {
-            state = stateAt.value(breaker.scope + u'\n' + breaker.source).second;
-            if (state.isEmpty())
-                state = QStringLiteral("closed");
-        }
-        if (state != u"closed" && !state.isEmpty()) {
-            ++open;
-            openScopes.append(breaker.scope + QStringLiteral(" (") + breaker.source +
-                              QStringLiteral("): ") + state);
-        }
-    }
-    m_breakers->setText(QString::number(open));
-    m_breakers->setToolTip(openScopes.join(u'\n'));
+    // Soft-open (slowing down near a limit) is not open: counted apart (issue 30.6).
+    const models::BreakerCounts breakers = models::countBreakers(report, instant);
+    m_breakers->setText(models::breakerCountsText(breakers));
+    m_breakers->setToolTip(breakers.notClosed.join(u'\n'));
+    const QString worstState = breakers.open > 0       ? QStringLiteral("open")
+                               : breakers.halfOpen > 0 ? QStringLiteral("half-open")
+                                                       : QStringLiteral("soft-open");
     m_breakers->setStyleSheet(
-        open > 0 ? QStringLiteral("color: %1").arg(breakerStateColor(QStringLiteral("open")).name())
-                 : QString());
+        breakers.notClosed.isEmpty()
+            ? QString()
+            : QStringLiteral("color: %1").arg(breakerStateColor(worstState).name()));
 
     int critical = 0;
     qsizetype alerts = 0;

@@ -95,6 +95,16 @@ void draw(QPainter &p, const QString &page, const QColor &ink)
         tray.lineTo(58, 56);
         tray.lineTo(58, 38);
         p.drawPath(tray);
+    } else if (page == u"play") {
+        // The demo's Start: a triangle in the text colour (the style's own is dark grey, nearly
+        // invisible on a dark toolbar).
+        QPainterPath triangle;
+        triangle.moveTo(16, 10);
+        triangle.lineTo(54, 32);
+        triangle.lineTo(16, 54);
+        triangle.closeSubpath();
+        p.setBrush(ink);
+        p.drawPath(triangle);
     }
 }
 } // namespace

@@ -8,7 +8,8 @@ class QPalette;
 
 namespace ts::widgets {
 
-// overview, bucket, throttles, breakers, alerts, events, ingest; a blank icon for other names.
+// overview, bucket, throttles, breakers, alerts, events, ingest; "play" (the toolbar's Start
+// Demo); a blank icon for other names.
 QIcon pageIcon(const QString &page, const QPalette &palette);
 
 } // namespace ts::widgets

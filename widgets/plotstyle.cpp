@@ -3,6 +3,7 @@
 #include "models/displaynames.h"
 #include "qcp.h"
 #include <QAbstractItemModel>
+#include <QDateTime>
 #include <QHeaderView>
 #include <QTableView>
 #include <QFile>
@@ -126,7 +127,9 @@ QColor seriesColor(int index)
     return QColor::fromRgb(colours[static_cast<size_t>(index) % std::size(colours)]);
 }
 
-QString exportPlot(QCustomPlot *plot, const QString &path, int width, int height)
+namespace {
+
+QString writePlot(QCustomPlot *plot, const QString &path, int width, int height)
 {
     const QString suffix = QFileInfo(path).suffix().toLower();
     bool ok = false;
@@ -153,6 +156,44 @@ QString exportPlot(QCustomPlot *plot, const QString &path, int width, int height
     if (!ok || !QFileInfo(path).exists() || QFileInfo(path).size() == 0)
         return QObject::tr("Could not write %1").arg(path);
     return {};
+}
+
+} // namespace
+
+QString exportHeading(QCustomPlot *plot, const QString &title)
+{
+    const QCPRange range = plot->xAxis->range();
+    const auto utc = [](double key, const QString &format) {
+        return QDateTime::fromMSecsSinceEpoch(plotKeyToMs(key), Qt::UTC).toString(format);
+    };
+    const QString from = utc(range.lower, QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    const bool sameDay = utc(range.lower, QStringLiteral("yyyy-MM-dd")) ==
+                         utc(range.upper, QStringLiteral("yyyy-MM-dd"));
+    const QString to = utc(range.upper, sameDay ? QStringLiteral("HH:mm:ss")
+                                                : QStringLiteral("yyyy-MM-dd HH:mm:ss"));
+    return QStringLiteral("%1 · %2 – %3 UTC").arg(title, from, to);
+}
+
+QString exportPlot(QCustomPlot *plot, const QString &path, int width, int height,
+                   const QString &title)
+{
+    if (title.isEmpty())
+        return writePlot(plot, path, width, height);
+    // A heading row above everything, and the legend shown, for the export only.
+    QCPLayoutGrid *layout = plot->plotLayout();
+    layout->insertRow(0);
+    auto *heading = new QCPTextElement(plot, exportHeading(plot, title),
+                                       QFont(plot->font().family(), 11, QFont::Bold));
+    heading->setTextColor(plot->xAxis->labelColor());
+    layout->addElement(0, 0, heading);
+    const bool legendShown = plot->legend->visible();
+    plot->legend->setVisible(plot->legend->itemCount() > 0);
+    const QString error = writePlot(plot, path, width, height);
+    plot->legend->setVisible(legendShown);
+    layout->remove(heading);
+    layout->simplify();
+    plot->replot(QCustomPlot::rpQueuedReplot);
+    return error;
 }
 
 QString csvField(const QString &value)

@@ -47,8 +47,14 @@ void fitColumns(QTableView *view, int maxWidth = 0);
 QColor seriesColor(int index);
 
 // Writes the plot by file suffix: .png, .pdf or .svg (SVG through QSvgGenerator + QCPPainter).
-// Returns an error message, empty on success.
-QString exportPlot(QCustomPlot *plot, const QString &path, int width = 0, int height = 0);
+// An exported chart stands on its own (issue 30.14): with a title, it carries a heading line
+// ("Throttles · 2026-02-18 22:00:00 – 22:30:00 UTC": the title and the time range of its x axis)
+// and its legend, shown for the export when the page hides it. Returns an error message, empty
+// on success.
+QString exportPlot(QCustomPlot *plot, const QString &path, int width = 0, int height = 0,
+                   const QString &title = {});
+// The heading an export carries: the title and the x axis's time range (UTC).
+QString exportHeading(QCustomPlot *plot, const QString &title);
 
 // Writes every row and column of the model's DisplayRole as CSV (RFC 4180 quoting), with the
 // horizontal header as the first line. Returns an error message, empty on success.

@@ -1,10 +1,13 @@
 #include "policyeditor.h"
 
+#include "engine/reportdata.h"
+
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFile>
 #include <QFileDialog>
+#include <QHash>
 #include <QHBoxLayout>
 #include <QJsonDocument>
 #include <QLabel>
@@ -89,6 +92,38 @@ void PolicyEditor::selectPolicy(const QString &name)
         m_builtin->setCurrentIndex(std::max(0, m_builtin->findData(name)));
     }
     m_editor->setPlainText(m_loadedText);
+}
+
+QString PolicyEditor::mostUsedPolicy(const ReportData &report)
+{
+    QHash<QString, qint64> requests;
+    for (const ScopeSummary &scope : report.scopes)
+        requests[scope.policy] += scope.requests;
+    QString most;
+    for (auto it = requests.cbegin(); it != requests.cend(); ++it) {
+        if (most.isEmpty() || it.value() > requests.value(most) ||
+            (it.value() == requests.value(most) && it.key() < most))
+            most = it.key();
+    }
+    return most;
+}
+
+void PolicyEditor::showPolicyInForce(const QString &setting, const QString &mostUsed)
+{
+    const QString trimmed = setting.trimmed();
+    const QStringList names = builtinPolicyNames();
+    if (trimmed.startsWith(u'{')) {
+        setPolicyText(trimmed);
+    } else if (names.contains(trimmed)) {
+        selectPolicy(trimmed);
+    } else if (!trimmed.isEmpty() && trimmed != u"builtin" && QFile::exists(trimmed)) {
+        QFile file(trimmed);
+        if (file.open(QIODevice::ReadOnly))
+            setPolicyText(QString::fromUtf8(file.readAll()));
+    } else if (names.contains(mostUsed)) {
+        selectPolicy(mostUsed);
+    }
+    validate();
 }
 
 void PolicyEditor::setPolicyText(const QString &json)

@@ -10,6 +10,10 @@ class QLabel;
 class QPlainTextEdit;
 class QPushButton;
 
+namespace ts {
+struct ReportData;
+}
+
 namespace ts::widgets {
 
 class PolicyEditor : public QDialog
@@ -24,6 +28,12 @@ public:
 
     void selectPolicy(const QString &name);
     void setPolicyText(const QString &json);
+    // Opens on the policy in force (issue 30.13): `setting` as the session keeps it (a built-in
+    // name, a file, the edited JSON; empty or "builtin": the built-in policies), and of the
+    // built-in ones the policy `mostUsed` names (the one that replayed the most requests).
+    void showPolicyInForce(const QString &setting, const QString &mostUsed);
+    // The policy that replayed the most requests of a report ("" when none matched any).
+    static QString mostUsedPolicy(const ts::ReportData &report);
     [[nodiscard]] QString policyText() const;
     // The built-in name when the text is that policy untouched, else the JSON text.
     [[nodiscard]] QString policyJsonOrName() const;

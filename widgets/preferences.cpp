@@ -32,6 +32,9 @@ Preferences Preferences::load()
     p.utc = settings.value(QStringLiteral("utc"), p.utc).toBool();
     p.refreshMs = settings.value(QStringLiteral("refreshMs"), p.refreshMs).toInt();
     p.theme = themeModeFromName(settings.value(QStringLiteral("theme")).toString());
+    p.reorderWindowSeconds =
+        settings.value(QStringLiteral("reorderWindowSeconds"), p.reorderWindowSeconds).toInt();
+    p.reorderWindowSeconds = std::clamp(p.reorderWindowSeconds, -1, 3600);
     // A hand-edited or corrupt file must not make every cell red or the window spin.
     p.fillLimit = std::clamp(p.fillLimit, 0.1, 10.0);
     p.fillWarning = std::clamp(p.fillWarning, 0.05, p.fillLimit);
@@ -48,6 +51,7 @@ void Preferences::save() const
     settings.setValue(QStringLiteral("utc"), utc);
     settings.setValue(QStringLiteral("refreshMs"), refreshMs);
     settings.setValue(QStringLiteral("theme"), themeModeName(theme));
+    settings.setValue(QStringLiteral("reorderWindowSeconds"), reorderWindowSeconds);
 }
 
 void Preferences::apply(Dashboard *dashboard) const
@@ -65,7 +69,8 @@ void Preferences::apply(Dashboard *dashboard) const
 
 PreferencesDialog::PreferencesDialog(QWidget *parent)
     : QDialog(parent), m_warning(new QDoubleSpinBox), m_limit(new QDoubleSpinBox),
-      m_time(new QComboBox), m_refresh(new QSpinBox), m_theme(new QComboBox)
+      m_time(new QComboBox), m_refresh(new QSpinBox), m_theme(new QComboBox),
+      m_reorder(new QSpinBox)
 {
     setObjectName(QStringLiteral("preferencesDialog"));
     setWindowTitle(tr("Preferences"));
@@ -97,6 +102,14 @@ PreferencesDialog::PreferencesDialog(QWidget *parent)
     m_theme->addItem(tr("Light"), themeModeName(ThemeMode::Light));
     m_theme->addItem(tr("Dark"), themeModeName(ThemeMode::Dark));
     form->addRow(tr("Theme"), m_theme);
+    m_reorder->setObjectName(QStringLiteral("reorderWindow"));
+    m_reorder->setRange(-1, 3600);
+    m_reorder->setSpecialValueText(tr("auto (sized from the lateness seen)"));
+    m_reorder->setSuffix(tr(" s"));
+    m_reorder->setToolTip(tr("How long a live feed's events wait for earlier ones that arrive "
+                             "late (access logs write a line when the request ends). Events "
+                             "later than this are counted late on the Ingest page."));
+    form->addRow(tr("Live feeds: reorder window"), m_reorder);
     // Red must not start below amber.
     connect(m_limit, &QDoubleSpinBox::valueChanged, this,
             [this](double limit) { m_warning->setMaximum(limit); });
@@ -108,7 +121,8 @@ PreferencesDialog::PreferencesDialog(QWidget *parent)
     connect(buttons->button(QDialogButtonBox::RestoreDefaults), &QPushButton::clicked, this,
             [this] { setPreferences(Preferences{}); });
     auto *layout = new QVBoxLayout(this);
-    auto *note = new QLabel(tr("These change how things are shown, never what is computed."));
+    auto *note = new QLabel(tr("These change how things are shown, never what is computed, "
+                               "but for the reorder window of live feeds."));
     note->setWordWrap(true);
     layout->addWidget(note);
     layout->addLayout(form);
@@ -124,6 +138,7 @@ void PreferencesDialog::setPreferences(const Preferences &p)
     m_time->setCurrentIndex(p.utc ? 0 : 1);
     m_refresh->setValue(p.refreshMs);
     m_theme->setCurrentIndex(std::max(0, m_theme->findData(themeModeName(p.theme))));
+    m_reorder->setValue(p.reorderWindowSeconds);
 }
 
 Preferences PreferencesDialog::preferences() const
@@ -134,6 +149,7 @@ Preferences PreferencesDialog::preferences() const
     p.utc = m_time->currentData().toBool();
     p.refreshMs = m_refresh->value();
     p.theme = themeModeFromName(m_theme->currentData().toString());
+    p.reorderWindowSeconds = m_reorder->value();
     return p;
 }
 

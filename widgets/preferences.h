@@ -23,6 +23,10 @@ struct Preferences
     bool utc = true;          // times in UTC (else local time)
     int refreshMs = 100;      // the dashboard's redraw interval
     ThemeMode theme = ThemeMode::System;
+    // The reorder window of live feeds (ingest/livereorder.h), seconds; -1 = auto (sized from
+    // the lateness seen). The one preference that changes what is computed: events late by more
+    // than it are charged at a later instant.
+    int reorderWindowSeconds = -1;
 
     static Preferences load();
     void save() const;
@@ -47,6 +51,7 @@ private:
     QComboBox *m_time;
     QSpinBox *m_refresh;
     QComboBox *m_theme;
+    QSpinBox *m_reorder;
 };
 
 } // namespace ts::widgets

@@ -7,6 +7,7 @@
 #include "qcp.h"
 #include "theme.h"
 
+#include <QApplication>
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -15,6 +16,8 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+
+#include <limits>
 
 namespace ts::widgets {
 
@@ -85,6 +88,14 @@ ThrottlesPage::ThrottlesPage(models::TimeRange *timeRange, QWidget *parent)
     connect(m_plot, &QCustomPlot::mousePress, this, [this](QMouseEvent *event) {
         m_plot->setSelectionRectMode((event->modifiers() & Qt::ShiftModifier) ? QCP::srmZoom
                                                                               : QCP::srmNone);
+        m_pressAt = event->pos();
+    });
+    // A click (not a drag) anywhere in the chart picks the nearest bin with data: a bar a pixel
+    // wide, or narrower, cannot be hit exactly (issue 30.9).
+    connect(m_plot, &QCustomPlot::mouseRelease, this, [this](QMouseEvent *event) {
+        if (event->button() == Qt::LeftButton && !(event->modifiers() & Qt::ShiftModifier) &&
+            (event->pos() - m_pressAt).manhattanLength() <= QApplication::startDragDistance())
+            clickAt(event->position());
     });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this,
             [this](QMouseEvent *) { this->timeRange()->showAll(); });
@@ -92,12 +103,6 @@ ThrottlesPage::ThrottlesPage(models::TimeRange *timeRange, QWidget *parent)
             [this](const QCPRange &range) {
                 if (!m_applyingRange)
                     this->timeRange()->setRange(plotKeyToMs(range.lower), plotKeyToMs(range.upper));
-            });
-    connect(m_plot, &QCustomPlot::plottableClick, this,
-            [this](QCPAbstractPlottable *plottable, int dataIndex, QMouseEvent *) {
-                const auto index = m_bars.indexOf(qobject_cast<QCPBars *>(plottable));
-                if (index >= 0)
-                    requestEventsForBar(m_codes.at(index), dataIndex);
             });
 }
 
@@ -141,6 +146,59 @@ void ThrottlesPage::requestEventsForBar(const QString &errorCode, int dataIndex)
     // cause on its own).
     Q_EMIT eventsRequested(start, start + m_binMs,
                            m_stackBy == StackBy::ErrorCode ? errorCode : QString());
+}
+
+int ThrottlesPage::nearestBinWithData(qint64 ms) const
+{
+    const auto &snap = snapshot();
+    if (!snap)
+        return -1;
+    const bool byCause = m_stackBy == StackBy::Cause;
+    int nearest = -1;
+    qint64 distance = std::numeric_limits<qint64>::max();
+    for (int i = 0; i < int(snap->throttleBins.size()); ++i) {
+        const ThrottleBin &bin = snap->throttleBins[size_t(i)];
+        if ((byCause ? bin.byCause : bin.byErrorCode).isEmpty())
+            continue;
+        const qint64 centre = bin.startMs + m_binMs / 2;
+        const qint64 d = centre > ms ? centre - ms : ms - centre;
+        if (d < distance) {
+            distance = d;
+            nearest = i;
+        }
+    }
+    return nearest;
+}
+
+bool ThrottlesPage::clickAt(QPointF pixel)
+{
+    const auto &snap = snapshot();
+    if (!snap || !m_plot->axisRect()->rect().contains(pixel.toPoint()))
+        return false;
+    const int index = nearestBinWithData(plotKeyToMs(m_plot->xAxis->pixelToCoord(pixel.x())));
+    if (index < 0)
+        return false;
+    const ThrottleBin &bin = snap->throttleBins[size_t(index)];
+    const QMap<QString, qint64> &counts =
+        m_stackBy == StackBy::Cause ? bin.byCause : bin.byErrorCode;
+    // The stack, bottom first in the bars' order: the code whose part holds the click's height.
+    const double height = m_plot->yAxis->pixelToCoord(pixel.y());
+    double top = 0;
+    QString picked;
+    for (const QString &code : std::as_const(m_codes)) {
+        const qint64 count = counts.value(code);
+        if (count == 0)
+            continue;
+        picked = code; // above the stack: the top part
+        top += double(count);
+        if (height <= top)
+            break;
+    }
+    // Stacked by cause, a bar asks for every throttle of its bin (the Events page filters by
+    // cause on its own).
+    Q_EMIT eventsRequested(bin.startMs, bin.startMs + m_binMs,
+                           m_stackBy == StackBy::ErrorCode ? picked : QString());
+    return true;
 }
 
 void ThrottlesPage::refresh()

@@ -1,8 +1,8 @@
 #pragma once
 // Throttles view: 429s (and 503/430 throttles) per time bin stacked by error code (or by cause:
 // the limit, a running Retry-After, concurrency, capacity, unexplained), the table
-// identity x error code, and the split by scope (application vs user) and kind. A click on a
-// bar asks for the events behind it (that bin and that code).
+// identity x error code, and the split by scope (application vs user) and kind. A click in the
+// chart asks for the events behind the nearest bar (that bin and that code), at any zoom.
 
 #include "dashboardpage.h"
 
@@ -42,6 +42,10 @@ public:
     // What a click on bar dataIndex of the bars for errorCode asks for (used by the click
     // handler; public so tests can drive it without synthesising mouse hits).
     void requestEventsForBar(const QString &errorCode, int dataIndex);
+    // A click at this point of the plot (widget pixels): the nearest bin with data at any zoom
+    // (bins narrower than a pixel included), and in it the code whose part of the stack is at
+    // that height (the top one above the stack); asks for its events. False: no bin to pick.
+    bool clickAt(QPointF pixel);
 
 Q_SIGNALS:
     // The events behind a bar: throttles with this code in [startMs, endMs).
@@ -53,6 +57,10 @@ protected:
 
 private:
     void applyTimeRange();
+    // The index in the snapshot's bins of the bin with data nearest to `ms`; -1 when none.
+    [[nodiscard]] int nearestBinWithData(qint64 ms) const;
+
+    QPoint m_pressAt; // where the last press was: a release near it is a click, not a drag
 
     QCustomPlot *m_plot;
     QLabel *m_split;

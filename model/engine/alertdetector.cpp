@@ -12,12 +12,14 @@ namespace {
 
 const QString kRetryStorm = QStringLiteral("retry-storm");
 const QString kLostWork = QStringLiteral("lost-work");
+const QString kPendingWork = QStringLiteral("pending-work");
 const QString kRetryAfterIgnored = QStringLiteral("retry-after-ignored");
 const QString kCapacity = QStringLiteral("capacity");
 const QString kNearLimit = QStringLiteral("near-limit");
 const QString kLaneStarvation = QStringLiteral("lane-starvation");
 const QString kCritical = QStringLiteral("critical");
 const QString kWarning = QStringLiteral("warning");
+const QString kInfo = QStringLiteral("info");
 const QString kUnknown = QStringLiteral("unknown");
 
 // Bounds on per-episode bookkeeping, so one endless storm cannot grow without limit.
@@ -28,6 +30,13 @@ constexpr qsizetype kMaxEpisodeCallers = 50;
 bool isSuccess(int status)
 {
     return status >= 200 && status < 400;
+}
+
+// A failure a client retries after a wait: no answer, a timeout, a throttle, a server error.
+// Other 4xx (400, 403, 404...) are the request's own fault: waiting changes nothing.
+bool isRetryable(int status, const throttle::ThrottleSignals &sig)
+{
+    return sig.throttled || status == 0 || status == 408 || status == 429 || status >= 500;
 }
 
 const QString &orUnknown(const QString &text)
@@ -186,6 +195,7 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
     if (event.type != EventType::Request)
         return;
     if (event.batchEnvelope) {
+        (void)sentAtMs(event);
         recordEnvelope(event);
         // A throttled envelope (the whole batch refused) still tells the client when to retry.
         if (sig.throttled && sig.retryAtMs) {
@@ -200,7 +210,6 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
         sweep(now);
 
     const bool success = isSuccess(event.status);
-    const bool hasOperationId = !event.operationId.isEmpty();
     // Hashing the url costs more than everything else on a healthy request: only do it when
     // some table can use the key.
     const bool needKey = !success || event.attempt >= 1 || m_openStormWindows > 0 ||
@@ -208,9 +217,13 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
     const quint64 key = needKey ? operationKey(event, m_hashes) : 0;
 
     bool retry = event.attempt >= 1;
-    if (!retry && needKey) {
-        retry = m_failedOperations.contains(key);
-        if (!retry && !hasOperationId) {
+    if (needKey) {
+        const auto failed = m_failedOperations.find(key);
+        if (failed != m_failedOperations.end()) {
+            retry = true;
+            learnRetryGap(failed->second, now);
+        }
+        if (!retry && event.operationId.isEmpty()) {
             const auto it = m_throttledRequests.find(key);
             retry =
                 it != m_throttledRequests.end() && now - it->second <= m_parameters.retryMemoryMs;
@@ -218,98 +231,17 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
     }
 
     AlertScopeKeys keys(event, m_hashes, m_quotaGroups, quotaGroup);
-    if (now < m_latestRetryAtMs)
-        checkRetryAfter(event, keys);
+    const qint64 sentMs = event.batchId.isEmpty() ? now : sentAtMs(event);
+    if (sentMs < m_latestRetryAtMs)
+        checkRetryAfter(event, sentMs, keys);
 
     // Storm and lane bookkeeping, per client: only for clients that retry, get throttled,
     // tag lanes, or while some storm window is open.
-    const bool lanes = !event.lane.isEmpty();
-    if (retry || sig.throttled || lanes || m_openStormWindows > 0) {
-        const QString &client = clientOf(event);
-        const quint64 clientKey = keys.client();
-        auto it = m_clients.find(clientKey);
-        if (it == m_clients.end() && (retry || sig.throttled || lanes))
-            it = m_clients.emplace(clientKey, ClientState{client, {}, {}}).first;
-        if (it != m_clients.end()) {
-            StormState &storm = it->second.storm;
-            if (storm.windowStartMs != kNever &&
-                now >= storm.windowStartMs + m_parameters.stormWindowMs) {
-                closeStormWindow(client, storm, m_alerts);
-                --m_openStormWindows;
-            }
-            if (storm.windowStartMs == kNever && retry) {
-                storm.windowStartMs = now;
-                ++m_openStormWindows;
-            }
-            if (storm.windowStartMs != kNever) {
-                ++storm.windowRequests;
-                storm.windowSuccesses += success ? 1 : 0;
-                storm.windowThrottled += sig.throttled ? 1 : 0;
-                storm.windowOperations.push_back(key);
-                if (retry) {
-                    ++storm.windowRetries;
-                    storm.windowRetriedOperations.push_back(key);
-                }
-                storm.windowLastMs = now;
-            }
-            if (sig.throttled)
-                storm.lastThrottleMs = now;
-            if (lanes)
-                recordLane(client, it->second.lane, event, sig.throttled, retry);
-        }
-    }
+    if (retry || sig.throttled || !event.lane.isEmpty() || m_openStormWindows > 0)
+        recordClientActivity(event, sig, keys, key, retry);
 
-    // What each operation's last outcome was.
-    if (success) {
-        if (needKey) {
-            m_failedOperations.erase(key);
-            if (!hasOperationId)
-                m_throttledRequests.erase(key);
-        }
-    } else {
-        if (hasOperationId || !event.batchId.isEmpty()) {
-            auto it = m_failedOperations.find(key);
-            if (it == m_failedOperations.end()) {
-                if (m_failedOperations.size() >= size_t(m_parameters.maxTrackedOperations)) {
-                    ++m_untrackedFailures;
-                } else {
-                    FailedOperation failed;
-                    // A copy made here, not a share of the event's string: the event was
-                    // allocated by a parser thread, and a long-lived share would pin that
-                    // thread's freed memory around it (see Analysis::releaseFreedMemory()).
-                    failed.name = hasOperationId ? QString(event.operationId.constData(),
-                                                           event.operationId.size())
-                                                 : event.method + QLatin1Char(' ') + event.url;
-                    failed.owner = ownerOf(event);
-                    failed.firstFailureMs = now;
-                    it = m_failedOperations.emplace(key, std::move(failed)).first;
-                }
-            }
-            if (it != m_failedOperations.end()) {
-                FailedOperation &failed = it->second;
-                failed.lastFailureMs = now;
-                failed.lastStatus = event.status;
-                const quint64 batch = batchHash(event.batchId);
-                if (failed.batchHash != batch) {
-                    // A retry outside (or in another) batch: the old envelope no longer matters.
-                    failed.batchHash = batch;
-                    failed.envelopeStatus = -1;
-                    if (!event.batchId.isEmpty()) {
-                        const auto envelope = m_envelopes.constFind(event.batchId);
-                        if (envelope != m_envelopes.constEnd()) {
-                            failed.envelopeStatus = envelope.value().first;
-                        } else {
-                            auto &awaiting = m_awaitingEnvelope[event.batchId];
-                            awaiting.first = now;
-                            awaiting.second.append(key);
-                        }
-                    }
-                }
-            }
-        }
-        if (sig.throttled && !hasOperationId)
-            m_throttledRequests.insert_or_assign(key, now);
-    }
+    if (needKey)
+        recordOutcome(event, sig, keys, key);
 
     if (sig.throttled) {
         if (sig.retryAtMs)
@@ -323,6 +255,110 @@ void AlertDetector::add(const RequestEvent &event, const throttle::ThrottleSigna
                         sig.limitPercentage && *sig.limitPercentage >= m_parameters.nearLimitAt,
                         keys);
     }
+}
+
+void AlertDetector::recordClientActivity(const RequestEvent &event,
+                                         const throttle::ThrottleSignals &sig, AlertScopeKeys &keys,
+                                         quint64 key, bool retry)
+{
+    const qint64 now = event.tsMs;
+    const bool lanes = !event.lane.isEmpty();
+    const QString &client = clientOf(event);
+    const quint64 clientKey = keys.client();
+    auto it = m_clients.find(clientKey);
+    if (it == m_clients.end() && (retry || sig.throttled || lanes))
+        it = m_clients.emplace(clientKey, ClientState{client, {}, {}}).first;
+    if (it == m_clients.end())
+        return;
+    StormState &storm = it->second.storm;
+    if (storm.windowStartMs != kNever && now >= storm.windowStartMs + m_parameters.stormWindowMs) {
+        closeStormWindow(client, storm, m_alerts);
+        --m_openStormWindows;
+    }
+    if (storm.windowStartMs == kNever && retry) {
+        storm.windowStartMs = now;
+        ++m_openStormWindows;
+    }
+    if (storm.windowStartMs != kNever) {
+        ++storm.windowRequests;
+        storm.windowSuccesses += isSuccess(event.status) ? 1 : 0;
+        storm.windowThrottled += sig.throttled ? 1 : 0;
+        storm.windowOperations.push_back(key);
+        if (retry) {
+            ++storm.windowRetries;
+            storm.windowRetriedOperations.push_back(key);
+        }
+        storm.windowLastMs = now;
+    }
+    if (sig.throttled)
+        storm.lastThrottleMs = now;
+    if (lanes)
+        recordLane(client, it->second.lane, event, sig.throttled, retry);
+}
+
+void AlertDetector::recordOutcome(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                                  AlertScopeKeys &keys, quint64 key)
+{
+    const bool hasOperationId = !event.operationId.isEmpty();
+    if (isSuccess(event.status)) {
+        m_failedOperations.erase(key);
+        if (!hasOperationId)
+            m_throttledRequests.erase(key);
+        return;
+    }
+    if (sig.throttled && !hasOperationId)
+        m_throttledRequests.insert_or_assign(key, event.tsMs);
+    if (!hasOperationId && event.batchId.isEmpty())
+        return; // a plain request is no unit of work the log can follow
+    auto it = m_failedOperations.find(key);
+    if (it == m_failedOperations.end()) {
+        if (m_failedOperations.size() >= size_t(m_parameters.maxTrackedOperations)) {
+            ++m_untrackedFailures;
+            return;
+        }
+        FailedOperation failed;
+        // A copy made here, not a share of the event's string: the event was allocated by a
+        // parser thread, and a long-lived share would pin that thread's freed memory around it
+        // (see Analysis::releaseFreedMemory()).
+        failed.name = hasOperationId
+                          ? QString(event.operationId.constData(), event.operationId.size())
+                          : event.method + QLatin1Char(' ') + event.url;
+        failed.owner = ownerOf(event);
+        failed.clientKey = keys.client();
+        failed.firstFailureMs = event.tsMs;
+        it = m_failedOperations.emplace(key, std::move(failed)).first;
+    }
+    FailedOperation &failed = it->second;
+    failed.lastFailureMs = event.tsMs;
+    failed.lastStatus = event.status;
+    failed.retryable = isRetryable(event.status, sig);
+    failed.retryAtMs = (sig.throttled && sig.retryAtMs) ? *sig.retryAtMs : 0;
+    const quint64 batch = batchHash(event.batchId);
+    if (failed.batchHash == batch)
+        return;
+    // A retry outside (or in another) batch: the old envelope no longer matters.
+    failed.batchHash = batch;
+    failed.envelopeStatus = -1;
+    if (event.batchId.isEmpty())
+        return;
+    const auto envelope = m_envelopes.constFind(event.batchId);
+    if (envelope != m_envelopes.constEnd()) {
+        failed.envelopeStatus = envelope.value().first;
+    } else {
+        auto &awaiting = m_awaitingEnvelope[event.batchId];
+        awaiting.first = event.tsMs;
+        awaiting.second.append(key);
+    }
+}
+
+void AlertDetector::learnRetryGap(const FailedOperation &failed, qint64 retryMs)
+{
+    const qint64 gap = retryMs - failed.lastFailureMs;
+    if (gap < 0 || gap > m_parameters.retryMemoryMs)
+        return; // not a client's retry loop: a rerun, an hour later
+    qint64 &clientGap = m_retryGapMs[failed.clientKey];
+    clientGap = std::max(clientGap, gap);
+    m_longestRetryGapMs = std::max(m_longestRetryGapMs, gap);
 }
 
 void AlertDetector::finish(qint64 endMs)
@@ -357,6 +393,17 @@ void AlertDetector::sweep(qint64 nowMs)
                    [horizon](const auto &entry) { return entry.second < horizon; });
     m_envelopes.removeIf([horizon](const auto &it) { return it.value().second < horizon; });
     m_awaitingEnvelope.removeIf([horizon](const auto &it) { return it.value().first < horizon; });
+    absl::erase_if(m_batchSentMs, [horizon](const auto &entry) { return entry.second < horizon; });
+}
+
+qint64 AlertDetector::sentAtMs(const RequestEvent &event)
+{
+    if (event.batchId.isEmpty())
+        return event.tsMs;
+    const auto [it, inserted] = m_batchSentMs.try_emplace(batchHash(event.batchId), event.tsMs);
+    if (!inserted)
+        it->second = std::min(it->second, event.tsMs);
+    return it->second;
 }
 
 // ---- retry-after-ignored -------------------------------------------------------------------
@@ -383,15 +430,17 @@ QString adviceDetail(qint64 violations, const QString &label, qint64 firstMs, qi
 
 } // namespace
 
-void AlertDetector::checkRetryAfter(const RequestEvent &event, AlertScopeKeys &keys)
+void AlertDetector::checkRetryAfter(const RequestEvent &event, qint64 sent, AlertScopeKeys &keys)
 {
     // A log with whole-second timestamps (vcrpy cassettes, many access logs) cannot show a
-    // request less than a second early: both instants may have been rounded down.
-    auto early = [this, &event](const Advice &advice) {
+    // request less than a second early: both instants may have been rounded down. A $batch
+    // sub-request was sent with its batch: one sent with the throttle's own envelope, before
+    // the answer existed, ignored nothing.
+    auto early = [this, sent](const Advice &advice) {
         qint64 tolerance = m_parameters.retryAfterToleranceMs;
-        if (event.tsMs % 1000 == 0 && advice.knownAtMs % 1000 == 0)
+        if (sent % 1000 == 0 && advice.knownAtMs % 1000 == 0)
             tolerance = std::max<qint64>(tolerance, 1000);
-        return event.tsMs > advice.knownAtMs && event.tsMs < advice.retryAtMs - tolerance;
+        return sent > advice.knownAtMs && sent < advice.retryAtMs - tolerance;
     };
     // One violation per request, even when both its app and its own scope are blocked.
     if (!event.app.isEmpty()) {
@@ -706,25 +755,58 @@ void AlertDetector::closeStormWindow(const QString &client, StormState &storm,
 
 // ---- lost work -----------------------------------------------------------------------------
 
+qint64 AlertDetector::retryDueMs(const FailedOperation &failed) const
+{
+    // A client that retried at once still needs a moment: a gap under a second is a second.
+    constexpr qint64 kShortestGapMs = 1000;
+    qint64 gap = m_parameters.lostWorkDefaultRetryGapMs;
+    if (const auto it = m_retryGapMs.find(failed.clientKey); it != m_retryGapMs.end())
+        gap = it->second;
+    else if (m_longestRetryGapMs >= 0)
+        gap = m_longestRetryGapMs;
+    const double wait = double(std::max(gap, kShortestGapMs)) * m_parameters.lostWorkRetryGapFactor;
+    return std::max(failed.lastFailureMs + qint64(wait), failed.retryAtMs);
+}
+
 void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
 {
     // Runs once per report over every pending failure (tens of thousands on a long throttled
     // log), after all the parallel work: owners are grouped through fastTextHash rather than
     // Qt's QString hash, statuses counted as numbers and spelled once per owner, and only the
     // operations that are named get sorted.
-    QHash<FastHashString, size_t> ownerIndex;
-    std::vector<std::vector<const FailedOperation *>> byOwner;
+    struct Groups
+    {
+        QHash<FastHashString, size_t> ownerIndex;
+        std::vector<std::vector<const FailedOperation *>> byOwner;
+        void add(const FailedOperation &failed)
+        {
+            const FastHashString owner{failed.owner};
+            auto it = ownerIndex.find(owner);
+            if (it == ownerIndex.end()) {
+                it = ownerIndex.insert(owner, byOwner.size());
+                byOwner.emplace_back();
+            }
+            byOwner[it.value()].push_back(&failed);
+        }
+    };
+    Groups lost;
+    Groups pending;
     for (const auto &[key, failed] : m_failedOperations) {
         if (failed.lastFailureMs > asOfMs - m_parameters.lostWorkGraceMs)
             continue;
-        const FastHashString owner{failed.owner};
-        auto it = ownerIndex.find(owner);
-        if (it == ownerIndex.end()) {
-            it = ownerIndex.insert(owner, byOwner.size());
-            byOwner.emplace_back();
-        }
-        byOwner[it.value()].push_back(&failed);
+        // Lost only when the log went on past the instant its retry was due.
+        if (failed.retryable && retryDueMs(failed) >= m_lastEventMs)
+            pending.add(failed);
+        else
+            lost.add(failed);
     }
+    appendUnresolved(lost.byOwner, false, out);
+    appendUnresolved(pending.byOwner, true, out);
+}
+
+void AlertDetector::appendUnresolved(std::vector<std::vector<const FailedOperation *>> &byOwner,
+                                     bool pending, QList<Alert> &out) const
+{
     // The earliest failures first; equal times by name, so the text does not depend on the
     // order of the hash table.
     const auto earlier = [](const FailedOperation *a, const FailedOperation *b) {
@@ -759,26 +841,35 @@ void AlertDetector::appendLostWork(qint64 asOfMs, QList<Alert> &out) const
         names.reserve(named);
         for (qsizetype i = 0; i < named; ++i)
             names.append(operations[size_t(i)]->name);
-        QString detail = QStringLiteral("%1 operation(s) of %2 failed and never succeeded "
-                                        "later (last answers: %3): %4")
-                             .arg(operations.size())
+        const QString sentence =
+            pending ? QStringLiteral("%1 operation(s) of %2 pending when the log ends (last "
+                                     "answers: %3): %4")
+                    : QStringLiteral("%1 operation(s) of %2 failed and never succeeded later "
+                                     "(last answers: %3): %4");
+        QString detail = sentence.arg(operations.size())
                              .arg(owner, countsText(byStatus), names.join(QStringLiteral(", ")));
         if (qsizetype(operations.size()) > named)
             detail += QStringLiteral(" and %1 more").arg(qsizetype(operations.size()) - named);
         detail += QLatin1Char('.');
+        if (pending) {
+            detail += QStringLiteral(" Their retries were still due (Retry-After, or the "
+                                     "client's usual retry gap) when the log ends: not lost "
+                                     "yet, a longer log tells.");
+        }
         if (silent > 0) {
             detail += QStringLiteral(" %1 of them failed inside $batch envelopes that answered "
                                      "2xx, so nothing looked wrong: retry each failed "
                                      "sub-response, not the envelope.")
                           .arg(silent);
         }
-        if (m_untrackedFailures > 0) {
+        if (m_untrackedFailures > 0 && !pending) {
             detail += QStringLiteral(" (%1 further failed operations were not tracked: more "
                                      "than %2 were pending.)")
                           .arg(m_untrackedFailures)
                           .arg(m_parameters.maxTrackedOperations);
         }
-        out.append(Alert{kLostWork, kCritical, operations.front()->firstFailureMs, owner, detail});
+        out.append(Alert{pending ? kPendingWork : kLostWork, pending ? kInfo : kCritical,
+                         operations.front()->firstFailureMs, owner, detail});
     }
 }
 

@@ -27,11 +27,22 @@
 //   lostWorkMaxNamed operations and the total, and how many sat inside $batch envelopes that
 //   themselves answered 2xx (the silent loss). Plain requests without an operationId are not
 //   units of work the log can follow, so they are not reported.
-//
+//   An operation whose last answer a client retries after a wait (no answer, 408, 429 or
+//   another throttle, 5xx) is *pending*, not lost, until its retry was due with the log still
+//   going: due at its Retry-After / blocked-until instant, or lostWorkRetryGapFactor times the
+//   client's usual retry gap after the failure, whichever is later. The usual gap is the longest
+//   gap between a failure and the retry of the same operation the log showed for that client
+//   (else for any client, else lostWorkDefaultRetryGapMs). Only when the log has an event after
+//   that instant is it lost. Operations still pending when the log ends are one info alert per
+//   owner, pending-work ("N operation(s) ... pending when the log ends"), never lost-work.
+
 // retry-after-ignored (warning): a throttle with an advised retry instant (Retry-After,
 //   blocked-until, "please wait") blocks its scope: the app for an application-wide
 //   x-ms-throttle-scope, else identity + service. Any request of that scope sent after the
-//   throttle's response arrived and before retryAt - retryAfterToleranceMs is a violation.
+//   throttle's response arrived and before retryAt - retryAfterToleranceMs is a violation. A
+//   $batch sub-request is sent when its batch is (the earliest instant logged for the batch,
+//   envelope or sub-response): the sub-requests of the envelope that brought the throttle were
+//   sent with it, before any Retry-After existed, however the log spaces their lines.
 //   Violations no more than retryAfterEpisodeGapMs apart form one episode: one alert with the
 //   count and how early (max and median).
 //
@@ -96,6 +107,11 @@ struct AlertParameters
     // lost-work
     int lostWorkMaxNamed = 10;
     qint64 lostWorkGraceMs = 0; // live dashboards: give recent failures time to be retried
+    // A retryable failure is lost only once the log went on past its retry's due instant (see
+    // lost-work above): this many times the client's usual retry gap (backoff doubles it), and
+    // the gap assumed for a log that shows no retry at all.
+    double lostWorkRetryGapFactor = 2.0;
+    qint64 lostWorkDefaultRetryGapMs = 60 * 1000;
     // Each tracked failed operation costs ~150 bytes until it succeeds, and a log can leave
     // any number of them unresolved (the bench: 32k per million lines). 250k keeps the table
     // under ~40 MB; past it failures are still counted and the alert says how many were not
@@ -172,10 +188,13 @@ private:
         QString name;          // the operationId, else "METHOD url"
         QString owner;         // alert key: identity, else app
         quint64 batchHash = 0; // batchHash() of the $batch it last failed in, 0 = none
+        quint64 clientKey = 0; // whose retry habits say when it is due (AlertScopeKeys::client)
         qint64 firstFailureMs = 0;
         qint64 lastFailureMs = 0;
+        qint64 retryAtMs = 0; // the last failure's advised retry instant, 0 = none advised
         int lastStatus = 0;
         int envelopeStatus = -1; // status of the $batch envelope, -1 unknown / not batched
+        bool retryable = false;  // the last failure is one clients retry after a wait
     };
 
     struct StormState
@@ -253,7 +272,16 @@ private:
     };
 
     void sweep(qint64 nowMs);
-    void checkRetryAfter(const RequestEvent &event, AlertScopeKeys &keys);
+    void recordClientActivity(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                              AlertScopeKeys &keys, quint64 key, bool retry);
+    void recordOutcome(const RequestEvent &event, const throttle::ThrottleSignals &sig,
+                       AlertScopeKeys &keys, quint64 key);
+    void learnRetryGap(const FailedOperation &failed, qint64 retryMs);
+    // When the failed operation's retry is due (see lost-work above).
+    [[nodiscard]] qint64 retryDueMs(const FailedOperation &failed) const;
+    void checkRetryAfter(const RequestEvent &event, qint64 sentMs, AlertScopeKeys &keys);
+    // When the request was sent: a $batch sub-request with its batch (see retry-after-ignored).
+    qint64 sentAtMs(const RequestEvent &event);
     void checkAdvice(Advice &advice, const RequestEvent &event);
     void recordAdvice(const RequestEvent &event, const throttle::ThrottleSignals &sig,
                       AlertScopeKeys &keys);
@@ -269,6 +297,9 @@ private:
     void closeStormWindow(const QString &client, StormState &state, QList<Alert> &out) const;
     void closeLaneWindow(const QString &client, LaneState &state, QList<Alert> &out) const;
     void appendLostWork(qint64 asOfMs, QList<Alert> &out) const;
+    // One alert per owner of these operations (lost-work, or pending-work when `pending`).
+    void appendUnresolved(std::vector<std::vector<const FailedOperation *>> &byOwner, bool pending,
+                          QList<Alert> &out) const;
 
     Parameters m_parameters;
     QList<Alert> m_alerts; // episodes judged so far, updated in place while they go on
@@ -284,10 +315,16 @@ private:
     absl::flat_hash_map<quint64, qint64>
         m_throttledRequests;        // identity+method+url -> last throttle
     qint64 m_untrackedFailures = 0; // failures not tracked because of maxTrackedOperations
+    // The longest gap between a failure and the retry of the same operation, per client (hash
+    // of the client) and over all: how long a failed operation may wait before it is lost.
+    absl::flat_hash_map<quint64, qint64> m_retryGapMs;
+    qint64 m_longestRetryGapMs = -1;
     // $batch bookkeeping: envelope statuses, and failed sub-responses whose envelope has not
     // been seen yet (logs write the envelope before or after its sub-responses).
     QHash<QString, QPair<int, qint64>> m_envelopes;                   // batchId -> (status, ts)
     QHash<QString, QPair<qint64, QList<quint64>>> m_awaitingEnvelope; // batchId -> (ts, keys)
+    // batchHash() -> the earliest instant logged for the batch: when its sub-requests were sent.
+    absl::flat_hash_map<quint64, qint64> m_batchSentMs;
 
     // Per-scope tables are keyed by 64-bit hashes of the scope's strings (fastTextHash):
     // hashing a short identity once is the main cost per event; the names live in the values.

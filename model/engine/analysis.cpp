@@ -243,6 +243,28 @@ void Analysis::releaseFreedMemory()
 #endif
 }
 
+namespace {
+
+// Calls visit(fill) once for each request an event stands for (RequestEvent::weight), with the
+// engine's fill after that request (verdict null: none, 0).
+template <typename Visit>
+void forEachUnitFill(const RequestEvent &event, const ThrottleEngine::Verdict *verdict,
+                     Visit &&visit)
+{
+    if (verdict && verdict->unitFills) {
+        for (const ThrottleEngine::Verdict::FillRun &run : *verdict->unitFills) {
+            for (qint64 k = 1; k <= run.units; ++k)
+                visit(run.fillAfter(k));
+        }
+        return;
+    }
+    const double fill = verdict ? verdict->fill : 0;
+    for (qint64 unit = 0; unit < std::max<qint64>(1, event.weight); ++unit)
+        visit(fill);
+}
+
+} // namespace
+
 void Analysis::add(const RequestEvent &event)
 {
     if (!event.secretsMasked) {
@@ -261,17 +283,18 @@ void Analysis::add(const RequestEvent &event)
         event.type == EventType::Request ? throttle::extract(event) : throttle::ThrottleSignals{};
     const ThrottleEngine::Verdict verdict = m_engine->add(event, sig);
     // A weighted event (RequestEvent::weight) is that many requests to the breakers and the
-    // detectors: they count and time requests one by one.
-    for (qint64 unit = 0; unit < std::max<qint64>(1, event.weight); ++unit) {
-        noteFill(event, verdict);
+    // detectors: they count and time requests one by one, each with the fill after it.
+    forEachUnitFill(event, &verdict, [&](double fill) {
+        noteFill(event, verdict, fill);
         feedDetectors(event, sig, verdict.category);
-    }
+    });
 }
 
-void Analysis::noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict)
+void Analysis::noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict,
+                        double fill)
 {
-    if (verdict.matched && verdict.fill >= m_breakers->parameters().softOpenAt)
-        m_breakers->observeFill(event, verdict.fill, verdict.fillApplicationWide);
+    if (verdict.matched && fill >= m_breakers->parameters().softOpenAt)
+        m_breakers->observeFill(event, fill, verdict.fillApplicationWide);
 }
 
 void Analysis::count(const RequestEvent &event)
@@ -385,12 +408,13 @@ void Analysis::feedBreakers(const Batch &batch)
                            fill = &nextFill->second;
                            ++nextFill;
                        }
-                       // A weighted event is that many samples (RequestEvent::weight).
-                       for (qint64 unit = 0; unit < std::max<qint64>(1, event.weight); ++unit) {
+                       // A weighted event is that many samples (RequestEvent::weight), each
+                       // with the fill after its request.
+                       forEachUnitFill(event, fill, [&](double unitFill) {
                            if (fill)
-                               noteFill(event, *fill);
+                               noteFill(event, *fill, unitFill);
                            m_breakers->add(event, sig);
-                       }
+                       });
                    });
 }
 

@@ -70,7 +70,8 @@ private:
     // breakers and the categories that group quotas, then hands the batch to both others.
     void feedEngine(const std::shared_ptr<const Batch> &batch);
     // The engine's verdict on an event, as the breakers see it (soft-open from the fill).
-    void noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict);
+    // fill: the engine's fill after the request (a weighted event's k-th one: Verdict::unitFills).
+    void noteFill(const RequestEvent &event, const ThrottleEngine::Verdict &verdict, double fill);
     void feedBreakers(const Batch &batch);
     void feedAlerts(const Batch &batch);
     // quotaGroup: the engine's category for the event, null when it had none to give.

@@ -71,6 +71,10 @@ struct ScopeSummary
     QString algorithm; // fixed-window | sliding-window | token-bucket | leaky-bucket | credits |
                        // concurrency
     QString policy;    // policy name
+    // A key that does not hold the identity (an ARM subscription, an app): the identities that
+    // sent its requests (the first kMaxCallers), so its row shows their breakers too.
+    QStringList callers;
+    static constexpr qsizetype kMaxCallers = 16;
     double capacity = 0;
     double windowSeconds = 0; // 0 when the algorithm has no window
     qint64 requests = 0;

@@ -70,6 +70,7 @@ struct CompiledLimit
     std::vector<CompiledCost> cost;
     bool chargeThrottled = true;
     bool keyedByAppOnly = false; // one bucket for all users of an app
+    bool keyedByIdentity = false; // the key holds the identity: no callers to keep
     qint64 resolutionMs = 1000;
 };
 
@@ -527,6 +528,9 @@ struct alignas(64) Bucket
     SeriesMarks marks;
     QString key; // the key entry's parts joined with '+'
     QString service;
+    // A key without the identity (an ARM subscription, an app): who sent its requests, the
+    // first ScopeSummary::kMaxCallers of them (issue 30.6: the breakers of its row).
+    QStringList callers;
     int keyEntry = -1;       // index into Impl::keyEntries
     double serviceMsSum = 0; // concurrency limits: send to answer, summed over its requests
 };
@@ -709,6 +713,8 @@ struct ThrottleEngine::Impl
                 limit.chargeThrottled = policy.chargesThrottled(spec);
                 limit.keyedByAppOnly =
                     keyFields.size() == 1 && keyFields.front() == EventField::App;
+                limit.keyedByIdentity = std::find(keyFields.begin(), keyFields.end(),
+                                                  EventField::Identity) != keyFields.end();
                 limit.resolutionMs = defaultResolutionMs(spec);
                 compiled.limits.push_back(int(limits.size()));
                 limits.push_back(std::move(limit));
@@ -1165,7 +1171,45 @@ struct ThrottleEngine::Impl
         }
         if (modelled == 1)
             return only;
-        return namedCount == 1 ? named : -1;
+        if (applicationWide && namedCount <= 1)
+            return named; // none: the service names a granularity no limit has (one is missing)
+        return hiddenStateCharge(charges, count, applicationWide);
+    }
+
+    // Of several limits, the window whose state from before the log explains a refusal the
+    // replay did not expect (issue 30.17, as issue 19 infers a token bucket's start): the only
+    // window that, drained when the log began, would have refused too; of several, the one whose
+    // history reaches furthest back (a log cut an hour into OneNote's per-hour storm: after its
+    // first minute, only the per-hour window can still hide what was sent before). -1: none.
+    // applicationWide: only limits of the granularity the throttle-scope header names.
+    [[nodiscard]] int hiddenStateCharge(const std::array<Charge, kMaxLimits> &charges, int count,
+                                        std::optional<bool> applicationWide) const
+    {
+        int found = -1;
+        qint64 furthest = -1;
+        for (int i = 0; i < count; ++i) {
+            const Charge &charge = charges[size_t(i)];
+            const Bucket &bucket = buckets[size_t(charge.bucket)];
+            const CompiledLimit &limit = limits[size_t(bucket.limit)];
+            const limiter::Params &params = limit.params;
+            if (applicationWide && limit.keyedByAppOnly != *applicationWide)
+                continue;
+            // Windows only: what a window hides ends with it (a token or leaky bucket under
+            // steady traffic never catches up with its drained twin, and would take every
+            // 429 nothing explains for ever).
+            const Algorithm algorithm = limit.spec.algorithm;
+            if (algorithm != Algorithm::FixedWindow && algorithm != Algorithm::SlidingWindow &&
+                algorithm != Algorithm::Credits)
+                continue;
+            if (!bucket.state.hiddenRefuses(params, bucket.lastT, charge.cost))
+                continue;
+            const qint64 reach = params.windowMs; // how far back it remembers
+            if (reach > furthest) {
+                furthest = reach;
+                found = i;
+            }
+        }
+        return found;
     }
 
     // The service refused what the replay thought fit: when the log may not show this
@@ -1267,14 +1311,61 @@ struct ThrottleEngine::Impl
         const bool byUnit = throttled || event.status == 0;
         Verdict last;
         bool predicted = false;
+        auto unitFills = std::make_shared<std::vector<Verdict::FillRun>>();
         for (qint64 left = event.weight; left > 0;) {
             qint64 done = 1;
-            last = processUnits(event, given, byUnit ? 1 : left, &done);
+            Verdict::FillRun run;
+            last = processUnits(event, given, byUnit ? 1 : left, &done, nullptr, &run);
             predicted = predicted || last.predictedThrottled;
             left -= done;
+            run.units = done;
+            appendFillRun(*unitFills, run);
         }
         last.predictedThrottled = predicted;
+        if (last.matched)
+            last.unitFills = std::move(unitFills);
         return last;
+    }
+
+    // Who sends a bucket's requests, when its key does not say (the first few).
+    static void noteCaller(Bucket &bucket, const QString &identity)
+    {
+        if (identity.isEmpty() || bucket.callers.size() >= ScopeSummary::kMaxCallers ||
+            (!bucket.callers.isEmpty() && bucket.callers.constLast() == identity) ||
+            bucket.callers.contains(identity))
+            return;
+        bucket.callers.append(identity);
+    }
+
+    // The accepted usage of each charged bucket now (before this event's charge).
+    void acceptedUsages(const std::array<Charge, kMaxLimits> &charges, int count,
+                        std::array<double, kMaxLimits> &usages) const
+    {
+        for (int i = 0; i < count; ++i) {
+            const Bucket &bucket = buckets[size_t(charges[size_t(i)].bucket)];
+            usages[size_t(i)] =
+                bucket.state.usageAt(limits[size_t(bucket.limit)].params, bucket.lastT);
+        }
+    }
+
+    [[nodiscard]] double capacityOf(const Charge &charge) const
+    {
+        return limits[size_t(buckets[size_t(charge.bucket)].limit)].params.capacity;
+    }
+
+    // Joins a run of unchanging fill to the same unchanging fill before it (429s replayed one
+    // at a time: thousands of runs of one request, all at the same fill).
+    static void appendFillRun(std::vector<Verdict::FillRun> &runs, const Verdict::FillRun &run)
+    {
+        if (!runs.empty()) {
+            Verdict::FillRun &previous = runs.back();
+            if (run.from == run.to && previous.from == previous.to && previous.to == run.to &&
+                previous.capacity == run.capacity) {
+                previous.units += run.units;
+                return;
+            }
+        }
+        runs.push_back(run);
     }
 
     // Selects the event's policy and, for each of its limits that charges the event, the bucket
@@ -1344,8 +1435,10 @@ struct ThrottleEngine::Impl
     // that is exact, else one; *done says how many. units > 1 only for events that are
     // neither throttles nor without a status.
     // planned: what planCharges() already found for this very event (addAnswered()), else null.
+    // fillRun (weighted events): the fullest limit's usage before and after this call's charge.
     Verdict processUnits(const RequestEvent &event, const throttle::ThrottleSignals *given,
-                         qint64 units, qint64 *done, ChargePlan *planned = nullptr)
+                         qint64 units, qint64 *done, ChargePlan *planned = nullptr,
+                         Verdict::FillRun *fillRun = nullptr)
     {
         Verdict verdict;
         if (done)
@@ -1541,6 +1634,10 @@ struct ThrottleEngine::Impl
         std::array<double, kMaxLimits> usageBefore;   // only [0, count) is used
         std::array<double, kMaxLimits> usageAfter;    // as the limiter counts it
         std::array<double, kMaxLimits> acceptedAfter; // accepted charges only
+        std::array<double, kMaxLimits> acceptedBefore; // only for fillRun
+        if (fillRun)
+            acceptedUsages(charges, count, acceptedBefore);
+        int fullest = -1;
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];
             Bucket &bucket = buckets[size_t(c.bucket)];
@@ -1562,11 +1659,15 @@ struct ThrottleEngine::Impl
             if (cap > 0 && usage / cap > maxFill) {
                 maxFill = usage / cap;
                 verdict.fillApplicationWide = limit.keyedByAppOnly;
+                fullest = i;
             }
             if (cap > 0)
                 maxCountedFill = std::max(maxCountedFill, usageAfter[size_t(i)] / cap);
         }
         verdict.fill = maxFill;
+        if (fillRun && fullest >= 0)
+            *fillRun = {0, acceptedBefore[size_t(fullest)], acceptedAfter[size_t(fullest)],
+                        capacityOf(charges[size_t(fullest)])};
 
         for (int i = 0; i < count; ++i) {
             const Charge &c = charges[size_t(i)];
@@ -1574,6 +1675,8 @@ struct ThrottleEngine::Impl
             CompiledLimit &limit = limits[size_t(bucket.limit)];
             const qint64 t = bucket.lastT;
             bucket.requests += take;
+            if (!limit.keyedByIdentity)
+                noteCaller(bucket, event.identity);
             bucket.chargedCost += c.cost * double(take);
             if (limit.spec.algorithm == Algorithm::Concurrency)
                 bucket.serviceMsSum += double(std::max<qint64>(0, endMs - t0)) * double(take);
@@ -1771,6 +1874,7 @@ struct ThrottleEngine::Impl
                                   ? limit.spec.windowSeconds
                                   : 0;
             s.requests = bucket.requests;
+            s.callers = bucket.callers;
             s.peakUsage = bucket.peakUsage;
             s.peakFill = bucket.peakFill;
             s.acceptedPeakUsage = bucket.acceptedPeakUsage;

@@ -87,6 +87,26 @@ public:
         // softens the reconstructed breaker of the caller, or of the whole app.
         double fill = 0;
         bool fillApplicationWide = false;
+        // A weighted event (RequestEvent::weight > 1): how that fill rose over its requests, so
+        // that each of them reaches the breakers with the fill after it, as the single requests
+        // it stands for would (issue 30.8). Runs of requests charged in one step, the usage of
+        // the fullest limit after the run rising linearly from `from` (before its first
+        // request) to `to` (after its last); null for a single request.
+        struct FillRun
+        {
+            qint64 units = 0;
+            double from = 0;
+            double to = 0;
+            double capacity = 0;
+            // The fill after the k-th request of the run (1 <= k <= units).
+            [[nodiscard]] double fillAfter(qint64 k) const
+            {
+                if (capacity <= 0 || units <= 0)
+                    return 0;
+                return (from + (to - from) * double(k) / double(units)) / capacity;
+            }
+        };
+        std::shared_ptr<const std::vector<FillRun>> unitFills;
         // The category the policy's URL rules gave the event (Fabric's API group); null when
         // the event carried its own or its policy has no rules. Points at the engine's
         // compiled policy, valid until reset(): a pointer, not a copy, because a copy's

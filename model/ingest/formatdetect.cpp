@@ -7,6 +7,7 @@
 #include "ingest/otlpreader.h"
 #include "ingest/readerutil.h"
 #include "ingest/resiliencereader.h"
+#include "ingest/httpexchangereader.h"
 #include "ingest/vcrreader.h"
 
 #include <QFile>
@@ -90,7 +91,7 @@ QStringList knownFormats()
 {
     return {QStringLiteral("ndjson"),        QStringLiteral("har"), QStringLiteral("otlp"),
             QStringLiteral("azure-records"), QStringLiteral("csv"), QStringLiteral("access"),
-            QStringLiteral("resilience"),    QStringLiteral("vcr")};
+            QStringLiteral("resilience"),    QStringLiteral("vcr"), QStringLiteral("http")};
 }
 
 QString detectFormat(const QByteArray &head)
@@ -165,6 +166,17 @@ QString detectFormat(const QByteArray &head)
     if (AccessLogFormat::combined().parse(lines.at(0), probe, &reason) ||
         AccessLogFormat::common().parse(lines.at(0), probe, &reason))
         return QStringLiteral("access");
+    // Raw HTTP exchanges (.http): a status or request line first, after REST-client comments.
+    for (const std::string_view line : lines) {
+        const std::string_view trimmed = ingest::trimmed(line);
+        const bool comment = (trimmed.substr(0, 1) == "#" && trimmed.substr(0, 3) != "###") ||
+                             trimmed.substr(0, 2) == "//";
+        if (comment)
+            continue;
+        if (isHttpExchangeStart(QByteArrayView(trimmed.data(), qsizetype(trimmed.size()))))
+            return QStringLiteral("http");
+        break;
+    }
     for (const std::string_view line : lines) {
         if (ResilienceReader::looksLikeResilienceLine(line) &&
             ResilienceReader::leadingTimestampMs(line).has_value())
@@ -197,6 +209,8 @@ std::unique_ptr<LogReader> createReader(const QString &format, const ReaderOptio
         return std::make_unique<ResilienceReader>();
     if (format == u"vcr")
         return std::make_unique<VcrReader>();
+    if (format == u"http")
+        return std::make_unique<HttpExchangeReader>();
     return nullptr;
 }
 

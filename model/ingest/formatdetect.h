@@ -21,7 +21,7 @@ struct ReaderOptions
 };
 
 // Format names, in the order detection tries them.
-QStringList knownFormats(); // ndjson, har, otlp, azure-records, csv, access, resilience, vcr
+QStringList knownFormats(); // ndjson, har, otlp, azure-records, csv, access, resilience, vcr, http
 
 // Looks at the first bytes of a file (about 64 KiB is plenty) and returns one of
 // knownFormats(), or an empty string when nothing fits.
@@ -30,7 +30,8 @@ QStringList knownFormats(); // ndjson, har, otlp, azure-records, csv, access, re
 //    category (a bare Azure record) -> azure-records.
 //  - Text: a Common/Combined access-log line -> access; Polly / Resilience4j / Service Bus
 //    SDK lines -> resilience; a header row whose delimiter count matches the next row -> csv;
-//    "interactions:" (a vcrpy cassette) -> vcr.
+//    "interactions:" (a vcrpy cassette) -> vcr; a status line ("HTTP/1.1 429 ...") or a request
+//    line ("GET https://... HTTP/1.1") first, after "#" / "//" comments -> http.
 QString detectFormat(const QByteArray &head);
 
 // A reader for a format name (knownFormats()); null for an unknown name.

@@ -33,6 +33,12 @@ struct IngestSourceStatus
     qint64 errors = 0; // malformed records from this source
     bool live = false; // tailing / listening (true) or a finished import (false)
     bool finished = false;
+    // A file read to its end and followed since (live/followedsources.h, or caught up into the
+    // session's workspace): "following", not "finished", on the Ingest page.
+    bool followed = false;
+    // Events of this live source that came after a later one had been analysed: past the
+    // reorder window (ingest/livereorder.h), charged at the latest instant.
+    qint64 lateEvents = 0;
     // Live feeds (issue 17): the wall clock when the feed started (a listener opened), so a
     // feed that never sent anything is silent since then, not "never" forever.
     std::optional<qint64> liveSinceMs;
@@ -56,6 +62,11 @@ struct IngestStatus
     QList<IngestSourceStatus> sources;
     QList<MalformedRecord> malformed; // the most recent few, with their source:line
     qint64 malformedTotal = 0;        // may exceed malformed.size()
+    // The live feeds' reorder window in force, whether it is sized from the lateness seen
+    // ("auto") or fixed (--reorder-window, Preferences), and the late events over all feeds.
+    qint64 reorderWindowMs = 0;
+    bool reorderWindowAuto = true;
+    qint64 lateEvents = 0;
 };
 
 } // namespace ts

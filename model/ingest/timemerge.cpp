@@ -40,14 +40,16 @@ bool isSorted(const std::vector<RequestEvent> &events)
 class MergeCore
 {
 public:
-    MergeCore(int inputs, qint64 windowMs, IngestSink &out)
-        : m_inputs(size_t(inputs)), m_windowMs(qMax<qint64>(0, windowMs)), m_out(out)
+    // stopOnLate: set at the first late event, which (and everything after it) is then dropped.
+    MergeCore(int inputs, qint64 windowMs, IngestSink &out, std::atomic<bool> *stopOnLate = nullptr)
+        : m_inputs(size_t(inputs)), m_windowMs(qMax<qint64>(0, windowMs)), m_out(out),
+          m_stopOnLate(stopOnLate)
     {
     }
 
     void add(int index, std::vector<RequestEvent> &&events)
     {
-        if (events.empty())
+        if (events.empty() || m_stopped)
             return;
         Input &input = m_inputs[size_t(index)];
         // The fast path of a single input in time order: keep the reader's chunk whole, to be
@@ -75,6 +77,12 @@ public:
         for (RequestEvent &event : events) {
             const qint64 ts = event.tsMs;
             if (ts < m_lastEmittedMs) {
+                if (m_stopOnLate) {
+                    // The caller reads again in exact order: nothing more is of use.
+                    m_stopped = true;
+                    m_stopOnLate->store(true);
+                    return;
+                }
                 // Later than the window: its place in time is gone. Handed on now, at the end
                 // of what is already out.
                 ++m_late;
@@ -124,6 +132,7 @@ public:
     }
 
     [[nodiscard]] qint64 lateEvents() const { return m_late; }
+    [[nodiscard]] bool stopped() const { return m_stopped; }
 
 private:
     struct Input
@@ -211,6 +220,8 @@ private:
     qint64 m_lastEmittedMs = kNoTime;
     qint64 m_late = 0;
     std::vector<RequestEvent> m_output;
+    std::atomic<bool> *m_stopOnLate;
+    bool m_stopped = false;
 };
 
 // One input read on the calling thread: the reader pushes straight into the merge.
@@ -365,20 +376,32 @@ MergeResult readOne(const QString &path, IngestSink &sink, const SourceOptions &
                     const MergeOptions &merge, MergeInputObserver *observer)
 {
     MergeResult result;
-    MergeCore core(1, merge.reorderWindowMs, sink);
+    // Set at the first late line when the caller reads again in exact order: stops the reader.
+    std::atomic<bool> stopped{false};
+    MergeCore core(1, merge.reorderWindowMs, sink, merge.stopAtFirstLate ? &stopped : nullptr);
     InlineSink inlineSink(core, sink, observer);
     ReadControl control;
-    control.cancel = merge.cancel;
+    control.cancel = merge.stopAtFirstLate ? &stopped : merge.cancel;
     control.progress = merge.progress;
+    if (merge.stopAtFirstLate && merge.cancel) {
+        control.progress = [&merge, &stopped](qint64 done, qint64 total) {
+            if (merge.cancel->load())
+                stopped.store(true);
+            if (merge.progress)
+                merge.progress(done, total);
+        };
+    }
     control.holdUnterminatedTail = merge.holdUnterminatedTail;
     SourceOutcome outcome = readSource(path, inlineSink, options, control);
     inlineSink.pass();
     core.finishInput(0);
+    result.stoppedAtLate = core.stopped();
     if (observer)
         observer->inputFinished(0, outcome);
-    result.cancelled = outcome.result.cancelled;
+    result.cancelled = outcome.result.cancelled && !result.stoppedAtLate;
     result.outcomes.append(std::move(outcome));
-    core.drain();
+    if (!result.stoppedAtLate)
+        core.drain();
     result.lateEvents = core.lateEvents();
     return result;
 }
@@ -414,11 +437,15 @@ MergeResult readMany(const QStringList &paths, IngestSink &sink, const SourceOpt
         });
     }
 
-    MergeCore core(n, merge.reorderWindowMs, sink);
+    MergeCore core(n, merge.reorderWindowMs, sink, merge.stopAtFirstLate ? &abort : nullptr);
     std::vector<std::pair<qint64, qint64>> progress(size_t(n), {0, -1});
     for (int next = core.laggard(); next >= 0; next = core.laggard()) {
         if (merge.cancel && merge.cancel->load()) {
             result.cancelled = true;
+            break;
+        }
+        if (core.stopped()) {
+            result.stoppedAtLate = true;
             break;
         }
         std::optional<Chunk> chunk = queues[size_t(next)]->pop(kCancelPoll);
@@ -457,7 +484,8 @@ MergeResult readMany(const QStringList &paths, IngestSink &sink, const SourceOpt
         queue->stop();
     readers.clear(); // joins
     // What was read before a cancel is analysed, as a single file's read so far is.
-    core.drain();
+    if (!result.stoppedAtLate)
+        core.drain();
     result.lateEvents = core.lateEvents();
     return result;
 }

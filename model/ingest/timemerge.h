@@ -55,6 +55,10 @@ struct MergeOptions
     std::function<void(qint64 done, qint64 total)> progress;
     // As ReadControl::holdUnterminatedTail, for every input.
     bool holdUnterminatedTail = false;
+    // Stop reading at the first late line (MergeResult::stoppedAtLate) instead of handing it on:
+    // the caller reads the files again in exact time order (ingest/sortedread.h), as `report`
+    // does for files it reads whole. What was handed on before is to be thrown away.
+    bool stopAtFirstLate = false;
 };
 
 // Sees each input's records in that input's own order, before the merge, on the calling thread:
@@ -74,6 +78,7 @@ struct MergeResult
     QList<SourceOutcome> outcomes; // one per input, in input order
     qint64 lateEvents = 0;         // handed on after a later event (see the header comment)
     bool cancelled = false;
+    bool stoppedAtLate = false; // MergeOptions::stopAtFirstLate met a late line: read again
 };
 
 // Reads `paths` into `sink` in time order (see the header comment). `sink` gets the merged

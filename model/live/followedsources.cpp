@@ -192,6 +192,7 @@ void FollowedSources::followFile(const QString &path, const QString &format, qin
         m_documents.append(Document{path, format, events, malformed, identity.size, identity.mtimeNs});
         m_documentWatcher->addPath(absolute);
         m_followed.append(path);
+        announceFollowed();
         return;
     }
     if (endLine <= 0 && endOffset > 0)
@@ -206,6 +207,7 @@ void FollowedSources::followFile(const QString &path, const QString &format, qin
     m_classified.insert(key);
     m_tailer->addFile(absolute);
     m_followed.append(path);
+    announceFollowed();
 }
 
 void FollowedSources::watchFolder(const QString &directory, const QStringList &nameFilters)
@@ -229,6 +231,7 @@ void FollowedSources::setEnabled(bool enabled)
         m_tailer->stop();
         m_documentTimer->stop();
     }
+    announceFollowed();
 }
 
 void FollowedSources::pollNow()
@@ -256,6 +259,12 @@ void FollowedSources::clear()
     m_ignored.clear();
     m_classified.clear();
     m_followed.clear();
+    announceFollowed();
+}
+
+void FollowedSources::announceFollowed()
+{
+    Q_EMIT followedFilesChanged(m_enabled ? m_followed : QStringList());
 }
 
 QString FollowedSources::sourceNameFor(const TailBatch &batch) const
@@ -282,11 +291,14 @@ void FollowedSources::onBatch(const TailBatch &batch)
             m_documents.append(Document{batch.path, format, 0, 0, -1, -1});
             m_documentWatcher->addPath(batch.path);
             m_followed.append(batch.path);
+            announceFollowed();
             return;
         }
         m_classified.insert(key);
-        if (!m_names.contains(key) && !m_followed.contains(sourceNameFor(batch)))
+        if (!m_names.contains(key) && !m_followed.contains(sourceNameFor(batch))) {
             m_followed.append(sourceNameFor(batch));
+            announceFollowed();
+        }
     }
     QList<RequestEvent> events;
     QList<MalformedRecord> malformed;

@@ -82,6 +82,9 @@ Q_SIGNALS:
     // New events and malformed records of one source (named as the session named the file).
     void eventsRead(const QString &source, const QList<ts::RequestEvent> &events,
                     const QList<ts::MalformedRecord> &malformed);
+    // The files followed now (as the session named them; none while following is paused):
+    // the Ingest page says "following" for them.
+    void followedFilesChanged(const QStringList &files);
 
 private:
     struct Document
@@ -96,6 +99,7 @@ private:
     using Identity = QPair<quint64, quint64>;
 
     void ensureStarted();
+    void announceFollowed();
     void onBatch(const TailBatch &batch);
     void pollDocuments();
     void readDocument(Document &document);

@@ -2,6 +2,7 @@
 
 #include "core/timeparse.h"
 #include "displaynames.h"
+#include "fillexplanation.h"
 #include "snapshotmath.h"
 
 #include <QHash>
@@ -202,6 +203,8 @@ QString BucketGridModel::tooltip(int scopeIndex) const
                 .arg(QString::number(fill * 100.0, 'f', 1))
                 .arg(accepted) +
             u'\n';
+    if (const QString over = overCapacityExplanation(scope, usage, accepted); !over.isEmpty())
+        text += over + u'\n';
     text += tr("Peak: %1 (%2 %), accepted %3 (%4 %)")
                 .arg(scope.peakUsage)
                 .arg(QString::number(scope.peakFill * 100.0, 'f', 1))

@@ -8,7 +8,7 @@ namespace ts::models {
 
 bool EventQuery::matches(const RequestEvent &event) const
 {
-    if (!identity.isEmpty() && event.identity != identity)
+    if (!identity.isEmpty() && !event.identity.contains(identity, Qt::CaseInsensitive))
         return false;
     if (status && event.status != *status)
         return false;
@@ -88,7 +88,7 @@ void CauseEventSource::setCauses(const std::shared_ptr<const std::vector<EventCa
 
 bool CauseEventSource::withinQuery(const Wanted &wanted, const EventQuery &query)
 {
-    if (!query.identity.isEmpty() && query.identity != wanted.identity)
+    if (!query.identity.isEmpty() && !wanted.identity.contains(query.identity, Qt::CaseInsensitive))
         return false;
     if (query.fromMs && wanted.tsMs < *query.fromMs)
         return false;

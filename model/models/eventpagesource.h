@@ -18,7 +18,7 @@ namespace ts::models {
 
 struct EventQuery
 {
-    QString identity;             // exact
+    QString identity;             // a part of it, case-insensitive ("bob" finds bob@contoso.com)
     std::optional<int> status;    // exact HTTP status
     QString errorCode;            // exact
     QString lane;                 // exact

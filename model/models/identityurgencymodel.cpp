@@ -3,6 +3,7 @@
 #include "core/timeparse.h"
 #include "displaynames.h"
 #include "engine/paceadvice.h"
+#include "fillexplanation.h"
 #include "snapshotmath.h"
 
 #include <QLocale>
@@ -64,8 +65,16 @@ void IdentityUrgencyModel::setSnapshot(std::shared_ptr<const DashboardSnapshot> 
     m_snapshot = std::move(snapshot);
     m_activityOf.clear();
     m_breakersOf.clear();
+    m_callersOf.clear();
     m_transitionsOf.clear();
     if (m_snapshot) {
+        for (const ScopeSummary &scope : m_snapshot->report.scopes) {
+            QStringList &callers = m_callersOf[scope.key];
+            for (const QString &caller : scope.callers) {
+                if (!callers.contains(caller))
+                    callers.append(caller);
+            }
+        }
         const auto &activity = m_snapshot->keyActivity;
         for (int i = 0; i < int(activity.size()); ++i)
             m_activityOf.insert(activity[size_t(i)].key, i);
@@ -219,6 +228,7 @@ void IdentityUrgencyModel::computeRow(Row &row) const
     QStringList ids = row.key.split(u'+');
     if (ids.size() > 1)
         ids.prepend(row.key);
+    ids += m_callersOf.value(row.key); // a key without the identity: its callers' breakers
     int worstRank = -1;
     for (const QString &id : std::as_const(ids)) {
         const auto found = m_breakersOf.constFind(id);
@@ -504,6 +514,10 @@ QString IdentityUrgencyModel::tooltip(const Row &row) const
                     .arg(scopeLabel(scope), QString::number(row.fill * 100.0, 'f', 0),
                          QString::number(row.accepted * 100.0, 'f', 0)) +
                 u'\n';
+        const QString over = overCapacityExplanation(scope, row.fill * scope.capacity,
+                                                     row.accepted * scope.capacity);
+        if (!over.isEmpty())
+            text += over + u'\n';
     }
     if (row.throttlesPerSecond < 0) {
         text += tr("429s per second: not retained for this instant (the last %1 min of data "

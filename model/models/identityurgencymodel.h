@@ -127,6 +127,9 @@ private:
     // Per snapshot: key -> its activity, breaker id -> breakers, breaker scope -> transitions.
     QHash<QString, int> m_activityOf;
     QHash<QString, QList<int>> m_breakersOf;
+    // Row key -> the identities that sent its requests, for keys without one (an ARM
+    // subscription): their breakers are the row's too (ScopeSummary::callers).
+    QHash<QString, QStringList> m_callersOf;
     QHash<QString, std::vector<std::pair<qint64, QString>>> m_transitionsOf;
 };
 

@@ -105,6 +105,9 @@ QVariant IngestSourcesModel::data(const QModelIndex &index, int role) const
     }
     if (role == Qt::ToolTipRole && index.column() == LagColumn)
         return tr("Arrival time minus the event's own timestamp");
+    if (role == Qt::ToolTipRole && index.column() == LateColumn)
+        return tr("Events that arrived after a later one had been analysed, past the reorder "
+                  "window (View > Preferences, --reorder-window): charged at the latest instant");
     if (role == Qt::ToolTipRole && index.column() == LastEventColumn && source.lastEventTsMs)
         return tr("Last event's own timestamp: %1").arg(formatIsoMs(*source.lastEventTsMs));
     if (role != Qt::DisplayRole && role != Qt::ToolTipRole)
@@ -124,9 +127,13 @@ QVariant IngestSourcesModel::data(const QModelIndex &index, int role) const
         return source.errors + source.rejectedRequests;
     case LagColumn:
         return source.lagMs ? formatDuration(std::max<qint64>(0, *source.lagMs)) : QString();
+    case LateColumn:
+        return source.lateEvents;
     case StateColumn:
         if (stale)
             return tr("stale");
+        if (source.followed)
+            return tr("following");
         if (source.finished)
             return tr("finished");
         if (source.lastPollMs) {
@@ -163,6 +170,8 @@ QVariant IngestSourcesModel::headerData(int section, Qt::Orientation orientation
         return tr("Errors");
     case LagColumn:
         return tr("Lag");
+    case LateColumn:
+        return tr("Late");
     case StateColumn:
         return tr("State");
     default:

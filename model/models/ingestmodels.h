@@ -20,6 +20,7 @@ public:
         LastEventColumn,
         ErrorsColumn,
         LagColumn,
+        LateColumn, // events past the live reorder window (issue 30.4)
         StateColumn,
         ColumnCount
     };

@@ -20,7 +20,8 @@ QList<EventRow> toRows(const QList<StoredEvent> &stored)
 EventFilter toFilter(const EventQuery &query)
 {
     EventFilter filter;
-    filter.identity = query.identity;
+    // What the operator types is a part of the name: "bob" finds bob@contoso.com.
+    filter.identityPart = query.identity;
     filter.status = query.status;
     filter.errorCode = query.errorCode;
     filter.lane = query.lane;
@@ -86,6 +87,8 @@ WorkspaceEventSource::backgroundPageFetcher(const EventQuery &query, qint64 afte
     // thread. A substring has no index; and two common values whose combination is rare (a busy
     // identity's background lane) make SQLite walk many rows of one index for a page of
     // matches (~200 ms per million rows): both go to a worker.
+    // (A part of an identity is answered from the block summaries too: the blocks holding an
+    // identity that contains it.)
     const int exactFilters = int(!query.identity.isEmpty()) + int(query.status.has_value()) +
                              int(!query.errorCode.isEmpty()) + int(!query.lane.isEmpty());
     if (query.text.isEmpty() && exactFilters < 2)

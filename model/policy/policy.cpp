@@ -922,6 +922,44 @@ bool PolicySet::load(const QString &nameOrFile, QString *error)
     return true;
 }
 
+std::optional<PolicySet> PolicySet::fromSetting(const QString &setting, QString *error)
+{
+    const QString trimmed = setting.trimmed();
+    if (trimmed.isEmpty() || trimmed == u"builtin")
+        return builtin();
+    PolicySet policies;
+    if (trimmed.startsWith(u'{')) {
+        const auto policy =
+            Policy::fromJsonBytes(trimmed.toUtf8(), QStringLiteral("policy editor"), error);
+        if (!policy)
+            return std::nullopt;
+        // The edited policy replaces the built-in of the same name; the others stay.
+        policies = builtin();
+        const int index = policies.indexOf(policy->name);
+        if (index >= 0)
+            policies.policies()[index] = *policy;
+        else
+            policies.policies().prepend(*policy);
+        return policies;
+    }
+    if (!policies.load(trimmed, error))
+        return std::nullopt;
+    return policies;
+}
+
+QString PolicySet::describeSetting(const QString &setting)
+{
+    const QString trimmed = setting.trimmed();
+    if (trimmed.isEmpty() || trimmed == u"builtin")
+        return QStringLiteral("built-in");
+    if (trimmed.startsWith(u'{')) {
+        const auto policy =
+            Policy::fromJsonBytes(trimmed.toUtf8(), QStringLiteral("policy editor"), nullptr);
+        return QStringLiteral("edited %1 policy").arg(policy ? policy->name : QStringLiteral("a"));
+    }
+    return trimmed;
+}
+
 void PolicySet::add(const Policy &policy)
 {
     const int existing = indexOf(policy.name);

@@ -176,6 +176,16 @@ public:
     // policy replaces one of the same name already in the set.
     bool load(const QString &nameOrFile, QString *error);
     void add(const Policy &policy);
+
+    // The policies a saved setting names: what the dashboard keeps in a workspace ("policy"
+    // setting, the window's Policy menu and editor) and replays with, so that `report
+    // --workspace` replays with the same. Policy JSON (the editor's edit: it replaces the
+    // built-in policy of its name, the others stay), "builtin" or empty (the built-in set), or a
+    // name or file as --policy takes. nullopt and *error when it cannot be read.
+    static std::optional<PolicySet> fromSetting(const QString &setting, QString *error);
+    // The setting in words for a report: "built-in", "edited fabric policy", "fabric",
+    // "/path/to/policy.json".
+    static QString describeSetting(const QString &setting);
     void clear() { m_policies.clear(); }
     // Gives every policy this reference breaker, and makes it the default for events no policy
     // matches (the Breakers page's choice applies to all).

@@ -19,12 +19,11 @@
 //     999 ms early, so the usage at any instant t is bounded by the row-by-row usage over
 //     [t, t + 1 s) and at least the row-by-row usage at t - 1 s; predicted-throttle counts can
 //     differ by the charges of the seconds where the limit was crossed.
-// The breakers get n samples of the event, each with the engine's fill after all n requests
-// (a request at a time, each would carry its own rising fill): a breaker may turn soft-open from
-// the fill up to n - 1 samples earlier (at the same instant, its reason naming the fill after all
-// n; and when failures open it within those samples, closed -> soft-open -> open where the
-// requests one by one give closed -> open); every breaker's state after each instant, its
-// request and failure counts, trips and open time are exact (tst_breakersweighted). The danger
+// The breakers get n samples of the event, each with the engine's fill after its own request
+// (ThrottleEngine::Verdict::unitFills), so every transition, its reason, every breaker's state
+// after each instant, its request and failure counts, trips and open time are those of the
+// requests one by one (tst_breakersweighted; with several limits, the fill of the one fullest
+// after each step of the charge rises linearly over that step). The danger
 // detectors see n requests.
 // The group carries one of its URLs (ClickHouse's any()), which the policies' URL rules
 // classify the whole group by: exact when the requests of one (second, identity, app,

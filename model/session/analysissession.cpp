@@ -24,15 +24,40 @@
 #include <QElapsedTimer>
 #include <QThread>
 #include <QTimer>
+#include <QSysInfo>
 #include <QUuid>
+
+#include <cerrno>
+#include <csignal>
 
 #include <algorithm>
 
 namespace ts {
 
+QString thisPollerOwner()
+{
+    return QSysInfo::machineHostName() + u' ' + QString::number(QCoreApplication::applicationPid());
+}
+
+bool pollerOwnerIsGone(const QString &owner)
+{
+    const QStringList parts = owner.split(u' ');
+    if (parts.size() != 2 || parts.at(0) != QSysInfo::machineHostName())
+        return false; // another machine's, or nobody said: only the time can tell
+    bool ok = false;
+    const qint64 pid = parts.at(1).toLongLong(&ok);
+    if (!ok || pid <= 0)
+        return false;
+    if (pid == QCoreApplication::applicationPid())
+        return true; // this very process: an earlier session of it, stopped with that session
+    return ::kill(pid_t(pid), 0) != 0 && errno == ESRCH;
+}
+
 namespace {
 // The dashboard refreshes at most this often, however fast events arrive.
 constexpr int kPublishIntervalMs = 100;
+// How often a saved session catches its workspace up with its files and live feeds (30.11).
+constexpr int kSessionCatchUpMs = 1000;
 // While a file is read, the views get a snapshot at most this often, and never more often than
 // kReadPublishCostFactor times what building the last one took (the GUI's redraw costs about as
 // much again, on the other core): a few percent of the read, even on a loaded host. The
@@ -453,8 +478,8 @@ void AnalysisSession::ingestBatch(const QList<RequestEvent> &events)
             rate.events = 0;
         }
         rate.events += event.countedRequests();
-        m_analysis->add(event);
     }
+    analyseLive(std::vector<RequestEvent>(events.cbegin(), events.cend()));
     m_dirty = !events.isEmpty() || m_dirty;
     recordLiveBatch(events);
 }
@@ -503,8 +528,7 @@ void AnalysisSession::countFollowed(const QString &source, const QList<RequestEv
             rate.events = 0;
         }
         rate.events += requests;
-        std::vector<RequestEvent> batch(events.cbegin(), events.cend());
-        m_analysis->onEvents(std::move(batch));
+        analyseLive(std::vector<RequestEvent>(events.cbegin(), events.cend()));
     }
     for (const MalformedRecord &record : malformed) {
         ++status.errors;
@@ -521,6 +545,63 @@ void AnalysisSession::finishLiveSource(const QString &source)
 {
     sourceStatus(source).finished = true;
     m_dirty = true;
+}
+
+// ---- the live reorder window (issue 30.4) ---------------------------------------------------
+
+void AnalysisSession::setReorderWindow(qint64 windowMs)
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    m_reorder.setFixedWindow(windowMs >= 0 ? std::optional<qint64>(windowMs) : std::nullopt);
+    releaseHeldLiveEvents();
+    noteReorderWindow();
+}
+
+void AnalysisSession::analyseLive(std::vector<RequestEvent> &&events)
+{
+    if (events.empty())
+        return;
+    std::vector<RequestEvent> ready;
+    m_reorder.add(std::move(events), QDateTime::currentMSecsSinceEpoch(), ready);
+    if (!ready.empty())
+        m_analysis->onEvents(std::move(ready));
+    noteReorderWindow();
+}
+
+void AnalysisSession::releaseHeldLiveEvents()
+{
+    if (m_reorder.isEmpty())
+        return;
+    std::vector<RequestEvent> ready;
+    m_reorder.release(QDateTime::currentMSecsSinceEpoch(), ready);
+    if (ready.empty())
+        return;
+    m_analysis->onEvents(std::move(ready));
+    m_dirty = true;
+}
+
+void AnalysisSession::noteReorderWindow()
+{
+    const qint64 window = m_reorder.windowMs();
+    if (window != m_ingest.reorderWindowMs || m_reorder.lateEvents() != m_ingest.lateEvents) {
+        m_ingest.reorderWindowMs = window;
+        m_ingest.reorderWindowAuto = !m_reorder.fixedWindow();
+        m_ingest.lateEvents = m_reorder.lateEvents();
+        for (IngestSourceStatus &status : m_ingest.sources)
+            status.lateEvents = m_reorder.lateEvents(status.path);
+        m_dirty = true;
+    }
+}
+
+void AnalysisSession::setFollowedFiles(const QStringList &files)
+{
+    for (const QString &path : files)
+        (void)sourceStatus(path); // a file appeared in a watched folder: a row of its own
+    for (IngestSourceStatus &status : m_ingest.sources) {
+        const bool followed = files.contains(status.path);
+        m_dirty = m_dirty || status.followed != followed;
+        status.followed = followed;
+    }
 }
 
 void AnalysisSession::updatePolledSource(const IngestSourceStatus &poller)
@@ -567,8 +648,7 @@ void AnalysisSession::ingestPolled(const QString &url, const QString &kind,
     m_dirty = m_dirty || !events.isEmpty() || !malformed.isEmpty();
     if (followerAnalyses)
         return;
-    for (const RequestEvent &event : events)
-        m_analysis->add(event);
+    analyseLive(std::vector<RequestEvent>(events.cbegin(), events.cend()));
     for (const MalformedRecord &record : malformed) {
         ++m_ingest.malformedTotal;
         if (m_ingest.malformed.size() >= kMalformedShown)
@@ -598,23 +678,17 @@ bool AnalysisSession::storePolledInSessionWorkspace(const QString &url, const QS
                                                     const QList<MalformedRecord> &malformed,
                                                     const QByteArray &cursorState)
 {
-    if (m_sessionWriterPath != m_sessionWorkspace)
-        closeSessionWriter();
-    if (!m_sessionWriter) {
-        auto writer = std::make_unique<WorkspaceWriter>();
-        if (!writer->start(m_sessionWorkspace)) {
-            Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ") +
-                                                writer->errorString());
-            return false;
-        }
-        m_sessionWriter = std::move(writer);
-        m_sessionWriterPath = m_sessionWorkspace;
-    }
+    if (!ensureSessionWriter())
+        return false;
     qint64 sourceId = m_sessionPollSources.value(url);
     if (sourceId == 0) {
         Workspace workspace;
-        if (workspace.open(m_sessionWorkspace))
+        if (workspace.open(m_sessionWorkspace)) {
             sourceId = workspace.ensurePolledSource(url, kind);
+            // Who polls into it: a later session of this machine tells its own earlier poller,
+            // gone with its process, from another one (issue 30.11).
+            workspace.setSetting(QStringLiteral("poller:") + url, thisPollerOwner());
+        }
         if (sourceId == 0) {
             Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ") +
                                                 workspace.errorString());
@@ -633,6 +707,161 @@ bool AnalysisSession::storePolledInSessionWorkspace(const QString &url, const QS
         closeSessionWriter();
         return false;
     }
+    return true;
+}
+
+// ---- a saved session goes on writing into its workspace (issue 30.11) -----------------------
+
+void AnalysisSession::keepFilesInSessionWorkspace(const QStringList &files)
+{
+    for (const QString &path : files) {
+        if (path == u"-" || !QFileInfo(path).isFile())
+            continue;
+        SourceOptions options;
+        for (const auto &[opened, openedOptions] : std::as_const(m_openedFiles)) {
+            if (opened == path)
+                options = openedOptions;
+        }
+        m_sessionFiles.insert(path, options);
+    }
+    if (!m_catchUpTimer) {
+        m_catchUpTimer = new QTimer(this);
+        m_catchUpTimer->setInterval(kSessionCatchUpMs);
+        connect(m_catchUpTimer, &QTimer::timeout, this,
+                &AnalysisSession::catchUpSessionWorkspace);
+    }
+    m_catchUpTimer->start();
+}
+
+void AnalysisSession::catchUpSessionWorkspace()
+{
+    Q_ASSERT(QThread::currentThread() == thread());
+    if (m_sessionWorkspace.isEmpty() || !ensureSessionWriter())
+        return;
+    Workspace workspace;
+    if (!workspace.open(m_sessionWorkspace))
+        return;
+    QString problems;
+    for (auto it = m_sessionFiles.cbegin(); it != m_sessionFiles.cend(); ++it) {
+        // The import ledger says where this file's rows end: only what was written since is
+        // read (nothing, most seconds), exactly once.
+        QFile probe(it.key());
+        QString error;
+        std::unique_ptr<LogReader> reader;
+        if (probe.open(QIODevice::ReadOnly))
+            reader = readerFor(probe, it.key(), it.value(), &error);
+        probe.close();
+        if (!reader)
+            continue; // gone for now (rotated, unmounted): tried again next time
+        const ImportResult result = importFile(workspace, *m_sessionWriter, it.key(), *reader);
+        if (!result.ok())
+            problems += it.key() + QStringLiteral(": ") + result.error + u'\n';
+    }
+    problems += catchUpLiveSources(workspace);
+    m_sessionWriter->flush(); // committed before the next look reads the ledger
+    if (!problems.isEmpty())
+        Q_EMIT operationFinished(false, problems.trimmed());
+}
+
+QString AnalysisSession::catchUpLiveSources(Workspace &workspace)
+{
+    if (!m_scratch || !m_scratchWriter)
+        return {};
+    QList<SourceRecord> live;
+    for (const SourceRecord &source : m_scratch->sources()) {
+        if (source.fingerprint.startsWith("live:"))
+            live.append(source);
+    }
+    if (live.isEmpty())
+        return {};
+    if (m_liveSessionId.isEmpty())
+        m_liveSessionId = QUuid::createUuid().toByteArray(QUuid::WithoutBraces);
+    m_scratchWriter->flush();
+    WorkspaceReader reader;
+    if (!reader.open(m_scratchPath))
+        return m_scratchPath + QStringLiteral(": ") + reader.errorString() + u'\n';
+    for (const SourceRecord &source : std::as_const(live)) {
+        // The copy Save As made of this feed (its fingerprint, this session's id) is added to;
+        // a feed started since gets one.
+        const auto copied = m_liveCopiedUpTo.insert(source.id, m_liveCopiedUpTo.value(source.id));
+        const QByteArray identity = source.fingerprint + '@' + m_liveSessionId;
+        qint64 targetId = 0;
+        for (const SourceRecord &existing : workspace.sources())
+            targetId = existing.fingerprint == identity ? existing.id : targetId;
+        if (targetId == 0) {
+            targetId = workspace.addSource(source.path, source.format,
+                                           QDateTime::currentMSecsSinceEpoch(), 0, identity);
+        }
+        if (targetId == 0)
+            return workspace.errorString() + u'\n';
+        if (m_workspaceFollower && m_workspaceFollower->path() == m_sessionWorkspace)
+            m_workspaceFollower->skipSource(targetId); // analysed here already
+        EventFilter filter;
+        filter.sourceId = source.id;
+        for (;;) {
+            const QList<StoredEvent> page = reader.fetchPage(filter, *copied, 8192);
+            if (page.isEmpty())
+                break;
+            WriteBatch batch;
+            batch.sourceId = targetId;
+            for (const StoredEvent &stored : page)
+                batch.events.append(stored.event);
+            *copied = page.constLast().rowId;
+            if (!m_sessionWriter->submit(std::move(batch)))
+                return m_sessionWriter->errorString() + u'\n';
+        }
+    }
+    return {};
+}
+
+void AnalysisSession::resumeSessionSources(const QString &path)
+{
+    WorkspaceReader reader;
+    if (!reader.open(path))
+        return;
+    // The files its rows came from: caught up from where the workspace stopped reading them,
+    // and so followed (the workspace's follower hands their new rows to the analysis).
+    QStringList files;
+    for (const SourceRecord &source : reader.sources()) {
+        if (source.fingerprint.startsWith("live:") || source.fingerprint.startsWith("poll:") ||
+            source.fingerprint.startsWith("session:") || !QFileInfo(source.path).isFile())
+            continue;
+        files.append(source.path);
+        IngestSourceStatus &status = sourceStatus(source.path);
+        status.format = source.format;
+        status.followed = true;
+        status.countedInWorkspace = true; // its events are the workspace's row's
+    }
+    if (!files.isEmpty())
+        keepFilesInSessionWorkspace(files);
+    if (m_sessionSettings.contains(QLatin1StringView(kListenSetting)))
+        Q_EMIT listenAgainRequested();
+    m_dirty = true;
+}
+
+void AnalysisSession::rememberListening(bool listening)
+{
+    if (listening)
+        m_sessionSettings.insert(QLatin1StringView(kListenSetting), QStringLiteral("1"));
+    else
+        m_sessionSettings.remove(QLatin1StringView(kListenSetting));
+    writeSessionSettings({QLatin1StringView(kListenSetting)});
+}
+
+bool AnalysisSession::ensureSessionWriter()
+{
+    if (m_sessionWriterPath != m_sessionWorkspace)
+        closeSessionWriter();
+    if (m_sessionWriter)
+        return true;
+    auto writer = std::make_unique<WorkspaceWriter>();
+    if (!writer->start(m_sessionWorkspace)) {
+        Q_EMIT operationFinished(false, m_sessionWorkspace + QStringLiteral(": ")
+                                            + writer->errorString());
+        return false;
+    }
+    m_sessionWriter = std::move(writer);
+    m_sessionWriterPath = m_sessionWorkspace;
     return true;
 }
 
@@ -729,6 +958,8 @@ QString AnalysisSession::copyLiveSources(Workspace &target, WorkspaceWriter &wri
         // This session saved to this workspace before: its copy is replaced by the whole feed.
         problems += copySourceRows(reader, source, target, writer,
                                    source.fingerprint + '@' + m_liveSessionId);
+        // What comes later is copied on into the same source (catchUpLiveSources).
+        m_liveCopiedUpTo.insert(source.id, reader.lastEventRowId());
     }
     return problems;
 }
@@ -842,41 +1073,32 @@ void AnalysisSession::announceStoredPollSources(const QString &path)
     if (!polled || polled->isEmpty())
         return;
     QList<StoredPollSource> sources;
-    for (const PolledSourceRecord &record : *polled)
-        sources.append({record.source.path, record.cursorState, record.rows, record.updatedMs});
+    for (const PolledSourceRecord &record : *polled) {
+        sources.append({record.source.path, record.cursorState, record.rows, record.updatedMs,
+                         workspace.setting(QStringLiteral("poller:") + record.source.path)
+                             .value_or(QString())});
+    }
     Q_EMIT pollSourcesStored(sources);
 }
 
 void AnalysisSession::setPolicies(const QString &nameFileOrJson)
 {
     Q_ASSERT(QThread::currentThread() == thread());
-    PolicySet policies;
-    QString error;
     const QString trimmed = nameFileOrJson.trimmed();
-    if (trimmed.startsWith(u'{')) {
-        const auto policy =
-            Policy::fromJsonBytes(trimmed.toUtf8(), QStringLiteral("policy editor"), &error);
-        if (!policy) {
-            Q_EMIT policyError(error);
-            return;
-        }
-        // The edited policy replaces the built-in of the same name; the others stay.
-        policies = PolicySet::builtin();
-        const int index = policies.indexOf(policy->name);
-        if (index >= 0)
-            policies.policies()[index] = *policy;
-        else
-            policies.policies().prepend(*policy);
-    } else if (trimmed.isEmpty() || trimmed == u"builtin") {
-        policies = PolicySet::builtin();
-    } else if (!policies.load(trimmed, &error)) {
+    QString error;
+    std::optional<PolicySet> loaded = PolicySet::fromSetting(trimmed, &error);
+    if (!loaded) {
         Q_EMIT policyError(error);
         return;
     }
+    PolicySet policies = std::move(*loaded);
     if (m_breakerModel)
         policies.setBreaker(*m_breakerModel); // the Breakers page's choice
     m_policies = policies;
     m_analysis = std::make_unique<Analysis>(m_policies);
+    // Held live events are replayed with the rest (the scratch workspace, the files, the
+    // followed workspace up to what its follower handed over).
+    m_reorder.clear();
     m_ingest.malformed.clear();
     m_ingest.malformedTotal = 0;
     rememberPolicy(trimmed);
@@ -1012,6 +1234,7 @@ void AnalysisSession::openWorkspace(const QString &path)
     if (ok) {
         followWorkspace(std::move(follower));
         announceStoredPollSources(path);
+        resumeSessionSources(path);
     }
 }
 
@@ -1043,9 +1266,8 @@ void AnalysisSession::pollWorkspace()
     if (!news.events.isEmpty()) {
         status.lastEventTsMs = news.events.constLast().tsMs;
         status.lastEventReceivedMs = QDateTime::currentMSecsSinceEpoch();
-        std::vector<RequestEvent> batch(std::make_move_iterator(news.events.begin()),
-                                        std::make_move_iterator(news.events.end()));
-        m_analysis->onEvents(std::move(batch));
+        analyseLive(std::vector<RequestEvent>(std::make_move_iterator(news.events.begin()),
+                                              std::make_move_iterator(news.events.end())));
     }
     m_analysis->countMalformed(news.malformed);
     m_ingest.malformedTotal += news.malformed;
@@ -1106,6 +1328,7 @@ void AnalysisSession::reset()
 {
     Q_ASSERT(QThread::currentThread() == thread());
     m_analysis = std::make_unique<Analysis>(m_policies);
+    m_reorder.clear();
     m_openedFiles.clear();
     m_followedCovered.clear();
     m_workspaceFollower.reset();
@@ -1122,6 +1345,7 @@ void AnalysisSession::reset()
 void AnalysisSession::publishIfDirty()
 {
     Q_ASSERT(QThread::currentThread() == thread());
+    releaseHeldLiveEvents();
     if (!m_dirty)
         return;
     m_dirty = false;
@@ -1265,8 +1489,7 @@ void AnalysisSession::applyStoredBatch(const QString &feed, const QList<RequestE
     m_dirty = true;
     if (!analyse)
         return;
-    for (const RequestEvent &event : events)
-        m_analysis->add(event);
+    analyseLive(std::vector<RequestEvent>(events.cbegin(), events.cend()));
     for (MalformedRecord record : malformed) {
         ++m_ingest.malformedTotal;
         if (m_ingest.malformed.size() >= kMalformedShown)
@@ -1378,6 +1601,11 @@ void AnalysisSession::adoptSavedWorkspace(Workspace &workspace, const QString &p
         workspace.setSetting(it.key(), it.value());
     if (!m_sessionSettings.contains(QLatin1StringView(kPolicySetting)))
         workspace.removeSetting(QLatin1StringView(kPolicySetting));
+    // And goes on writing there: the files it was saved with, as they grow (issue 30.11).
+    QStringList files;
+    for (const auto &[file, options] : std::as_const(m_openedFiles))
+        files.append(file);
+    keepFilesInSessionWorkspace(files);
     Q_EMIT workspaceSaved(path);
 }
 

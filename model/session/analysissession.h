@@ -7,8 +7,10 @@
 #include "engine/reportdata.h"
 #include "ingest/feedhealth.h"
 #include "ingest/ingeststatus.h"
+#include "ingest/livereorder.h"
 #include "ingest/sourcereader.h"
 #include "policy/policy.h"
+#include "store/workspace.h"
 
 #include <QDeadlineTimer>
 #include <QHash>
@@ -46,7 +48,16 @@ struct StoredPollSource
     QByteArray cursorState; // PollCursor::save(); empty when no row was stored yet
     qint64 rows = 0;        // rows stored so far (a resumed poller numbers on from them)
     qint64 updatedMs = 0;   // when rows and cursor were last stored (another poller running?)
+    // Who stored them: "HOST PID" of the dashboard that polled into the workspace (empty when
+    // unknown: `throttlescope poll`, an older version). A process of this machine that is gone
+    // is no other poller (issue 30.11).
+    QString owner;
 };
+
+// "HOST PID" of this process, as StoredPollSource::owner says it.
+QString thisPollerOwner();
+// Whether an owner names a process of this machine that no longer runs (or this very one).
+bool pollerOwnerIsGone(const QString &owner);
 
 class AnalysisSession : public QObject
 {
@@ -92,6 +103,15 @@ public Q_SLOTS:
                         const QList<ts::MalformedRecord> &malformed);
     // Marks a live source as stopped (the ingest panel shows it as finished, not as silent).
     void finishLiveSource(const QString &source);
+    // The files followed now (FollowedSources::followedFilesChanged): "following" on the Ingest
+    // page, the others as they are.
+    void setFollowedFiles(const QStringList &files);
+    // The reorder window of live feeds (ingest/livereorder.h): a fixed number of ms, or -1 for
+    // "auto" (sized from the lateness seen, the default).
+    void setReorderWindow(qint64 windowMs);
+    // The operator started (or stopped) the window's listener: a session saved (or opened) says
+    // so in its workspace, and listens again when opened again (listenAgainRequested).
+    void rememberListening(bool listening);
     // A polled store's own requests (model/poll: last poll, requests, errors, the store's
     // Retry-After) for its row on the Ingest page; its rows come through ingestPolled.
     void updatePolledSource(const ts::IngestSourceStatus &poller);
@@ -157,9 +177,15 @@ Q_SIGNALS:
     // The polled sources a workspace just opened stores, with their cursors: the controller
     // resumes polling them (issue 21.2: a restart resumes from the stored cursor).
     void pollSourcesStored(const QList<ts::StoredPollSource> &sources);
+    // A workspace opened again whose session had a listener running: listen again.
+    void listenAgainRequested();
 
 private:
     void ensureTimer();
+    // Live events to the analysis through the reorder window; what waited it out, on the timer.
+    void analyseLive(std::vector<RequestEvent> &&events);
+    void releaseHeldLiveEvents();
+    void noteReorderWindow(); // the window and the late counts into the Ingest page's status
     IngestSourceStatus &sourceStatus(const QString &path);
     // recordToScratch: the same read also copies the events into the scratch workspace.
     // through: where the events go instead of the analysis (a policy change's replay merge);
@@ -207,6 +233,18 @@ private:
                                        const QList<MalformedRecord> &malformed,
                                        const QByteArray &cursorState);
     void closeSessionWriter();
+    // The session's workspace writer, started on first use (false and an error shown when the
+    // workspace cannot be written).
+    bool ensureSessionWriter();
+    // Issue 30.11: a saved (or opened) session goes on writing into its workspace. Files it
+    // holds are caught up from their import ledger (importFile resumes where it stopped), live
+    // feeds (the listener, the demo) copied on from the scratch workspace, every second.
+    void keepFilesInSessionWorkspace(const QStringList &files);
+    void catchUpSessionWorkspace();
+    QString catchUpLiveSources(Workspace &workspace);
+    // Opened again: the files its sources name, caught up and so followed through the
+    // workspace's follower; the listener started again when one ran (listenAgainRequested).
+    void resumeSessionSources(const QString &path);
     // Save As: the scratch workspace's polled stores, rows and cursors; *copied gets the
     // target's source id of each.
     QString copyPolledSources(Workspace &target, WorkspaceWriter &writer, QSet<qint64> *copied);
@@ -231,6 +269,7 @@ private:
 
     PolicySet m_policies;
     std::unique_ptr<Analysis> m_analysis;
+    LiveReorderBuffer m_reorder; // live feeds' events not yet analysed (session thread only)
     QTimer *m_publishTimer = nullptr;
     quint64 m_generation = 0;
     bool m_dirty = false;
@@ -286,8 +325,10 @@ private:
     QHash<QString, RateMeter> m_feedRates;
 
     // Session hygiene (issue 17.7). The workspace settings keys the session restores.
-    static constexpr const char *kPolicySetting = "policy";
-    static constexpr const char *kSessionSettingKeys[] = {"policy", "timeWindow"};
+    static constexpr const char *kPolicySetting = Workspace::kPolicySetting;
+    // "listen": a listener ran in the saved session; opened again, it listens again.
+    static constexpr const char *kListenSetting = "listen";
+    static constexpr const char *kSessionSettingKeys[] = {"policy", "timeWindow", "listen"};
     // Bumped by newSession(): batches acknowledged for an older session are not counted.
     // Read on the writer's thread (onScratchSettled), hence atomic.
     std::atomic<quint64> m_sessionEpoch{0};
@@ -305,6 +346,11 @@ private:
     std::unique_ptr<WorkspaceWriter> m_sessionWriter;
     QString m_sessionWriterPath;
     QHash<QString, qint64> m_sessionPollSources;
+    // Files caught up into m_sessionWorkspace (issue 30.11), the scratch workspace's live rows
+    // copied there so far (scratch source id -> last row id), and the timer that does both.
+    QHash<QString, SourceOptions> m_sessionFiles;
+    QHash<qint64, qint64> m_liveCopiedUpTo;
+    QTimer *m_catchUpTimer = nullptr;
     QHash<QString, qint64> m_scratchPollSources;
 };
 

@@ -192,6 +192,10 @@ public:
     // errorString() on failure.
     qint64 ensurePolledSource(const QString &url, const QString &kind);
 
+    // The setting holding the policy the dashboard replays the workspace with (its Policy
+    // menu and editor save it here): what `report --workspace` replays with too
+    // (PolicySet::fromSetting reads its value).
+    static constexpr const char *kPolicySetting = "policy";
     [[nodiscard]] std::optional<QString> setting(const QString &key);
     bool setSetting(const QString &key, const QString &value);
     bool removeSetting(const QString &key);

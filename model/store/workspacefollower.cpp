@@ -48,7 +48,8 @@ WorkspaceFollower::News WorkspaceFollower::poll(int maxEvents)
     news.events.reserve(page.size());
     for (const StoredEvent &stored : page) {
         m_lastRowId = qMax(m_lastRowId, stored.rowId);
-        news.events.append(stored.event);
+        if (!m_skipped.contains(stored.sourceId))
+            news.events.append(stored.event);
     }
     m_more = page.size() >= maxEvents;
     const qint64 malformed = m_reader.countMalformed();

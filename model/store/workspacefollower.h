@@ -15,6 +15,7 @@
 #include "store/workspacereader.h"
 
 #include <QList>
+#include <QSet>
 #include <QString>
 
 #include <atomic>
@@ -51,6 +52,9 @@ public:
     // The newest row handed over (by the replay or a poll): a later replay of this workspace
     // reads up to it and leaves the rest to the next poll.
     [[nodiscard]] qint64 lastRowId() const { return m_lastRowId; }
+    // Rows of this source are not handed over: the session writes them itself and has analysed
+    // them already (a dashboard that goes on writing into the workspace it follows).
+    void skipSource(qint64 sourceId) { m_skipped.insert(sourceId); }
 
     qint64 replayedEvents = 0;
     qint64 replayedMalformed = 0;
@@ -62,6 +66,7 @@ private:
     qint64 m_dataVersion = -1;
     qint64 m_malformed = 0;
     bool m_more = false; // the last poll stopped at maxEvents
+    QSet<qint64> m_skipped;
 };
 
 } // namespace ts

@@ -38,6 +38,11 @@ SqlFilter buildFilter(const EventFilter &filter, qint64 minRowId = 0, qint64 max
         terms << QStringLiteral("identity = ?");
         sql.values << filter.identity;
     }
+    if (!filter.identityPart.isEmpty()) {
+        // LIKE is case-insensitive for ASCII, which is what identities are made of.
+        terms << QStringLiteral("identity LIKE ? ESCAPE '\\'");
+        sql.values << QString(u'%' + escapeLike(filter.identityPart) + u'%');
+    }
     if (filter.status) {
         // 0 (no response) is stored as NULL.
         if (*filter.status == 0) {
@@ -129,6 +134,7 @@ struct SummarizedTerm
 {
     store::BlockField field;
     QVariant value; // QString or qint64, as stored in event_blocks.value
+    bool like = false; // value is a LIKE pattern (a part of an identity), not the value itself
 };
 
 QList<SummarizedTerm> summarizedTerms(const EventFilter &filter)
@@ -136,6 +142,10 @@ QList<SummarizedTerm> summarizedTerms(const EventFilter &filter)
     QList<SummarizedTerm> terms;
     if (!filter.identity.isEmpty())
         terms.append({store::BlockField::Identity, filter.identity});
+    if (!filter.identityPart.isEmpty()) {
+        terms.append({store::BlockField::Identity,
+                      QString(u'%' + escapeLike(filter.identityPart) + u'%'), true});
+    }
     if (filter.status)
         terms.append({store::BlockField::Status, qint64(*filter.status)});
     if (!filter.errorCode.isEmpty())
@@ -274,14 +284,17 @@ std::optional<BlockPlan> WorkspaceReader::planBlocks(const EventFilter &filter, 
         const SummarizedTerm &term = terms.at(i);
         std::map<qint64, qint64> blocks;
         store::Statement query;
+        // A part of an identity: every identity of the block that contains it, their rows added.
         if (!prepareNative(query, m_db,
-                           QStringLiteral("SELECT block, events FROM event_blocks"
-                                          " WHERE field = ? AND value = ?"),
+                           term.like ? QStringLiteral("SELECT block, events FROM event_blocks"
+                                                      " WHERE field = ? AND value LIKE ? ESCAPE '\\'")
+                                     : QStringLiteral("SELECT block, events FROM event_blocks"
+                                                      " WHERE field = ? AND value = ?"),
                            {int(term.field), term.value}, error)) {
             return std::nullopt;
         }
         while (query.next(error))
-            blocks.emplace(query.intAt(0), query.intAt(1));
+            blocks[query.intAt(0)] += query.intAt(1);
         if (!error->isEmpty() ||
             !prepareNative(query, m_db,
                            QStringLiteral("SELECT block FROM event_block_overflow WHERE field = ?"),

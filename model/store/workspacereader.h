@@ -30,6 +30,7 @@ class Statement; // storesql.h
 struct EventFilter
 {
     QString identity;             // exact
+    QString identityPart;         // a case-insensitive part of the identity (no summary, no index)
     std::optional<int> status;    // exact HTTP status (0 = no response)
     QString errorCode;            // exact
     QString lane;                 // exact
@@ -41,7 +42,8 @@ struct EventFilter
 
     [[nodiscard]] bool isEmpty() const
     {
-        return identity.isEmpty() && !status && errorCode.isEmpty() && lane.isEmpty() &&
+        return identity.isEmpty() && identityPart.isEmpty() && !status && errorCode.isEmpty() &&
+               lane.isEmpty() &&
                text.isEmpty() && !fromMs && !toMs && sourceId == 0 && sourceIds.isEmpty();
     }
 };

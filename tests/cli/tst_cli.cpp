@@ -10,6 +10,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "policy/policy.h"
+#include "store/workspace.h"
+
+#include <tuple>
+
 namespace {
 
 QString appBinary()
@@ -202,6 +207,72 @@ private slots:
              {"events", "malformed", "byStatus", "throttles", "scopes", "breakers"})
             QCOMPARE(fromWorkspace.value(QLatin1StringView(key)),
                      fromFile.value(QLatin1StringView(key)));
+    }
+
+    // Issue 30.3: the dashboard saves the policy it replays a workspace with in the workspace;
+    // `report --workspace` replays with the same one unless --policy is given, and says which.
+    void workspaceReportUsesTheSavedPolicy()
+    {
+        QTemporaryDir dir;
+        const QString ws = dir.filePath(u"ws.tsws"_qs);
+        const QString log = dataFile(u"causes/cause-limit.ndjson"_qs);
+        QCOMPARE(run({u"import"_qs, u"--workspace"_qs, ws, log}).exitCode, 0);
+        const auto capacityAndSource = [&ws](const QStringList &extra) {
+            const QJsonObject report = parseJson(
+                run(QStringList{u"report"_qs, u"--json"_qs, u"--workspace"_qs, ws} + extra).out);
+            const QJsonObject source = report.value(u"policySource").toObject();
+            return std::tuple(report.value(u"scopes").toArray().at(0)[u"capacity"].toDouble(),
+                              source.value(u"from").toString(), source.value(u"policy").toString());
+        };
+        QCOMPARE(capacityAndSource({}), std::tuple(200.0, u"builtin"_qs, u"built-in"_qs));
+
+        // What the policy editor saves: the fabric policy with its platform limit lowered.
+        auto fabric = ts::PolicySet::builtinPolicy(u"fabric"_qs);
+        QVERIFY(fabric);
+        for (ts::PolicyLimit &limit : fabric->limits) {
+            if (limit.name == u"platform")
+                limit.capacity = 50;
+        }
+        {
+            ts::Workspace workspace;
+            QVERIFY(workspace.open(ws));
+            QVERIFY(workspace.setSetting(QLatin1StringView(ts::Workspace::kPolicySetting),
+                                         QString::fromUtf8(fabric->toJsonBytes())));
+        }
+        QCOMPARE(capacityAndSource({}),
+                 std::tuple(50.0, u"workspace"_qs, u"edited fabric policy"_qs));
+        QCOMPARE(capacityAndSource({u"--policy"_qs, u"fabric"_qs}),
+                 std::tuple(200.0, u"option"_qs, u"fabric"_qs));
+        const Run text = run({u"report"_qs, u"--workspace"_qs, ws});
+        QVERIFY2(text.out.contains("Policy: edited fabric policy (saved in the workspace)"),
+                 text.out.constData());
+    }
+
+    // Issue 30.4: a file read whole is replayed in exact time order, however far behind its
+    // lines are (Apache writes a line when the request ends: up to 59 s behind); a malformed
+    // line of a file read twice is named once.
+    void fileReadWholeIsReplayedInTimeOrder()
+    {
+        const QString apache =
+            dataFile(u"thirdparty/oplogs/elastic-examples_apache_logs_combined.log"_qs);
+        const QJsonObject report = parseJson(run({u"report"_qs, u"--json"_qs, apache}).out);
+        QCOMPARE(report.value(u"events").toInt(), 10000);
+        QCOMPARE(report.value(u"lateEvents").toInt(), 0);
+
+        QTemporaryDir dir;
+        const QString log = dir.filePath(u"late.ndjson"_qs);
+        QFile file(log);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(
+            "{\"ts\":1771454650000,\"identity\":\"a\",\"service\":\"fabric\",\"status\":200}\n"
+            "not json\n"
+            "{\"ts\":1771454710000,\"identity\":\"a\",\"service\":\"fabric\",\"status\":200}\n"
+            "{\"ts\":1771454640000,\"identity\":\"a\",\"service\":\"fabric\",\"status\":200}\n");
+        file.close();
+        const Run late = run({u"report"_qs, u"--json"_qs, log});
+        QCOMPARE(parseJson(late.out).value(u"lateEvents").toInt(), 0);
+        QCOMPARE(parseJson(late.out).value(u"malformed").toInt(), 1);
+        QCOMPARE(late.err.count(":2: not JSON"), qsizetype(1));
     }
 
     void killedImportResumesExactly()

@@ -26,7 +26,10 @@ QString dataFile(const QString &relative)
 QStringList sampleLogs()
 {
     QStringList files;
-    for (const QString &folder : {u"canonical"_qs, u"thirdparty/fabric"_qs, u"thirdparty/har"_qs}) {
+    // (causes/: since issue 30.1 the canonical samples' unresolved operations are pending when
+    // the log ends, not lost: the critical alerts are the causes' critical near-limit ones.)
+    for (const QString &folder :
+         {u"canonical"_qs, u"causes"_qs, u"thirdparty/fabric"_qs, u"thirdparty/har"_qs}) {
         const QDir dir(dataFile(folder));
         const QStringList names = dir.entryList(QDir::Files, QDir::Name);
         for (const QString &name : names) {

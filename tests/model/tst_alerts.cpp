@@ -193,6 +193,8 @@ private Q_SLOTS:
     void retriesRecognisedWithoutAttemptField();
     void lostWork_data();
     void lostWork();
+    void pendingUntilTheRetryIsDue_data();
+    void pendingUntilTheRetryIsDue();
     void retryAfterIgnored_data();
     void retryAfterIgnored();
     void capacityIsNotRateLimiting_data();
@@ -339,6 +341,10 @@ void TestAlerts::lostWork()
     QFETCH(QStringList, expectedNamed);
     QFETCH(bool, silentBatchLoss);
 
+    // The log goes on long after: what was not retried by then is lost, not pending (30.1).
+    RequestEvent later = request(events.last().tsMs + 3'600'000, 200, QStringLiteral("later"));
+    later.identity = QStringLiteral("someone-else");
+    events << later;
     const QList<Alert> lost = ofKind(run(events), QStringLiteral("lost-work"));
     QCOMPARE(lost.size(), expectedAlerts);
     if (expectedAlerts == 0)
@@ -351,6 +357,63 @@ void TestAlerts::lostWork()
         QVERIFY2(alert.detail.contains(name), qPrintable(alert.detail));
     QCOMPARE(alert.detail.contains(QStringLiteral("inside $batch envelopes that answered 2xx")),
              silentBatchLoss);
+}
+
+// Issue 30.1: an operation whose last answer a client retries after a wait is pending until
+// its retry was due with the log still going; only then lost. "Goes on" is an unrelated
+// request of another identity at that instant.
+void TestAlerts::pendingUntilTheRetryIsDue_data()
+{
+    QTest::addColumn<QList<RequestEvent>>("events");
+    QTest::addColumn<int>("lost");
+    QTest::addColumn<int>("pending");
+
+    const auto goesOnUntil = [](qint64 t) {
+        RequestEvent other = request(t, 200, QStringLiteral("other-work"));
+        other.identity = QStringLiteral("someone-else");
+        return other;
+    };
+    // request() answers 429 with Retry-After: 30 (s).
+    const RequestEvent throttled = request(kT0, 429, QStringLiteral("section-1"));
+    QTest::newRow("429, Retry-After 30 s, the log ends 10 s later: pending")
+        << QList<RequestEvent>{throttled, goesOnUntil(kT0 + 10000)} << 0 << 1;
+    QTest::newRow("429, Retry-After 30 s, the log goes on 5 minutes: lost")
+        << QList<RequestEvent>{throttled, goesOnUntil(kT0 + 300000)} << 1 << 0;
+    QTest::newRow("the log ends with the 429: pending")
+        << QList<RequestEvent>{goesOnUntil(kT0 - 1000), throttled} << 0 << 1;
+
+    // The client's usual retry gap, learned from another operation: 5 s, so a failure is due
+    // twice that (10 s) later.
+    const QList<RequestEvent> habit{request(kT0, 503, QStringLiteral("op-a")),
+                                    request(kT0 + 5000, 200, QStringLiteral("op-a")),
+                                    request(kT0 + 6000, 503, QStringLiteral("op-b"))};
+    QTest::newRow("503, usual gap 5 s, the log goes on 8 s: pending")
+        << (habit + QList<RequestEvent>{goesOnUntil(kT0 + 14000)}) << 0 << 1;
+    QTest::newRow("503, usual gap 5 s, the log goes on 15 s: lost")
+        << (habit + QList<RequestEvent>{goesOnUntil(kT0 + 21000)}) << 1 << 0;
+    QTest::newRow("404 is not retried after a wait: lost at once")
+        << QList<RequestEvent>{request(kT0, 404, QStringLiteral("op-c")), goesOnUntil(kT0 + 1)} << 1
+        << 0;
+    QTest::newRow("no response, no retry seen in the log: due after twice 60 s")
+        << QList<RequestEvent>{request(kT0, 0, QStringLiteral("op-d")), goesOnUntil(kT0 + 90000)}
+        << 0 << 1;
+}
+
+void TestAlerts::pendingUntilTheRetryIsDue()
+{
+    QFETCH(QList<RequestEvent>, events);
+    QFETCH(int, lost);
+    QFETCH(int, pending);
+
+    const QList<Alert> alerts = run(events);
+    QCOMPARE(ofKind(alerts, QStringLiteral("lost-work")).size(), lost);
+    const QList<Alert> pendingWork = ofKind(alerts, QStringLiteral("pending-work"));
+    QCOMPARE(pendingWork.size(), pending);
+    for (const Alert &alert : pendingWork) {
+        QCOMPARE(alert.severity, QStringLiteral("info"));
+        QVERIFY2(alert.detail.contains(QStringLiteral("pending when the log ends")),
+                 qPrintable(alert.detail));
+    }
 }
 
 void TestAlerts::retryAfterIgnored_data()
@@ -447,6 +510,25 @@ void TestAlerts::retryAfterIgnored_data()
         << QList<RequestEvent>{fabric(kT0, jobs, 429), fabric(kT0 + 5000, items, 200),
                                fabric(kT0 + 9000, jobs, 200)}
         << 1 << QStringLiteral("1 request(s) by sp-deployer on fabric (jobScheduler API group)");
+
+    // Issue 30.2: one Graph $batch of 20 sub-requests, answered at once with one 429 among its
+    // sub-responses; the log writes the sub-responses a millisecond apart as it handles them.
+    // The 16 after the 429 were sent with it, before any Retry-After existed.
+    const auto subResponses = [](const QString &batchId, qint64 sentMs, int throttledIndex) {
+        QList<RequestEvent> batch{batchEnvelope(sentMs, batchId, 200)};
+        for (int i = 0; i < 20; ++i) {
+            batch << batchSubResponse(sentMs + i, batchId, i, i == throttledIndex ? 429 : 200);
+            if (i == throttledIndex)
+                batch.last().retryAfter = QStringLiteral("10");
+        }
+        return batch;
+    };
+    QTest::newRow("$batch: sub-requests sent with the 429 ignored nothing")
+        << subResponses(QStringLiteral("b-20"), kT0, 3) << 0 << QString();
+    QTest::newRow("$batch: the next batch sent inside the block is 20 violations")
+        << (subResponses(QStringLiteral("b-20"), kT0, 3) +
+            subResponses(QStringLiteral("b-21"), kT0 + 2000, -1))
+        << 1 << QStringLiteral("20 request(s) by alice@contoso.com on graph");
 }
 
 void TestAlerts::retryAfterIgnored()
@@ -676,6 +758,10 @@ void TestAlerts::liveViewHoldsBackRecentFailures()
     AlertDetector detector(parameters);
     const RequestEvent failed = request(kT0, 503, QStringLiteral("section-1"));
     detector.add(failed, throttle::extract(failed));
+    // The log goes on (another caller), so the failure is due for a retry: lost, not pending.
+    RequestEvent later = request(kT0 + 3'600'000, 200, QStringLiteral("later"));
+    later.identity = QStringLiteral("someone-else");
+    detector.add(later, throttle::extract(later));
     QCOMPARE(
         ofKind(detector.alertsAsOf(kT0 + asOfAfterFailureMs), QStringLiteral("lost-work")).size(),
         expectedLostWork);
@@ -684,8 +770,11 @@ void TestAlerts::liveViewHoldsBackRecentFailures()
 void TestAlerts::fillReportMergesWithEngineAlerts()
 {
     AlertDetector detector;
-    const QList<RequestEvent> events{request(kT0, 503, QStringLiteral("section-1")),
-                                     request(kT0 + 5000, 500, QStringLiteral("section-2"))};
+    QList<RequestEvent> events{request(kT0, 503, QStringLiteral("section-1")),
+                               request(kT0 + 5000, 500, QStringLiteral("section-2"))};
+    // The log goes on well past their retries (another caller): lost, not pending.
+    events << request(kT0 + 600'000, 200, QStringLiteral("later"));
+    events.last().identity = QStringLiteral("someone-else");
     for (const RequestEvent &event : events)
         detector.add(event, throttle::extract(event));
     ReportData report;
@@ -760,6 +849,9 @@ void TestAlerts::failedOperationsBeyondTheCapAreCounted()
         events.append(request(kT0 + i * 1000, 429, QStringLiteral("op-%1").arg(i)));
     events.append(request(kT0 + 6000, 200, QStringLiteral("op-1")));
     events.append(request(kT0 + 7000, 500, QStringLiteral("op-7")));
+    // The log goes on past their retries: lost, not pending (issue 30.1).
+    events.append(request(kT0 + 3'600'000, 200, QStringLiteral("later")));
+    events.last().identity = QStringLiteral("someone-else");
     for (const RequestEvent &event : events)
         detector.add(event, throttle::extract(event));
     QCOMPARE(detector.trackedFailedOperations(), 3);
@@ -800,6 +892,9 @@ void TestAlerts::lostWorkOfManyOwnersNamesTheEarliest()
         event.identity = owners[i % 3];
         events.append(event);
     }
+    // The log goes on past their retries: lost, not pending (issue 30.1).
+    events.append(request(kT0 + 3'600'000, 200, QStringLiteral("later")));
+    events.last().identity = QStringLiteral("someone-else");
     AlertParameters parameters;
     parameters.lostWorkMaxNamed = 3;
     const QList<Alert> lost = ofKind(run(events, parameters), QStringLiteral("lost-work"));

@@ -3,19 +3,14 @@
 // on the inline path and the workers' batch path of Analysis. The breakers replay a weighted
 // event as n samples (Analysis::feedBreakers).
 //
-// What holds (the guard): the Breakers page's timeline is the same, every breaker in the same
-// state after every instant, and the same summaries but for the transition count; the requests,
-// failures, trips, open time and blocked requests are exact.
+// The Breakers page's timeline is the same, every breaker in the same state after every
+// instant, and the same summaries; the requests, failures, trips, open time and blocked
+// requests are exact.
 //
-// What does not (a known gap, pushdown.h): each of the n samples carries the engine's fill after
-// all n requests, where the k-th single request carries the fill after k. So the soft-open a
-// fill crossing softOpenAt causes happens at the group's first sample, not at the request that
-// crossed: its reason names the fill after the group ("reconstructed fill 1.2 >= 0.8", singles
-// "0.8 >= 0.8"), and when failures open the breaker before the singles' fill would cross, the
-// weighted event adds a closed -> soft-open at that instant before the soft-open -> open (the
-// singles: closed -> open). Fixing it needs the engine to say at which of the n requests the
-// fill crossed and what it was there (ThrottleEngine::Verdict, throttleengine.cpp); those rows
-// are expected failures of the strict comparison until it does.
+// And, since issue 30.8, every transition with its reason too: each of the n samples carries the
+// engine's fill after its own request (ThrottleEngine::Verdict::unitFills), where it used to
+// carry the fill after all n (the soft-open a crossing causes happened at the group's first
+// sample and named the fill after the group).
 #include "engine/analysis.h"
 #include "models/breakertransitionsmodel.h"
 #include "policy/policy.h"
@@ -242,14 +237,8 @@ void TestBreakersWeighted::weightedIsNSingles()
     QCOMPARE(timeline(weighted.breakerTransitions), timeline(singles.breakerTransitions));
     QCOMPARE(describe(weighted.breakers, false), describe(singles.breakers, false));
 
-    // The known gap (see the top of this file): where the fill crosses softOpenAt inside the
-    // group, the soft-open's reason, and the transitions when failures open the breaker first.
-    const QString row = QString::fromUtf8(QTest::currentDataTag());
-    if (row.contains(u"crosses") || row.contains(u"open before the fill") ||
-        row.contains(u"over the limit")) {
-        QEXPECT_FAIL("", "the engine's fill after all n requests reaches the breakers (pushdown.h)",
-                     Abort);
-    }
+    // Every transition, its reason and every summary, as the single requests give them: each of
+    // the n samples carries the fill after its own request (Verdict::unitFills, issue 30.8).
     QCOMPARE(describe(weighted.breakerTransitions), describe(singles.breakerTransitions));
     QCOMPARE(describe(weighted.breakers, true), describe(singles.breakers, true));
     QCOMPARE(shown(weighted.breakerTransitions), shown(singles.breakerTransitions));

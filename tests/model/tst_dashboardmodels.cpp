@@ -4,8 +4,8 @@
 #include "../widgets/snapshotfixture.h"
 #include "models/alertsmodel.h"
 #include "models/breakertransitionsmodel.h"
-#include "models/displaynames.h"
 #include "models/bucketgridmodel.h"
+#include "models/displaynames.h"
 #include "models/eventsmodel.h"
 #include "models/ingestmodels.h"
 #include "models/snapshotmath.h"
@@ -226,7 +226,8 @@ private Q_SLOTS:
         QSignalSpy added(&model, &AlertsModel::alertsAdded);
         const QString near = QStringLiteral("near-limit");
         const QString storm = QStringLiteral("retry-storm");
-        const QString key = QStringLiteral("0f8fad5b-d9cb-469f-a165-70867728950e+alice@contoso.com");
+        const QString key =
+            QStringLiteral("0f8fad5b-d9cb-469f-a165-70867728950e+alice@contoso.com");
         QList<Alert> alerts;
         for (int i = 0; i < 47; ++i)
             alerts.append({near, QStringLiteral("warning"), fixture::at(10 * i), key,
@@ -254,8 +255,8 @@ private Q_SLOTS:
         // One more near-limit, and an earlier-dated storm for a new key, in time order.
         const int insertsBefore = inserted.count();
         QList<Alert> more = alerts;
-        more.append({near, QStringLiteral("warning"), fixture::at(470), key,
-                     QStringLiteral("fill 47")});
+        more.append(
+            {near, QStringLiteral("warning"), fixture::at(470), key, QStringLiteral("fill 47")});
         more.insert(0, {storm, QStringLiteral("critical"), fixture::at(1), QStringLiteral("bob"),
                         QString()});
         model.setAlerts(more);
@@ -275,11 +276,11 @@ private Q_SLOTS:
                  QStringLiteral("alice@contoso.com"));
         model.setAlerts(more); // a group gone: a reset, rows in a new order
         QCOMPARE(resets.count(), 1);
-        QCOMPARE(model.index(model.rowOfGroup(AlertsModel::groupKey(near, key)),
-                             AlertsModel::KeyColumn)
-                     .data()
-                     .toString(),
-                 QStringLiteral("alice@contoso.com"));
+        QCOMPARE(
+            model.index(model.rowOfGroup(AlertsModel::groupKey(near, key)), AlertsModel::KeyColumn)
+                .data()
+                .toString(),
+            QStringLiteral("alice@contoso.com"));
         const auto fresh = added.at(added.count() - 2).first().value<QList<Alert>>();
         QCOMPARE(fresh.size(), 2);
         QCOMPARE(model.alerts().size(), 50);
@@ -299,9 +300,8 @@ private Q_SLOTS:
             << QStringList{u"critical retry-storm 10"_qs, u"critical retry-storm 30"_qs,
                            u"critical retry-storm 20"_qs}
             << 1;
-        QTest::newRow("warning kinds") << QStringList{u"warning near-limit 50"_qs,
-                                                      u"warning capacity 10"_qs}
-                                       << 1;
+        QTest::newRow("warning kinds")
+            << QStringList{u"warning near-limit 50"_qs, u"warning capacity 10"_qs} << 1;
         QTest::newRow("empty") << QStringList{} << -1;
     }
     void mostSevereAlert()
@@ -415,7 +415,8 @@ private Q_SLOTS:
             events[size_t(i)].line = 10 + i;
         }
         auto causes = std::make_shared<std::vector<EventCause>>(2);
-        (*causes)[0] = {events[0].tsMs, events[0].identity, 10, ThrottleCause::RetryAfter, {}, true};
+        (*causes)[0] = {
+            events[0].tsMs, events[0].identity, 10, ThrottleCause::RetryAfter, {}, true};
         (*causes)[1] = {events[0].tsMs, events[0].identity, 11, ThrottleCause::Capacity, {}, true};
         EventsModel model;
         QAbstractItemModelTester tester(&model,
@@ -450,6 +451,9 @@ private Q_SLOTS:
             << QString() << 0 << QString() << QString() << QStringLiteral("ITEMS/42") << qint64(1);
         QTest::newRow("combined") << kMigrator << 429 << QString() << QString() << QString()
                                   << qint64(10);
+        // Issue 30.10: a part of the name, in any case ("bob" finds bob@contoso.com).
+        QTest::newRow("part of the identity, any case")
+            << QStringLiteral("ALICE@") << 0 << QString() << QString() << QString() << qint64(50);
     }
     void eventsFilter()
     {
@@ -728,6 +732,27 @@ private Q_SLOTS:
             {redact::malformedRecord(QStringLiteral("a.ndjson"), 17, QStringLiteral("not JSON"))});
         QCOMPARE(malformed.index(0, 0).data().toString(), QStringLiteral("a.ndjson:17"));
         QCOMPARE(malformed.index(0, 1).data().toString(), QStringLiteral("not JSON"));
+    }
+
+    // Issue 30.12: a file read to its end and followed since is "following", not "finished".
+    void followedFileIsFollowing()
+    {
+        IngestSourcesModel model;
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        IngestSourceStatus followed;
+        followed.path = QStringLiteral("/var/log/app.ndjson");
+        followed.finished = true; // read to its end
+        followed.followed = true; // and followed since
+        IngestSourceStatus read = followed;
+        read.path = QStringLiteral("/tmp/once.ndjson");
+        read.followed = false; // Follow Files switched off
+        model.setSources({followed, read});
+        model.setNow(fixture::at(1000));
+        QCOMPARE(model.index(0, IngestSourcesModel::StateColumn).data().toString(),
+                 QStringLiteral("following"));
+        QCOMPARE(model.index(1, IngestSourcesModel::StateColumn).data().toString(),
+                 QStringLiteral("finished"));
     }
 
     void timeRangeFollowAndReplay()

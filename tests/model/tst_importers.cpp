@@ -60,9 +60,9 @@ private slots:
         QTest::newRow("fabric swagger")
             << "fabric/fabric-rest-api-specs_common_definitions.SPEC.json" << QString();
         QTest::newRow("graph batch http response")
-            << "graph/graph-docs_json-batching_example-response.http" << QString();
+            << "graph/graph-docs_json-batching_example-response.http" << u"http"_qs;
         QTest::newRow("graph http response")
-            << "graph/graph-docs_throttling_sample-429-response.http" << QString();
+            << "graph/graph-docs_throttling_sample-429-response.http" << u"http"_qs;
     }
 
     void detectThirdPartyFiles()

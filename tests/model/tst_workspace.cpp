@@ -42,15 +42,17 @@ namespace {
 
 qint64 duplicateLines(const QString &workspacePath)
 {
-    return testutil::sqlScalar(workspacePath,
-                  QStringLiteral("SELECT count(*) FROM (SELECT source_id, line FROM events "
-                                 "GROUP BY source_id, line HAVING count(*) > 1)"))
+    return testutil::sqlScalar(
+               workspacePath,
+               QStringLiteral("SELECT count(*) FROM (SELECT source_id, line FROM events "
+                              "GROUP BY source_id, line HAVING count(*) > 1)"))
         .toLongLong();
 }
 
 qint64 eventRows(const QString &workspacePath)
 {
-    return testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(*) FROM events")).toLongLong();
+    return testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(*) FROM events"))
+        .toLongLong();
 }
 
 // Appends lines [from, from + count) of the test generator to path.
@@ -123,8 +125,9 @@ bool downgradeToVersion2(const QString &path)
         testutil::sqlScalar(path, QString::fromLatin1(sql));
     }
     return testutil::sqlScalar(path, QStringLiteral("PRAGMA user_version")).toInt() == 2 &&
-           testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM pragma_table_info('sources')"
-                                       " WHERE name = 'head_hash'"))
+           testutil::sqlScalar(path,
+                               QStringLiteral("SELECT count(*) FROM pragma_table_info('sources')"
+                                              " WHERE name = 'head_hash'"))
                    .toInt() == 0;
 }
 
@@ -205,9 +208,9 @@ qint64 summaryMismatches(const QString &path)
                                               " WHERE o.field = x.field AND o.block = x.block)");
     const QString expected = u"SELECT * FROM (" + fromEvents + u") x WHERE " + summarized;
     const QString stored = u"SELECT * FROM event_blocks x WHERE " + summarized;
-    const QVariant mismatches =
-        testutil::sqlScalar(path, u"SELECT (SELECT count(*) FROM (" + expected + u" EXCEPT " + stored +
-                         u")) + (SELECT count(*) FROM (" + stored + u" EXCEPT " + expected + u"))");
+    const QVariant mismatches = testutil::sqlScalar(
+        path, u"SELECT (SELECT count(*) FROM (" + expected + u" EXCEPT " + stored +
+                  u")) + (SELECT count(*) FROM (" + stored + u" EXCEPT " + expected + u"))");
     return mismatches.isValid() ? mismatches.toLongLong() : -1;
 }
 
@@ -279,6 +282,9 @@ bool matches(const RequestEvent &event, const EventFilter &filter)
 {
     if (!filter.identity.isEmpty() && event.identity != filter.identity)
         return false;
+    if (!filter.identityPart.isEmpty() &&
+        !event.identity.contains(filter.identityPart, Qt::CaseInsensitive))
+        return false;
     if (filter.status && event.status != *filter.status)
         return false;
     if (!filter.errorCode.isEmpty() && event.errorCode != filter.errorCode)
@@ -348,6 +354,17 @@ QList<std::pair<QString, EventFilter>> readerFilterCases()
     EventFilter absent;
     absent.identity = QStringLiteral("nobody");
     addRow("identity never seen") = absent;
+    // Issue 30.10: a part of the identity, any case; LIKE's wildcards are plain characters.
+    EventFilter identityPart;
+    identityPart.identityPart = QStringLiteral("ALICE");
+    addRow("part of the identity, any case") = identityPart;
+    EventFilter identityPartWithStatus;
+    identityPartWithStatus.identityPart = QStringLiteral("contoso.com");
+    identityPartWithStatus.status = 429;
+    addRow("part of the identity and status") = identityPartWithStatus;
+    EventFilter identityPartWildcard;
+    identityPartWildcard.identityPart = QStringLiteral("user_");
+    addRow("part of the identity with a LIKE wildcard character") = identityPartWildcard;
     return cases;
 }
 
@@ -381,11 +398,12 @@ private Q_SLOTS:
         QCOMPARE(testutil::sqlScalar(path, QStringLiteral("PRAGMA journal_mode")).toString(),
                  QStringLiteral("wal"));
         for (const char *table : {"sources", "events", "malformed", "import_ledger", "settings"}) {
-            QCOMPARE(testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE "
-                                                 "type = 'table' AND name = '%1'")
-                                      .arg(QLatin1StringView(table)))
-                         .toInt(),
-                     1);
+            QCOMPARE(
+                testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM sqlite_master WHERE "
+                                                         "type = 'table' AND name = '%1'")
+                                              .arg(QLatin1StringView(table)))
+                    .toInt(),
+                1);
         }
         Workspace reopened;
         QVERIFY2(reopened.open(path), qPrintable(reopened.errorString()));
@@ -887,10 +905,12 @@ private Q_SLOTS:
         QCOMPARE(second.eventsAdded, 250);
         QCOMPARE(eventRows(workspacePath), 1250);
         QCOMPARE(duplicateLines(workspacePath), 0);
-        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT max(line) FROM events")).toLongLong(),
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT max(line) FROM events"))
+                     .toLongLong(),
                  1250);
         // The line completed after the first import is whole, not two halves.
-        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT url FROM events WHERE line = 1001"))
+        QCOMPARE(testutil::sqlScalar(workspacePath,
+                                     QStringLiteral("SELECT url FROM events WHERE line = 1001"))
                      .toString(),
                  QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/1f2e/items/1000"));
 
@@ -982,17 +1002,21 @@ private Q_SLOTS:
 
         QCOMPARE(eventRows(workspacePath), kLines);
         QCOMPARE(duplicateLines(workspacePath), 0);
-        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(DISTINCT line) FROM events"))
+        QCOMPARE(testutil::sqlScalar(workspacePath,
+                                     QStringLiteral("SELECT count(DISTINCT line) FROM events"))
                      .toLongLong(),
                  kLines);
-        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT min(line) FROM events")).toLongLong(),
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT min(line) FROM events"))
+                     .toLongLong(),
                  1);
-        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT max(line) FROM events")).toLongLong(),
+        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT max(line) FROM events"))
+                     .toLongLong(),
                  kLines);
         // Each row kept the offset of its own line.
-        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT byte_offset FROM events WHERE "
-                                                      "line = %1")
-                                           .arg(ledgerLine + 1))
+        QCOMPARE(testutil::sqlScalar(workspacePath,
+                                     QStringLiteral("SELECT byte_offset FROM events WHERE "
+                                                    "line = %1")
+                                         .arg(ledgerLine + 1))
                      .toLongLong(),
                  resumed.resumedFromOffset);
     }
@@ -1043,15 +1067,18 @@ private Q_SLOTS:
             }
             QCOMPARE(eventRows(workspacePath), kLines);
             QCOMPARE(duplicateLines(workspacePath), 0);
+            QCOMPARE(testutil::sqlScalar(workspacePath,
+                                         QStringLiteral("SELECT count(DISTINCT line) FROM events"))
+                         .toLongLong(),
+                     kLines);
             QCOMPARE(
-                testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(DISTINCT line) FROM events"))
-                    .toLongLong(),
-                kLines);
-            QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(*) FROM sources")).toInt(),
-                     1);
-            QCOMPARE(
-                testutil::sqlScalar(workspacePath, QStringLiteral("SELECT complete FROM import_ledger")).toInt(),
+                testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(*) FROM sources"))
+                    .toInt(),
                 1);
+            QCOMPARE(testutil::sqlScalar(workspacePath,
+                                         QStringLiteral("SELECT complete FROM import_ledger"))
+                         .toInt(),
+                     1);
             // A resumable run keeps what it committed: between them, each line once. (A run that
             // cannot resume is taken over by starting again: its rows give way.)
             if (resumable)
@@ -1178,13 +1205,15 @@ private Q_SLOTS:
         QFETCH(QString, kind);
         const QString path = freshPath(QStringLiteral("foreign"));
         if (kind.startsWith(u"sqlite")) {
-            testutil::sqlScalar(path, QStringLiteral("CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)"));
+            testutil::sqlScalar(
+                path, QStringLiteral("CREATE TABLE notes(id INTEGER PRIMARY KEY, text TEXT)"));
             testutil::sqlScalar(path, QStringLiteral("INSERT INTO notes(text) VALUES('keep me')"));
             if (kind.endsWith(u"user_version"))
                 testutil::sqlScalar(path, QStringLiteral("PRAGMA user_version = 2"));
             if (kind.endsWith(u"application_id"))
                 testutil::sqlScalar(path, QStringLiteral("PRAGMA application_id = 1234"));
-            QCOMPARE(testutil::sqlScalar(path, QStringLiteral("PRAGMA journal_mode")).toString(), u"delete"_s);
+            QCOMPARE(testutil::sqlScalar(path, QStringLiteral("PRAGMA journal_mode")).toString(),
+                     u"delete"_s);
         } else {
             QFile file(path);
             QVERIFY(file.open(QIODevice::WriteOnly));
@@ -1376,7 +1405,8 @@ private Q_SLOTS:
         QCOMPARE(appended.eventsAdded, 500);
         QCOMPARE(eventRows(workspacePath), 3499);
         QCOMPARE(duplicateLines(workspacePath), 0);
-        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT url FROM events WHERE line = 3500"))
+        QCOMPARE(testutil::sqlScalar(workspacePath,
+                                     QStringLiteral("SELECT url FROM events WHERE line = 3500"))
                      .toString(),
                  QStringLiteral("https://api.fabric.microsoft.com/v1/workspaces/3499"));
     }
@@ -1438,7 +1468,8 @@ private Q_SLOTS:
         QCOMPARE(eventRows(workspacePath), complete + 2);
         QCOMPARE(duplicateLines(workspacePath), 0);
         QCOMPARE(
-            testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(*) FROM malformed")).toLongLong(),
+            testutil::sqlScalar(workspacePath, QStringLiteral("SELECT count(*) FROM malformed"))
+                .toLongLong(),
             0);
         QCOMPARE(importOnce(workspacePath, logPath, reader).status,
                  ImportResult::Status::AlreadyImported);
@@ -1515,8 +1546,9 @@ private Q_SLOTS:
         QCOMPARE(rest.size(), 2);
         QCOMPARE(workspaceReader.ledger().value(0).malformed, 3);
         // Events keep their own line numbers around the malformed ones.
-        QCOMPARE(testutil::sqlScalar(workspacePath, QStringLiteral("SELECT group_concat(line) FROM "
-                                                      "(SELECT line FROM events ORDER BY line)"))
+        QCOMPARE(testutil::sqlScalar(workspacePath,
+                                     QStringLiteral("SELECT group_concat(line) FROM "
+                                                    "(SELECT line FROM events ORDER BY line)"))
                      .toString(),
                  QStringLiteral("1,3,6"));
     }
@@ -1573,9 +1605,9 @@ private Q_SLOTS:
                  kWorkspaceSchemaVersion);
         QCOMPARE(summaryMismatches(path), 0);
         if (distinctIdentities) {
-            QVERIFY(
-                testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM event_block_overflow")).toInt() >
-                0);
+            QVERIFY(testutil::sqlScalar(path,
+                                        QStringLiteral("SELECT count(*) FROM event_block_overflow"))
+                        .toInt() > 0);
         }
         QCOMPARE(reader.countEvents(filter), expected);
 
@@ -1704,7 +1736,9 @@ private Q_SLOTS:
         QVERIFY(!writer.submit(WriteBatch{})); // finished: nothing more is accepted
         QCOMPARE(eventRows(path), 2000);
         // Batches without a checkpoint (live input) leave no ledger entry.
-        QCOMPARE(testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM import_ledger")).toInt(), 0);
+        QCOMPARE(
+            testutil::sqlScalar(path, QStringLiteral("SELECT count(*) FROM import_ledger")).toInt(),
+            0);
     }
 
     void writerRefusesAnUnopenableWorkspace()

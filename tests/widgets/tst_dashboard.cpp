@@ -10,8 +10,10 @@
 #include "ingest/redaction.h"
 #include "ingestpage.h"
 #include "models/alertsmodel.h"
+#include "models/breakercounts.h"
 #include "models/bucketgridmodel.h"
 #include "models/eventsmodel.h"
+#include "models/identityurgencymodel.h"
 #include "models/ingestmodels.h"
 #include "models/snapshotmath.h"
 #include "models/throttletablemodel.h"
@@ -88,8 +90,55 @@ private Q_SLOTS:
         QCOMPARE(overview->headline(QStringLiteral("throttles")), QStringLiteral("9"));
         QCOMPARE(overview->headline(QStringLiteral("worst")),
                  QStringLiteral("100 % note-bridge+bob@contoso.com"));
-        QCOMPARE(overview->headline(QStringLiteral("breakers")), QStringLiteral("0"));
+        QCOMPARE(overview->headline(QStringLiteral("breakers")), QStringLiteral("none open"));
         QCOMPARE(overview->headline(QStringLiteral("alerts")), QStringLiteral("2 (1 critical)"));
+    }
+
+    // Issue 30.6: soft-open breakers are counted apart from open ones, in the card and its
+    // tooltip; and where a bucket's key is not the caller (ARM: the subscription), the row shows
+    // the breakers of the callers its requests came from, the ones the card counts.
+    void softOpenCountedApart()
+    {
+        auto snap = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        const auto breaker = [](const QString &scope, const QString &state) {
+            BreakerSummary b;
+            b.scope = scope;
+            b.source = QStringLiteral("reconstructed");
+            b.finalState = state;
+            return b;
+        };
+        const QString subscription = QStringLiteral("9f1c2d3e-0000-4000-8000-00000000a1b2");
+        ScopeSummary arm = fixture::scope(subscription, QStringLiteral("arm"),
+                                          QStringLiteral("subscription-reads"), 250, 0);
+        arm.callers = {QStringLiteral("deployer@contoso.com")};
+        arm.requests = 40;
+        snap->report.scopes.append(arm);
+        snap->series.emplace_back();
+        snap->report.breakers = {
+            breaker(QStringLiteral("user:alice@contoso.com"), QStringLiteral("open")),
+            breaker(QStringLiteral("app"), QStringLiteral("open")),
+            breaker(QStringLiteral("user:deployer@contoso.com"), QStringLiteral("soft-open"))};
+        widgets::Dashboard dashboard;
+        dashboard.resize(1280, 800);
+        dashboard.show();
+        dashboard.applySnapshot(snap);
+        dashboard.flushPendingSnapshot();
+        widgets::OverviewPage *overview = dashboard.overviewPage();
+        QCOMPARE(overview->headline(QStringLiteral("breakers")),
+                 QStringLiteral("2 open, 1 soft-open"));
+        QCOMPARE(models::breakerCountsText(models::countBreakers(snap->report, std::nullopt)),
+                 QStringLiteral("2 open, 1 soft-open"));
+        // The subscription's row: its caller's soft-open breaker, not "closed".
+        const models::IdentityUrgencyModel *rows = overview->identityModel();
+        bool found = false;
+        for (int row = 0; row < rows->rowCount(); ++row) {
+            if (rows->rowAt(row).key != subscription)
+                continue;
+            found = true;
+            QCOMPARE(rows->rowAt(row).breakerState, QStringLiteral("soft-open"));
+            QVERIFY(rows->rowAt(row).breakerScope.contains(QStringLiteral("deployer@contoso.com")));
+        }
+        QVERIFY(found);
     }
 
     void fitsALaptopScreen()
@@ -162,6 +211,76 @@ private Q_SLOTS:
         QTest::mouseClick(view->viewport(), Qt::LeftButton, {},
                           view->visualRect(proxy->index(1, 1)).center());
         QCOMPARE(shown.dashboard.currentPageName(), QStringLiteral("overview"));
+    }
+
+    // Issue 30.7: a fill over 100 % says what it counts, in the Overview's cell tooltip, the
+    // bucket grid's and the Bucket page's header: a per-hour limit that a retry storm's counted
+    // 429s took to 6,066 %.
+    void fillOverCapacitySaysWhatItCounts()
+    {
+        auto snap = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        ScopeSummary &scope = snap->report.scopes[1]; // sp-migrator · graph/per-app
+        scope.capacity = 400;
+        scope.windowSeconds = 3600;
+        scope.currentUsage = 24264;
+        scope.currentFill = 60.66;
+        scope.currentAcceptedUsage = 380;
+        scope.peakUsage = 24264;
+        scope.peakFill = 60.66;
+        scope.acceptedPeakUsage = 400;
+        scope.acceptedPeakFill = 1.0;
+        snap->series[1].usage = {10, 24264};
+        snap->series[1].reconstructedPct = {0.025, 60.66};
+        const QString expected =
+            QStringLiteral("24,264 counted against 400 per hour; refused requests count too");
+        widgets::Dashboard dashboard;
+        dashboard.resize(1280, 800);
+        dashboard.show();
+        dashboard.applySnapshot(snap);
+        dashboard.flushPendingSnapshot();
+        const models::IdentityUrgencyModel *rows = dashboard.overviewPage()->identityModel();
+        QAbstractItemModelTester tester(const_cast<models::IdentityUrgencyModel *>(rows),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        bool explained = false;
+        for (int row = 0; row < rows->rowCount(); ++row) {
+            if (rows->rowAt(row).key != u"sp-migrator")
+                continue;
+            const QString tip = rows->index(row, models::IdentityUrgencyModel::FillColumn)
+                                    .data(Qt::ToolTipRole)
+                                    .toString();
+            QVERIFY2(tip.contains(expected), qPrintable(tip));
+            explained = true;
+        }
+        QVERIFY(explained);
+        // A fill under 100 % gets no such sentence.
+        for (int row = 0; row < rows->rowCount(); ++row) {
+            if (rows->rowAt(row).key == u"note-bridge+alice@contoso.com")
+                QVERIFY(!rows->index(row, models::IdentityUrgencyModel::FillColumn)
+                             .data(Qt::ToolTipRole)
+                             .toString()
+                             .contains(QStringLiteral("counted against")));
+        }
+        dashboard.showBucket(1);
+        const QString header = dashboard.bucketPage()->limitsText();
+        QVERIFY2(header.contains(expected), qPrintable(header));
+    }
+
+    // Issue 30.5: the limit % pane follows the bucket chosen, not the key's fullest limit: a
+    // per-app bucket near empty while another limit of the key reads 3,500 % shows its own fill.
+    void bucketPctPaneFollowsTheBucket()
+    {
+        widgets::Dashboard dashboard;
+        dashboard.resize(1200, 800);
+        dashboard.show();
+        auto snap = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        snap->series[1].reconstructedPct = {35.0, 35.0}; // the key's worst limit: 3,500 %
+        dashboard.applySnapshot(snap);
+        dashboard.flushPendingSnapshot();
+        dashboard.showBucket(1); // sp-migrator's graph per-app bucket: 10, then 500 of 1000
+        widgets::BucketPage *page = dashboard.bucketPage();
+        QCOMPARE(keysOf(page->reconstructedPctGraph()), keysOf(page->usageGraph()));
+        QCOMPARE(valuesOf(page->reconstructedPctGraph()), QVector<double>({1, 1, 50, 50}));
+        QVERIFY(page->plot()->axisRects().at(1)->axis(QCPAxis::atLeft)->range().upper < 200);
     }
 
     void bucketSeries()
@@ -282,6 +401,52 @@ private Q_SLOTS:
             QVERIFY(model->eventAt(row).tsMs >= fixture::at(120));
             QVERIFY(model->eventAt(row).tsMs < fixture::at(180));
         }
+    }
+
+    // Issue 30.9: a click in the chart, at any zoom, picks the nearest bin with data (bars far
+    // narrower than a pixel included) and, in its stack, the code at the click's height.
+    void clickPicksTheNearestBinAtAnyZoom()
+    {
+        widgets::Dashboard dashboard;
+        dashboard.resize(1200, 800);
+        dashboard.show();
+        auto snap = std::make_shared<DashboardSnapshot>(*fixture::smallSnapshot());
+        // A day of 1 s bins with throttles in three of them: each bar a tiny fraction of a pixel.
+        snap->binMs = 1000;
+        snap->throttleBins.clear();
+        for (const qint64 second : {qint64(3600), qint64(40'000), qint64(80'000)}) {
+            ThrottleBin bin;
+            bin.startMs = fixture::at(second);
+            bin.byErrorCode = {{QStringLiteral("RequestBlocked"), 5},
+                               {QStringLiteral("CapacityLimitExceeded"), 2}};
+            snap->throttleBins.push_back(bin);
+        }
+        snap->report.firstMs = fixture::at(0);
+        snap->report.lastMs = fixture::at(86'400);
+        dashboard.applySnapshot(snap);
+        dashboard.flushPendingSnapshot();
+        dashboard.showPage(QStringLiteral("throttles"));
+        widgets::ThrottlesPage *page = dashboard.throttlesPage();
+        dashboard.timeRange()->showAll();
+        QCustomPlot *plot = page->plot();
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QSignalSpy requested(page, &widgets::ThrottlesPage::eventsRequested);
+        // A few pixels right of the middle bin, low in the stack: RequestBlocked (the bottom).
+        const double x = plot->xAxis->coordToPixel(widgets::plotKey(fixture::at(40'000))) + 3;
+        const double low = plot->yAxis->coordToPixel(1);
+        QTest::mouseClick(plot, Qt::LeftButton, {}, QPoint(int(x), int(low)));
+        QCOMPARE(requested.count(), 1);
+        QCOMPARE(requested.first().at(0).toLongLong(), fixture::at(40'000));
+        QCOMPARE(requested.first().at(1).toLongLong(), fixture::at(40'001));
+        QCOMPARE(requested.first().at(2).toString(), QStringLiteral("RequestBlocked"));
+        // Higher up the same stack (5 < y <= 7): the code on top of it.
+        const double high = plot->yAxis->coordToPixel(6.5);
+        QVERIFY(page->clickAt(QPointF(x, high)));
+        QCOMPARE(requested.last().at(2).toString(), QStringLiteral("CapacityLimitExceeded"));
+        // Far from any bin, nearer the last one: that one.
+        const double late = plot->xAxis->coordToPixel(widgets::plotKey(fixture::at(70'000)));
+        QVERIFY(page->clickAt(QPointF(late, low)));
+        QCOMPARE(requested.last().at(0).toLongLong(), fixture::at(80'000));
     }
 
     void breakerBandsFromTransitions()
@@ -535,8 +700,8 @@ private Q_SLOTS:
         // Select the near-limit group (the older one: the second row, newest first).
         QCOMPARE(page->tableModel()->rowCount(), 2);
         const QModelIndex nearIndex = page->tableModel()->index(1, 0);
-        view->selectionModel()->setCurrentIndex(
-            nearIndex, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        view->selectionModel()->setCurrentIndex(nearIndex, QItemSelectionModel::ClearAndSelect |
+                                                               QItemSelectionModel::Rows);
         const QString selected = groupOfCurrent();
         QVERIFY(selected.startsWith(u"near-limit"));
 
@@ -758,6 +923,52 @@ private Q_SLOTS:
                      .isEmpty());
     }
 
+    // Issue 30.14: an exported chart carries the page's title, the time range and the legend.
+    void exportedChartStandsOnItsOwn()
+    {
+        Shown shown;
+        shown.dashboard.showPage(QStringLiteral("throttles"));
+        QCustomPlot *plot = shown.dashboard.currentPlot();
+        plot->legend->setVisible(false); // hidden on the page: shown in the export all the same
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("throttles.svg"));
+        const QString title = shown.dashboard.currentPlotTitle();
+        QCOMPARE(title, QStringLiteral("Throttles"));
+        QCOMPARE(widgets::exportPlot(plot, path, 900, 500, title), QString());
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QString svg = QString::fromUtf8(file.readAll());
+        const QString heading = widgets::exportHeading(plot, title);
+        QVERIFY2(heading.startsWith(QStringLiteral("Throttles · 2026-")) &&
+                     heading.endsWith(QStringLiteral(" UTC")),
+                 qPrintable(heading));
+        // QSvgGenerator writes text as <text> runs: the heading's words and a legend entry.
+        for (const QString &word :
+             {QStringLiteral("Throttles"), QStringLiteral("UTC"), QStringLiteral("RequestBlocked")})
+            QVERIFY2(svg.contains(word), qPrintable(word));
+        // The page itself is as it was.
+        QVERIFY(!plot->legend->visible());
+        QCOMPARE(plot->plotLayout()->rowCount(), 1);
+        shown.dashboard.showBucket(0);
+        QVERIFY2(shown.dashboard.currentPlotTitle().startsWith(QStringLiteral("Bucket · ")),
+                 qPrintable(shown.dashboard.currentPlotTitle()));
+    }
+
+    // Issue 30.13: the policy editor opens on the policy in force.
+    void policyEditorOpensOnThePolicyInForce()
+    {
+        const ReportData report = fixture::smallSnapshot()->report;
+        QCOMPARE(widgets::PolicyEditor::mostUsedPolicy(report), QStringLiteral("fabric"));
+        widgets::PolicyEditor editor;
+        editor.showPolicyInForce(QString(), QStringLiteral("fabric"));
+        QCOMPARE(editor.policyJsonOrName(), QStringLiteral("fabric"));
+        editor.showPolicyInForce(QStringLiteral("nginx"), QStringLiteral("fabric"));
+        QCOMPARE(editor.policyJsonOrName(), QStringLiteral("nginx"));
+        const QString edited = QStringLiteral("{\"name\": \"fabric\", \"limits\": []}");
+        editor.showPolicyInForce(edited, QStringLiteral("fabric"));
+        QCOMPARE(editor.policyJsonOrName(), edited);
+    }
+
     void exportCsv()
     {
         Shown shown;
@@ -830,9 +1041,8 @@ private Q_SLOTS:
         widgets::ThrottlesPage *page = shown.dashboard.throttlesPage();
         QCOMPARE(page->stackBy(), widgets::ThrottlesPage::StackBy::ErrorCode);
         page->setStackBy(widgets::ThrottlesPage::StackBy::Cause);
-        QCOMPARE(page->barCodes(),
-                 QStringList({QStringLiteral("limit"), QStringLiteral("capacity"),
-                              QStringLiteral("retry-after")}));
+        QCOMPARE(page->barCodes(), QStringList({QStringLiteral("limit"), QStringLiteral("capacity"),
+                                                QStringLiteral("retry-after")}));
         const QList<QCPBars *> bars = page->bars();
         QCOMPARE(bars.size(), 3);
         QCOMPARE(bars.at(0)->name(), QStringLiteral("limit (7)"));
@@ -887,9 +1097,10 @@ private Q_SLOTS:
                  QStringLiteral("limit (platform)"));
         QCOMPARE(model->index(8, models::EventsModel::CauseColumn).data().toString(),
                  QStringLiteral("retry-after"));
-        QCOMPARE(model->headerData(models::EventsModel::CauseColumn, Qt::Horizontal, Qt::DisplayRole)
-                     .toString(),
-                 QStringLiteral("Cause"));
+        QCOMPARE(
+            model->headerData(models::EventsModel::CauseColumn, Qt::Horizontal, Qt::DisplayRole)
+                .toString(),
+            QStringLiteral("Cause"));
         // The filter reads the engine's causes, not the loaded rows: only those events are rows.
         page->setCauseFilter(QStringLiteral("limit"));
         QCOMPARE(page->causeFilter(), QStringLiteral("limit"));
@@ -954,10 +1165,9 @@ private Q_SLOTS:
         while (model->canFetchMore({}))
             model->fetchMore({});
         QCOMPARE(qsizetype(model->rowCount()), qsizetype(causes->size()));
-        QCOMPARE(model->index(model->rowCount() - 1, models::EventsModel::TimeColumn)
-                     .data()
-                     .toString(),
-                 formatIsoMs(causes->back().tsMs));
+        QCOMPARE(
+            model->index(model->rowCount() - 1, models::EventsModel::TimeColumn).data().toString(),
+            formatIsoMs(causes->back().tsMs));
     }
 
     // Issue 19.1: the service's corrections are drawn on the Bucket chart and named above it.

@@ -189,6 +189,68 @@ private Q_SLOTS:
         appendTo(dir.filePath(u"b.ndjson"_qs), lines("ndjson", 10, 7));
         QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 17, 10000);
     }
+    // Issue 30.11: follow a growing file, Save As, keep watching, quit, open the workspace
+    // again: it holds every line written until the quit, and following resumes from there.
+    void saveWhileFollowingKeepsTheRest()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(u"app.ndjson"_qs);
+        const QString saved = dir.filePath(u"session.tsws"_qs);
+        appendTo(path, lines("ndjson", 0, 100));
+        {
+            ts::app::DashboardOptions options;
+            options.files = {path};
+            ts::app::DashboardController controller(options);
+            controller.start();
+            MainWindow *window = shownWindow();
+            QVERIFY(window);
+            QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 100, 30000);
+            appendTo(path, lines("ndjson", 100, 20));
+            QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 120, 10000);
+            Q_EMIT window->saveWorkspaceRequested(saved);
+            syncWithSession(controller);
+            // Keep watching: lines written after the save reach the window and the workspace.
+            appendTo(path, lines("ndjson", 120, 30));
+            QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 150, 10000);
+            QTest::qWait(2500); // the session catches its workspace up every second
+            syncWithSession(controller);
+        } // quit
+        appendTo(path, lines("ndjson", 150, 10)); // written while the app is closed
+        ts::app::DashboardOptions options;
+        options.files = {saved};
+        ts::app::DashboardController controller(options);
+        controller.start();
+        MainWindow *window = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((window = shownWindow()) != nullptr, 10000);
+        // Every line until the quit, then what was written while closed: following resumed.
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 160, 30000);
+        appendTo(path, lines("ndjson", 160, 5));
+        QTRY_COMPARE_WITH_TIMEOUT(windowEvents(window), 165, 10000);
+        // The file is followed (through the workspace), and says so.
+        const auto *model = window->dashboard()->ingestPage()->sourcesModel();
+        bool following = false;
+        for (int row = 0; row < model->rowCount(); ++row) {
+            if (model->sourceAt(row).path == path)
+                following = model->index(row, ts::models::IngestSourcesModel::StateColumn)
+                                .data()
+                                .toString() == u"following"_qs;
+        }
+        QVERIFY(following);
+    }
+
+    // Issue 30.11: the app's own earlier poller (this machine, its process gone) is no other
+    // poller: resuming is not blocked by rows it stored seconds ago.
+    void ownEarlierPollerIsGone()
+    {
+        QVERIFY(ts::pollerOwnerIsGone(ts::thisPollerOwner())); // this process: an earlier session
+        QVERIFY(!ts::pollerOwnerIsGone(u"another-host 4242"_qs));
+        QVERIFY(!ts::pollerOwnerIsGone(QString()));
+        // A process of this machine that still runs (init) is another poller; one that is gone
+        // (a pid far past any used here) is not.
+        const QString host = ts::thisPollerOwner().section(u' ', 0, 0);
+        QVERIFY(!ts::pollerOwnerIsGone(host + u" 1"_qs));
+        QVERIFY(ts::pollerOwnerIsGone(host + u" 4194000"_qs));
+    }
 
     // Drag and drop (issue 32.6): files and folders dropped on the window open as File > Open
     // would; the drag is accepted only for local files; a dropped folder is followed (a file

@@ -215,6 +215,81 @@ private Q_SLOTS:
         QVERIFY(!banner->isVisible());
     }
 
+    // Issue 30.14: the toolbar's play icon (Start Demo) stands out from a dark toolbar: its
+    // drawn pixels are far from the window colour, in the dark theme as in the light one.
+    void playIconVisibleInBothThemes()
+    {
+        for (const auto mode : {ts::widgets::ThemeMode::Dark, ts::widgets::ThemeMode::Light}) {
+            ts::widgets::applyTheme(mode);
+            MainWindow window;
+            window.show();
+            auto *demo = window.findChild<QAction *>(QStringLiteral("startDemoAction"));
+            QVERIFY(demo);
+            const QImage image = demo->icon().pixmap(32, 32).toImage().convertToFormat(
+                QImage::Format_ARGB32);
+            const int background = qGray(window.palette().color(QPalette::Window).rgb());
+            double ink = 0;
+            int drawn = 0;
+            for (int y = 0; y < image.height(); ++y) {
+                for (int x = 0; x < image.width(); ++x) {
+                    const QRgb pixel = image.pixel(x, y);
+                    if (qAlpha(pixel) < 200)
+                        continue;
+                    ink += qGray(pixel);
+                    ++drawn;
+                }
+            }
+            QVERIFY(drawn > 50);
+            QVERIFY2(std::abs(ink / drawn - background) > 100,
+                     qPrintable(QStringLiteral("icon %1, window %2").arg(ink / drawn).arg(background)));
+        }
+        ts::widgets::applyTheme(ts::widgets::ThemeMode::System);
+    }
+
+    // Issue 30.1: an alert that is withdrawn (the operations were pending, not lost: their
+    // retries came) leaves the banner, and the tray's tooltip names only what still stands.
+    void withdrawnAlertLeavesTheBanner()
+    {
+        MainWindow window;
+        window.show();
+        auto *banner = window.alertBanner();
+        const qint64 now = QDateTime::currentMSecsSinceEpoch();
+        const ts::Alert lost{QStringLiteral("lost-work"), QStringLiteral("critical"), now - 1000,
+                             QStringLiteral("alice@contoso.com"),
+                             QStringLiteral("7 operation(s) never succeeded later")};
+        const ts::Alert storm{QStringLiteral("retry-storm"), QStringLiteral("critical"), now,
+                              QStringLiteral("bob"), QStringLiteral("12 retries")};
+        auto live = std::make_shared<ts::DashboardSnapshot>(*ts::fixture::smallSnapshot());
+        live->generation = 2;
+        live->report.alerts = {lost, storm};
+        window.applySnapshot(live);
+        window.dashboard()->flushPendingSnapshot();
+        QVERIFY(banner->isVisible());
+        QVERIFY2(banner->text().contains(u"lost-work"), qPrintable(banner->text()));
+        QCOMPARE(ts::widgets::criticalAlertsSummary(live->report.alerts),
+                 QStringLiteral("Throttlescope: 2 critical alert(s): lost-work · "
+                                "alice@contoso.com, retry-storm · bob"));
+
+        // The next snapshot: the retries came, the lost-work alert is gone; the storm stays.
+        auto later = std::make_shared<ts::DashboardSnapshot>(*live);
+        later->generation = 3;
+        later->report.alerts = {storm};
+        window.applySnapshot(later);
+        window.dashboard()->flushPendingSnapshot();
+        QVERIFY(!banner->isVisible());
+        QCOMPARE(ts::widgets::criticalAlertsSummary(later->report.alerts),
+                 QStringLiteral("Throttlescope: 1 critical alert(s): retry-storm · bob"));
+        QVERIFY2(window.trayToolTip().startsWith(
+                     QStringLiteral("Throttlescope: 1 critical alert(s): retry-storm · bob\n"
+                                    "Breakers: ")),
+                 qPrintable(window.trayToolTip()));
+        later = std::make_shared<ts::DashboardSnapshot>(*later);
+        later->generation = 4;
+        later->report.alerts.clear();
+        QCOMPARE(ts::widgets::criticalAlertsSummary(later->report.alerts),
+                 QStringLiteral("Throttlescope: no critical alert"));
+    }
+
     // With no input the window opens on its start page: Open log, Listen, Demo. Each leads
     // somewhere; data (or a page asked for) shows the dashboard.
     void startPageWithoutInput()
