@@ -3,6 +3,7 @@
 #include "core/timeparse.h"
 #include "ingest/graphbatch.h"
 #include "ingest/readerutil.h"
+#include "ingest/redaction.h"
 #include "ingest/vcrreader.h"
 
 #include <QIODevice>
@@ -25,14 +26,15 @@ constexpr size_t kMaxExchangeBytes = 4 * 1024 * 1024;
 
 const QRegularExpression &statusLinePattern()
 {
-    static const QRegularExpression pattern(QStringLiteral(R"(^HTTP/\d(?:\.\d)? (\d{3})(?: .*)?$)"));
+    static const QRegularExpression pattern(
+        QStringLiteral(R"(^HTTP/\d(?:\.\d)? (\d{3})(?: .*)?$)"));
     return pattern;
 }
 
 const QRegularExpression &requestLinePattern()
 {
-    static const QRegularExpression pattern(
-        QStringLiteral(R"(^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) (\S+)(?: HTTP/\d(?:\.\d)?)?$)"));
+    static const QRegularExpression pattern(QStringLiteral(
+        R"(^(GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS) (\S+)(?: HTTP/\d(?:\.\d)?)?$)"));
     return pattern;
 }
 
@@ -42,7 +44,7 @@ struct Exchange
     qint64 offset = -1; // of its first byte
     QString method;
     QString url;
-    int status = -1; // -1: no response yet
+    int status = -1;                            // -1: no response yet
     QList<std::pair<QString, QString>> headers; // the response's
     QString authorization;                      // the request's, for identity only
     std::string requestBody;
@@ -146,8 +148,8 @@ QString eventsOf(const Exchange &exchange, const QString &sourceName, QList<Requ
         event.service = QStringLiteral("graph");
     if (ingest::keepsBody(event.status))
         event.body = ingest::bodyText(exchange.responseBody);
-    if (facts.batch && ingest::explodeGraphBatch(event, exchange.requestBody,
-                                                 exchange.responseBody, out)) {
+    if (facts.batch &&
+        ingest::explodeGraphBatch(event, exchange.requestBody, exchange.responseBody, out)) {
         event.batchEnvelope = true;
         for (RequestEvent &sub : out)
             ingest::finishEvent(sub, exchange.authorization);
@@ -179,7 +181,7 @@ ReadResult HttpExchangeReader::read(QIODevice &input, const QString &sourceName,
         QList<RequestEvent> events;
         const QString reason = eventsOf(exchange, sourceName, events);
         if (!reason.isEmpty())
-            counted.onMalformed({sourceName, exchange.line, reason});
+            counted.onMalformed(redact::malformedRecord(sourceName, exchange.line, reason));
         for (RequestEvent &event : events)
             counted.onEvent(std::move(event));
         exchange = Exchange{};
@@ -194,7 +196,8 @@ ReadResult HttpExchangeReader::read(QIODevice &input, const QString &sourceName,
         const bool inBody = part == Part::RequestBody || part == Part::ResponseBody;
         // A new exchange: a separator, or a request line where none can be (after a response,
         // or before anything), or a status line where no response has begun yet.
-        if (separator || (request.hasMatch() && (part == Part::None || part == Part::ResponseBody)) ||
+        if (separator ||
+            (request.hasMatch() && (part == Part::None || part == Part::ResponseBody)) ||
             (status.hasMatch() && part == Part::ResponseBody)) {
             finish();
             if (separator)
@@ -224,8 +227,9 @@ ReadResult HttpExchangeReader::read(QIODevice &input, const QString &sourceName,
             }
             const qsizetype colon = line.indexOf(u':');
             if (colon <= 0) {
-                counted.onMalformed({sourceName, lines.lineNumber(),
-                                     QStringLiteral("not a header line (NAME: value)")});
+                counted.onMalformed(
+                    redact::malformedRecord(sourceName, lines.lineNumber(),
+                                            QStringLiteral("not a header line (NAME: value)")));
                 continue;
             }
             const QString name = line.left(colon).trimmed();
