@@ -186,25 +186,36 @@ void DashboardController::start()
         startDemo();
 }
 
+std::unique_ptr<QMessageBox> DashboardController::recoveryBox(QWidget *parent,
+                                                              const OrphanedScratch &orphan)
+{
+    auto box =
+        std::make_unique<QMessageBox>(QMessageBox::Question, tr("Recover events"),
+                                      recoveryQuestion(orphan), QMessageBox::NoButton, parent);
+    box->setInformativeText(
+        tr("A Throttlescope window that ended without closing its session had received them "
+           "(answered 200). Recover saves them as a workspace and opens it; Later keeps them "
+           "for the next start."));
+    QPushButton *recover = box->addButton(tr("Recover…"), QMessageBox::AcceptRole);
+    recover->setObjectName(QStringLiteral("recoverButton"));
+    box->addButton(tr("Delete"), QMessageBox::DestructiveRole)
+        ->setObjectName(QStringLiteral("deleteButton"));
+    box->addButton(tr("Later"), QMessageBox::RejectRole);
+    box->setDefaultButton(recover);
+    return box;
+}
+
 namespace {
 // The default question: Recover (then where), Delete or Later.
 DashboardController::RecoveryAnswer askAboutOrphan(QWidget *parent, const OrphanedScratch &orphan,
                                                    QString *destination)
 {
-    QMessageBox box(QMessageBox::Question, QObject::tr("Recover events"), recoveryQuestion(orphan),
-                    QMessageBox::NoButton, parent);
-    box.setInformativeText(
-        QObject::tr("A Throttlescope window that ended without closing its session had received "
-                    "them (answered 200). Recover saves them as a workspace and opens it; "
-                    "Later keeps them for the next start."));
-    QPushButton *recover = box.addButton(QObject::tr("Recover…"), QMessageBox::AcceptRole);
-    QPushButton *remove = box.addButton(QObject::tr("Delete"), QMessageBox::DestructiveRole);
-    box.addButton(QObject::tr("Later"), QMessageBox::RejectRole);
-    box.setDefaultButton(recover);
-    box.exec();
-    if (box.clickedButton() == remove)
+    const std::unique_ptr<QMessageBox> box = DashboardController::recoveryBox(parent, orphan);
+    box->exec();
+    const QString clicked = box->clickedButton() ? box->clickedButton()->objectName() : QString();
+    if (clicked == u"deleteButton")
         return DashboardController::RecoveryAnswer::Delete;
-    if (box.clickedButton() != recover)
+    if (clicked != u"recoverButton")
         return DashboardController::RecoveryAnswer::Later;
     const QString suggested =
         QDir(QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation))

@@ -17,6 +17,8 @@
 #include <optional>
 
 class MainWindow;
+class QMessageBox;
+class QWidget;
 
 namespace ts {
 class AnalysisSession;
@@ -94,6 +96,9 @@ public:
     void setRecoveryPrompt(RecoveryPrompt prompt) { m_recoveryPrompt = std::move(prompt); }
     [[nodiscard]] const QList<ts::OrphanedScratch> &orphanedSessions() const { return m_orphans; }
     void offerRecovery();
+    // The question offerRecovery() asks by default (buttons recoverButton, deleteButton, Later).
+    static std::unique_ptr<QMessageBox> recoveryBox(QWidget *parent,
+                                                    const ts::OrphanedScratch &orphan);
 
 private:
     void startDemo();

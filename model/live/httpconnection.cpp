@@ -23,8 +23,7 @@ constexpr qint64 kStallGraceMs = 1000;
 // Bytes Qt may hold for a socket before it stops reading from the kernel: the client is then
 // slowed down by TCP instead of filling our memory while a request waits for its answer.
 constexpr qint64 kSocketReadBuffer = 64 * 1024;
-// Bytes of body moved per step, and the longest chunk-size line.
-constexpr qsizetype kBodyStep = 64 * 1024;
+// The longest chunk-size line.
 constexpr qsizetype kMaxChunkLine = 1024;
 
 QByteArray reasonPhrase(int status)

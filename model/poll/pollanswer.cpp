@@ -288,6 +288,17 @@ bool parseKqlAnswer(const QByteArray &body, const QHash<QString, QString> &field
         padded.append(body);
         return parseKqlAnswer(padded, fieldOfColumn, tsColumn, answer, error);
     }
+    {
+        // On-demand reading trusts the document's structure (it assumes an object's fields end
+        // where they should: fuzz_pollanswer reached simdjson's "unreachable" in
+        // find_field_unordered on a broken object), so a store's answer is validated whole
+        // first. The answer is at most max-answer= bytes; the tape is freed before reading.
+        simdjson::dom::parser validator;
+        simdjson::dom::element validated;
+        if (const auto code =
+                validator.parse(body.constData(), size_t(body.size()), false).get(validated))
+            return notJson(code);
+    }
     ondemand::parser parser;
     padded_string_view view(body.constData(), size_t(body.size()), size_t(body.capacity()));
     ondemand::document document;
@@ -298,14 +309,29 @@ bool parseKqlAnswer(const QByteArray &body, const QHash<QString, QString> &field
     ondemand::object root;
     if (const auto code = document.get_object().get(root))
         return notJson(code);
-    std::string_view rawError;
+    // After an error other than a missing field or a wrong type, the on-demand parser must not
+    // be used again (simdjson abandons its iterator: the fuzzer found a null parser read when
+    // a broken error object was followed by the search for tables[]).
+    const auto recoverable = [](simdjson::error_code code) {
+        return code == simdjson::NO_SUCH_FIELD || code == simdjson::INCORRECT_TYPE;
+    };
+    ondemand::value errorValue;
     ondemand::object errorObject;
-    if (!root.find_field_unordered("error").get_object().get(errorObject) &&
-        !errorObject.raw_json().get(rawError))
+    simdjson::error_code errorCode = root.find_field_unordered("error").get(errorValue);
+    if (!errorCode)
+        errorCode = errorValue.get_object().get(errorObject);
+    if (errorCode && !recoverable(errorCode))
+        return notJson(errorCode);
+    if (!errorCode) {
+        std::string_view rawError;
+        if (const auto rawCode = errorObject.raw_json().get(rawError))
+            return notJson(rawCode);
         answer->error = describeError(rawError);
+    }
     ondemand::array tables;
-    if (root.find_field_unordered("tables").get_array().get(tables))
-        return true; // no tables[]: the caller tells an error answer from a broken one
+    if (const auto code = root.find_field_unordered("tables").get_array().get(tables); code)
+        return recoverable(code) ? true : notJson(code); // no tables[]: the caller tells an
+                                                         // error answer from a broken one
     answer->hasTables = true;
     QList<KqlColumn> columns;
     for (auto tableResult : tables) {

@@ -14,7 +14,7 @@ cd "$(dirname "$0")/../.."
 
 seconds="${1:-20}"
 shift || true
-all=(fuzz_har fuzz_csv fuzz_otlp fuzz_otlpbody fuzz_access fuzz_azurerecords fuzz_resilience fuzz_vcr fuzz_detect fuzz_ndjson fuzz_analysis)
+all=(fuzz_har fuzz_csv fuzz_otlp fuzz_otlpbody fuzz_access fuzz_azurerecords fuzz_resilience fuzz_vcr fuzz_detect fuzz_ndjson fuzz_analysis fuzz_pollanswer fuzz_pollcursor fuzz_httphead fuzz_inflate)
 if [[ $# -gt 0 ]]; then harnesses=("$@"); else harnesses=("${all[@]}"); fi
 
 thirdparty=tests/data/thirdparty
@@ -33,6 +33,10 @@ seed_dirs() {
         fuzz_vcr) echo "$thirdparty/fabric $regressions/vcr" ;;
         fuzz_detect) echo "$thirdparty/har $thirdparty/otlp $thirdparty/servicebus $seeds/csv $seeds/access $seeds/resilience" ;;
         fuzz_ndjson) echo "$seeds/ndjson $regressions/ndjson" ;;
+        fuzz_pollanswer) echo "$seeds/pollanswer $seeds/ndjson $regressions/pollanswer" ;;
+        fuzz_pollcursor) echo "$seeds/pollcursor $regressions/pollcursor" ;;
+        fuzz_httphead) echo "$seeds/httphead $regressions/httphead" ;;
+        fuzz_inflate) echo "$seeds/inflate $regressions/inflate" ;;
         fuzz_analysis) echo "$seeds/ndjson $seeds/csv $seeds/access $seeds/resilience $thirdparty/har $regressions/ndjson $regressions/csv" ;;
     esac
 }

@@ -28,6 +28,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QMenu>
+#include <QMessageBox>
 #include <QProcess>
 #include <QSettings>
 #include <QSignalSpy>
@@ -457,13 +458,19 @@ void TestLiveSession::crashedSessionsEventsAreOffered()
         controller.setRecoveryPrompt([&](const ts::OrphanedScratch &orphan, QString *destination) {
             asked << ts::recoveryQuestion(orphan);
             *destination = saved;
-            return answer == u"recover"
-                       ? ts::app::DashboardController::RecoveryAnswer::Recover
-                       : ts::app::DashboardController::RecoveryAnswer::Later;
+            return answer == u"recover" ? ts::app::DashboardController::RecoveryAnswer::Recover
+                                        : ts::app::DashboardController::RecoveryAnswer::Later;
         });
         QCOMPARE(controller.orphanedSessions().size(), 1);
         controller.start();
         QCOMPARE(asked, QStringList{u"Recover 5,000 events received before the crash?"_qs});
+        // What the user sees by default (kept with TS_SCREENSHOT_DIR).
+        const auto box = ts::app::DashboardController::recoveryBox(
+            controller.window(), ts::OrphanedScratch{u"x"_qs, 5000, 1});
+        QVERIFY(box->text().contains(u"5,000 events"));
+        box->show();
+        QVERIFY(QTest::qWaitForWindowExposed(box.get()));
+        QVERIFY(box->grab().save(picturePath(tmp, u"recover-events.png"_qs)));
         if (answer == u"recover") {
             QTRY_COMPARE(shownEvents(controller.window()), 5000);
             QVERIFY(controller.orphanedSessions().isEmpty());
