@@ -21,6 +21,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QSortFilterProxyModel>
+#include <QStyleOptionViewItem>
 #include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
@@ -243,6 +244,36 @@ void OverviewPage::updateIdentities()
 {
     if (!m_identityColumnsSized && m_identityModel->rowCount() > 0)
         resizeIdentityColumns();
+    else if (m_identityModel->rowCount() > 0)
+        widenIdentityColumnsToContent();
+}
+
+// Each column from the status to "Safe to send" as wide as its widest value shown (issue
+// 30.14: at 1280x800 "Safe to send" was cut off). Only ever wider, so columns do not jump as
+// values change; the pace (last) takes what is left and elides, its full text in the tooltip.
+void OverviewPage::widenIdentityColumnsToContent()
+{
+    using Model = models::IdentityUrgencyModel;
+    constexpr int kRowsMeasured = 64;
+    // A reason longer than a third of the table elides (the tooltip has it whole).
+    const int widest = std::max(210, m_identityView->viewport()->width() / 3);
+    QStyleOptionViewItem option;
+    option.initFrom(m_identityView);
+    // Urgent rows are drawn bold: measured so.
+    option.font = m_identityView->font();
+    option.font.setBold(true);
+    option.fontMetrics = QFontMetrics(option.font);
+    QAbstractItemDelegate *delegate = m_identityView->itemDelegate();
+    for (int column = Model::StatusColumn; column < Model::PaceColumn; ++column) {
+        int content = 0;
+        // The rows on screen (urgency order): the most urgent, with the longest countdowns.
+        for (int row = 0; row < std::min(m_identityProxy->rowCount(), kRowsMeasured); ++row)
+            content = std::max(
+                content, delegate->sizeHint(option, m_identityProxy->index(row, column)).width());
+        const int wanted = std::min(widest, content);
+        if (wanted > m_identityView->columnWidth(column))
+            m_identityView->setColumnWidth(column, wanted);
+    }
 }
 
 void OverviewPage::resizeIdentityColumns()
@@ -261,13 +292,16 @@ void OverviewPage::resizeIdentityColumns()
     m_identityView->setColumnWidth(Model::IdentityColumn,
                                    std::min(identity, std::max(180, m_identityView->width() / 6)));
     // The columns up to "Safe to send" (which gets room for its reason); the pace stretches.
-    const int widths[] = {0, 100, 90, 130, 90, 90, 90, 210};
+    // (widenIdentityColumnsToContent() then makes room for the values: the bold countdowns
+    // and reasons of "Safe to send" are wider than any fixed width.)
+    const int widths[] = {0, 100, 90, 130, 70, 80, 90, 150};
     for (int column = Model::StatusColumn; column < Model::PaceColumn; ++column) {
         const QString label =
             m_identityModel->headerData(column, Qt::Horizontal, Qt::DisplayRole).toString();
         m_identityView->setColumnWidth(
             column, std::max(widths[column], metrics.horizontalAdvance(label) + 24));
     }
+    widenIdentityColumnsToContent();
 }
 
 void OverviewPage::updateHeadline()

@@ -60,6 +60,7 @@ private:
     void updateHeadline();
     void updateIdentities();
     void resizeIdentityColumns();
+    void widenIdentityColumnsToContent();
 
     models::BucketGridModel *m_model;
     QSortFilterProxyModel *m_proxy;
