@@ -984,7 +984,10 @@ private slots:
     {
         CollectingSink sink;
         ListenerOptions options;
-        options.idleTimeoutMs = 1000;
+        // The idle timeout is far away: the bytes keep coming, and only the body's deadline may
+        // end this request. (At 1 s, a loaded machine that held the drip back for a second made
+        // the idle timeout answer first; the test failed about half the time under load.)
+        options.idleTimeoutMs = 20000;
         options.bodyTimeoutMs = 1500;
         auto listener = startListener(sink, options);
         RawClient client;
@@ -996,10 +999,11 @@ private slots:
         drip.start(200);
         QElapsedTimer clock;
         clock.start();
-        const RawAnswer answer = client.readAnswer(6000);
+        const RawAnswer answer = client.readAnswer(30000);
         QCOMPARE(answer.status, 408);
         QVERIFY2(answer.body.contains("not complete within"), answer.body.constData());
-        QVERIFY(clock.elapsed() < 3000);
+        // Long before the idle timeout, and before the 1000 bytes the drip would need 200 s for.
+        QVERIFY(clock.elapsed() < 15000);
     }
 
     // Issue 29.12: a POST without Content-Length (HTTP/1.0 reads its body to the close, which
